@@ -1,0 +1,27 @@
+export type Decision = 'allow' | 'deny' | 'ask';
+export type ApprovalMode = 'strict' | 'default' | 'auto';
+
+/** One simple command found by the shell parser, wrappers (bash -c, env, xargs...) unwrapped. */
+export interface CommandSegment {
+  argv: string[];
+  /** the segment as the user should read it in an approval request */
+  text: string;
+  /** e.g. ["bash -c"] when the segment came from inside a wrapper */
+  via?: string[];
+}
+
+export interface PolicyDecision {
+  decision: Decision;
+  /** stable rule id, e.g. "path.outside-workspace", "command.network" */
+  rule: string;
+  /** one sentence a person and the model can act on */
+  reason: string;
+  /** for ask: identifies "the same kind of call", the key of a run-wide approval */
+  grantKey?: string;
+  /** sha256 of the canonical parsed call; an approval is bound to it */
+  hash?: string;
+  /** run_command only: the parsed segments */
+  segments?: CommandSegment[];
+  /** run_command only: re-running after a crash cannot do harm (read-only commands, the checks) */
+  safeToRepeat?: boolean;
+}

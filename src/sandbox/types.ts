@@ -1,0 +1,33 @@
+/** What a command run returns. A command never throws into the agent loop: failures are data. */
+export interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** stdout and stderr interleaved as they arrived, capped at maxOutputBytes (head and tail kept). */
+  output: string;
+  /** bytes the command wrote in all, before capping */
+  outputBytes: number;
+  truncated: boolean;
+  durationMs: number;
+  /** false only when the user turned the sandbox off */
+  sandboxed: boolean;
+}
+
+export interface CommandOptions {
+  /** absolute path of the worktree: the cwd and the only writable place */
+  workspace: string;
+  timeoutMs: number;
+  /** only the repo's setup step gets the network */
+  network?: boolean;
+  maxOutputBytes?: number;
+  /** extra variables, added to the allowlisted environment */
+  env?: Record<string, string>;
+  /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */
+  onOutput?: (chunk: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface Sandbox {
+  readonly kind: 'bwrap' | 'off';
+  run(command: string, opts: CommandOptions): Promise<CommandResult>;
+}
