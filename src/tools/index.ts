@@ -1,0 +1,31 @@
+export { TOOL_NAMES, isToolName, type ToolName } from './names.js';
+export * from './schemas.js';
+export { capText, type ToolOutcome } from './outcome.js';
+export {
+  WorkspacePathError,
+  isInside,
+  resolveWorkspacePath,
+  safeReadFile,
+  safeWriteFile,
+  entryKind,
+  workspaceRealpath,
+  type PathErrorCode,
+  type ResolvedPath,
+  type ReadResult,
+  type WriteOptions,
+  type EntryKind,
+} from './safe-fs.js';
+export { readFile, READ_MAX_BYTES, READ_MAX_LINES } from './read-file.js';
+export { listFiles, listWorkspaceFiles, globMatcher, LIST_MAX_FILES } from './list-files.js';
+export { search, searchMatches, SEARCH_MAX_SHOWN, type SearchMatch, type SearchOptions, type SearchResult } from './search.js';
+export {
+  prepareEdit,
+  commitEdit,
+  applyEdit,
+  fileHash,
+  sha256,
+  nearMatchHint,
+  type PreparedEdit,
+  type EditToolName,
+} from './edit.js';
+export { runFileTool, isFileToolCall, type FileToolCall } from './run.js';

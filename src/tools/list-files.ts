@@ -1,0 +1,76 @@
+import { rgPath } from '@vscode/ripgrep';
+import { execa } from 'execa';
+import picomatch from 'picomatch';
+import { capText, ok, type ToolOutcome } from './outcome.js';
+import { workspaceRealpath } from './safe-fs.js';
+import type { ListFilesInput } from './schemas.js';
+
+export const LIST_MAX_FILES = 1000;
+const LIST_MAX_CHARS = 60_000;
+
+function splitNul(out: string): string[] {
+  return out.split('\0').filter((s) => s !== '');
+}
+
+/**
+ * Every file of the workspace that git would consider (tracked + untracked, ignored
+ * excluded), sorted. Files deleted in the worktree but still in the index are left out.
+ * Outside a git repository, ripgrep's walker applies the same ignore rules.
+ */
+export async function listWorkspaceFiles(workspace: string): Promise<string[]> {
+  const cwd = workspaceRealpath(workspace);
+  const git = await execa('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd,
+    reject: false,
+    stdin: 'ignore',
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  let files: string[];
+  if (git.exitCode === 0) {
+    const deleted = await execa('git', ['ls-files', '--deleted', '-z'], { cwd, reject: false, stdin: 'ignore' });
+    const gone = new Set(deleted.exitCode === 0 ? splitNul(deleted.stdout) : []);
+    files = [...new Set(splitNul(git.stdout))].filter((f) => !gone.has(f));
+  } else {
+    const rg = await execa(rgPath, ['--files', '--hidden', '--glob', '!.git', '--null'], {
+      cwd,
+      reject: false,
+      stdin: 'ignore',
+      maxBuffer: 512 * 1024 * 1024,
+    });
+    if (rg.exitCode !== 0 && rg.exitCode !== 1) {
+      throw new Error(`listing files failed: ${rg.stderr || git.stderr}`);
+    }
+    files = splitNul(rg.stdout).map((f) => f.replace(/^\.\//, ''));
+  }
+  return files.sort();
+}
+
+/** picomatch with ripgrep-like meaning: a glob without "/" matches the file name at any depth. */
+export function globMatcher(glob: string): (file: string) => boolean {
+  const negate = glob.startsWith('!');
+  const g = negate ? glob.slice(1) : glob;
+  const isMatch = picomatch(g, { dot: true, basename: !g.includes('/') });
+  // Wrapped: picomatch reads a second argument (returnObject), and Array#filter passes an index.
+  return negate ? (f) => !isMatch(f) : (f) => isMatch(f);
+}
+
+export async function listFiles(
+  workspace: string,
+  input: Partial<ListFilesInput> = {},
+  limits: { maxFiles?: number } = {},
+): Promise<ToolOutcome> {
+  const maxFiles = limits.maxFiles ?? LIST_MAX_FILES;
+  let files = await listWorkspaceFiles(workspace);
+  if (input.glob) files = files.filter(globMatcher(input.glob));
+  if (files.length === 0) {
+    return ok(input.glob ? `No files match ${input.glob}.` : 'The workspace has no files.');
+  }
+  const shown = files.slice(0, maxFiles);
+  let body = shown.join('\n');
+  if (files.length > shown.length) {
+    body += `\n[showing ${shown.length} of ${files.length} files; narrow the list with a glob such as "src/**/*.ts"]`;
+  }
+  const capped = capText(body, LIST_MAX_CHARS);
+  const full = files.length > shown.length || capped.cut > 0 ? files.join('\n') : undefined;
+  return ok(capped.text, full);
+}

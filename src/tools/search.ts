@@ -1,0 +1,142 @@
+import { rgPath } from '@vscode/ripgrep';
+import { execa } from 'execa';
+import readline from 'node:readline';
+import { capText, fail, ok, type ToolOutcome } from './outcome.js';
+import { workspaceRealpath } from './safe-fs.js';
+import type { SearchInput } from './schemas.js';
+
+export const SEARCH_MAX_SHOWN = 200;
+/** Past this many matching lines we stop ripgrep: the count is then a lower bound. */
+export const SEARCH_MAX_COLLECTED = 20_000;
+const SEARCH_MAX_COLUMNS = 300;
+const SEARCH_MAX_CHARS = 40_000;
+const SEARCH_TIMEOUT_MS = 60_000;
+
+export interface SearchMatch {
+  path: string;
+  line: number;
+  text: string;
+}
+
+export interface SearchResult {
+  /** sorted by path, then line */
+  matches: SearchMatch[];
+  /** matching lines seen (a lower bound when `complete` is false) */
+  total: number;
+  complete: boolean;
+  error?: string;
+}
+
+export interface SearchOptions {
+  pattern: string;
+  regex?: boolean;
+  case?: SearchInput['case'];
+  path_glob?: string;
+  maxCollected?: number;
+}
+
+function ripgrepArgs(o: SearchOptions): string[] {
+  const args = [
+    '--line-number',
+    '--with-filename',
+    '--no-heading',
+    '--null',
+    '--color=never',
+    '--hidden',
+    '--glob=!.git',
+    `--max-columns=${SEARCH_MAX_COLUMNS}`,
+    '--max-columns-preview',
+    '--max-filesize=10M',
+  ];
+  if (!o.regex) args.push('--fixed-strings');
+  const mode = o.case ?? 'smart';
+  args.push(mode === 'sensitive' ? '--case-sensitive' : mode === 'insensitive' ? '--ignore-case' : '--smart-case');
+  if (o.path_glob) args.push(`--glob=${o.path_glob}`);
+  // -e keeps a pattern that starts with "-" from being read as a flag.
+  args.push('-e', o.pattern, '--', '.');
+  return args;
+}
+
+/** Matching lines of the workspace, deterministic in order whatever ripgrep's thread timing. */
+export async function searchMatches(workspace: string, o: SearchOptions): Promise<SearchResult> {
+  const cwd = workspaceRealpath(workspace);
+  const limit = o.maxCollected ?? SEARCH_MAX_COLLECTED;
+  const sub = execa(rgPath, ripgrepArgs(o), {
+    cwd,
+    reject: false,
+    stdin: 'ignore',
+    buffer: { stdout: false, stderr: true },
+    timeout: SEARCH_TIMEOUT_MS,
+  });
+  const matches: SearchMatch[] = [];
+  let total = 0;
+  let stopped = false;
+  const rl = readline.createInterface({ input: sub.stdout!, crlfDelay: Infinity });
+  for await (const raw of rl) {
+    const nul = raw.indexOf('\0');
+    if (nul < 0) continue;
+    const rest = raw.slice(nul + 1);
+    const colon = rest.indexOf(':');
+    const line = Number(rest.slice(0, colon));
+    if (colon < 0 || !Number.isInteger(line)) continue;
+    total++;
+    if (matches.length < limit) {
+      matches.push({ path: raw.slice(0, nul).replace(/^\.\//, ''), line, text: rest.slice(colon + 1) });
+    } else {
+      stopped = true;
+      sub.kill();
+      break;
+    }
+  }
+  rl.close();
+  const res = await sub;
+  matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+  if (res.timedOut) return { matches, total, complete: false, error: `search timed out after ${SEARCH_TIMEOUT_MS / 1000}s` };
+  if (!stopped && res.exitCode === 2 && total === 0) {
+    const msg = String(res.stderr ?? '').trim() || 'ripgrep failed';
+    return { matches, total, complete: true, error: msg };
+  }
+  return { matches, total, complete: !stopped };
+}
+
+function formatMatches(matches: readonly SearchMatch[]): string {
+  const width = Math.max(...matches.map((m) => String(m.line).length));
+  const out: string[] = [];
+  let current: string | null = null;
+  for (const m of matches) {
+    if (m.path !== current) {
+      if (current !== null) out.push('');
+      out.push(m.path);
+      current = m.path;
+    }
+    out.push(`${String(m.line).padStart(width + 2)}: ${m.text}`);
+  }
+  return out.join('\n');
+}
+
+export async function search(
+  workspace: string,
+  input: Pick<SearchInput, 'pattern'> & Partial<SearchInput>,
+  limits: { maxShown?: number } = {},
+): Promise<ToolOutcome> {
+  const maxShown = limits.maxShown ?? SEARCH_MAX_SHOWN;
+  const r = await searchMatches(workspace, input);
+  if (r.error) {
+    const hint = input.regex ? ' (the pattern is a Rust regex; set regex=false to search literal text)' : '';
+    return fail(`search failed: ${r.error}${hint}`);
+  }
+  const where = input.path_glob ? ` in files matching ${input.path_glob}` : '';
+  if (r.total === 0) return ok(`No matches for ${JSON.stringify(input.pattern)}${where}.`);
+  const files = new Set(r.matches.map((m) => m.path)).size;
+  const shown = r.matches.slice(0, maxShown);
+  let body = formatMatches(shown);
+  const totalText = r.complete ? String(r.total) : `more than ${r.total}`;
+  if (shown.length < r.total) {
+    body += `\n\n[showing ${shown.length} of ${totalText} matching lines (${files}${r.complete ? '' : '+'} files); ${r.total - shown.length}${r.complete ? '' : '+'} cut. Narrow with path_glob or a more specific pattern]`;
+  } else {
+    body += `\n\n[${r.total} matching line${r.total === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}]`;
+  }
+  const capped = capText(body, SEARCH_MAX_CHARS);
+  const full = shown.length < r.matches.length || capped.cut > 0 ? formatMatches(r.matches) : undefined;
+  return ok(capped.text, full);
+}
