@@ -1,0 +1,146 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { Usage } from '../shared/types.js';
+import { ModelError, toModelError } from './errors.js';
+import { parseModelSpec, SCRIPTED_MODEL, type ModelSpec } from './models.js';
+import { costUsd } from './pricing.js';
+import { buildMessageParams, type ModelRequest } from './request.js';
+import { loadScript, ScriptError } from './script.js';
+import { RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
+
+export interface ModelResult {
+  /** pass back unchanged as the assistant message (thinking blocks included: they are bound to the conversation) */
+  content: Anthropic.ContentBlock[];
+  stopReason: string | null;
+  usage: Usage;
+  model: string;
+  costUsd: number;
+}
+
+export interface ModelClient {
+  /** answers come from a script, not a model */
+  readonly scripted: boolean;
+  /** the model id sent ('scripted' for a script) */
+  readonly model: string;
+  /**
+   * One Messages API call. `turn` is the workflow's durable turn counter (the scripted
+   * server answers turn N with step N). Throws ModelError, or the SDK's APIUserAbortError
+   * when `signal` aborts.
+   */
+  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number }): Promise<ModelResult>;
+}
+
+export interface CreateModelClientOptions {
+  spec: ModelSpec;
+  runId: string;
+  env?: NodeJS.ProcessEnv;
+  /** per-request timeout; the SDK's own 10-minute default, set explicitly so large max_tokens are not refused */
+  timeoutMs?: number;
+  /** relative script paths are resolved from here */
+  cwd?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+let shared: Promise<ScriptedServer> | undefined;
+
+/** The process's one scripted server, started on first use; it does not keep the process alive. */
+export function sharedScriptedServer(): Promise<ScriptedServer> {
+  shared ??= startScriptedServer({ unref: true }).catch((err: unknown) => {
+    shared = undefined;
+    throw err;
+  });
+  return shared;
+}
+
+/** Stops the shared scripted server (tests, orderly shutdown); the next scripted client starts a new one. */
+export async function closeSharedScriptedServer(): Promise<void> {
+  const server = shared;
+  shared = undefined;
+  if (server) await (await server).close();
+}
+
+function toResult(message: Anthropic.Message, priceAs: string): ModelResult {
+  const usage: Usage = {
+    input: message.usage.input_tokens,
+    output: message.usage.output_tokens,
+    cacheRead: message.usage.cache_read_input_tokens ?? 0,
+    cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
+  };
+  return {
+    content: message.content,
+    stopReason: message.stop_reason,
+    usage,
+    model: message.model,
+    costUsd: costUsd(priceAs, usage),
+  };
+}
+
+/**
+ * A client for one run. Retries are Temporal's, so the SDK's are off and every failure
+ * comes back at once as a ModelError saying whether a retry can help.
+ */
+export async function createModelClient(opts: CreateModelClientOptions): Promise<ModelClient> {
+  const env = opts.env ?? process.env;
+  const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const parsed = parseModelSpec(opts.spec, opts.cwd);
+
+  if (parsed.kind === 'scripted') {
+    try {
+      await loadScript(parsed.scriptPath); // a bad script fails here, before the run's first turn
+    } catch (err) {
+      if (err instanceof ScriptError) throw new ModelError('script', err.message, { retryable: false, cause: err });
+      throw err;
+    }
+    const server = await sharedScriptedServer();
+    const sdk = new Anthropic({
+      apiKey: 'scripted',
+      baseURL: server.url,
+      maxRetries: 0,
+      timeout,
+      defaultHeaders: { [SCRIPT_HEADER]: parsed.scriptPath, [RUN_HEADER]: opts.runId },
+    });
+    return {
+      scripted: true,
+      model: SCRIPTED_MODEL,
+      async create(req, { signal, turn }) {
+        try {
+          const message = await sdk.messages.create(buildMessageParams(SCRIPTED_MODEL, req), {
+            signal: signal ?? null,
+            headers: { [TURN_HEADER]: String(turn) },
+          });
+          return toResult(message, SCRIPTED_MODEL);
+        } catch (err) {
+          throw toModelError(err);
+        }
+      },
+    };
+  }
+
+  const apiKey = env.ANTHROPIC_API_KEY?.trim();
+  if (!apiKey)
+    throw new ModelError(
+      'auth',
+      `no ANTHROPIC_API_KEY for model ${parsed.model}: set ANTHROPIC_API_KEY, or run offline with --model scripted:FILE`,
+      { retryable: false },
+    );
+  const sdk = new Anthropic({
+    apiKey,
+    // null, not undefined: the SDK would otherwise read process.env behind an injected env
+    baseURL: env.ANTHROPIC_BASE_URL?.trim() || null,
+    maxRetries: 0,
+    timeout,
+  });
+  const model = parsed.model;
+  return {
+    scripted: false,
+    model,
+    async create(req, { signal }) {
+      try {
+        const message = await sdk.messages.create(buildMessageParams(model, req), { signal: signal ?? null });
+        return toResult(message, message.model || model);
+      } catch (err) {
+        throw toModelError(err);
+      }
+    },
+  };
+}

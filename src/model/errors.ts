@@ -1,0 +1,101 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+
+export type ModelErrorKind =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server'
+  | 'bad_request'
+  | 'auth'
+  | 'permission'
+  | 'not_found'
+  | 'connection'
+  | 'timeout'
+  | 'script';
+
+/** The only error a ModelClient throws (besides an abort): what went wrong and whether trying again can help. */
+export class ModelError extends Error {
+  override readonly name = 'ModelError';
+  readonly kind: ModelErrorKind;
+  readonly retryable: boolean;
+  /** how long the API asked us to wait before trying again */
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+
+  constructor(
+    kind: ModelErrorKind,
+    message: string,
+    opts: { retryable: boolean; retryAfterMs?: number; status?: number; cause?: unknown },
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.kind = kind;
+    this.retryable = opts.retryable;
+    if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
+    if (opts.status !== undefined) this.status = opts.status;
+  }
+}
+
+/** The scripted server's error type for a script that does not match the run. */
+export const SCRIPT_ERROR_TYPE = 'kiln_script_error';
+
+/** `retry-after-ms` (non-standard, more precise) first, then `retry-after` in seconds or as a date. */
+export function retryAfterMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  const raw = headers?.get('retry-after');
+  if (!raw) return undefined;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function detail(err: APIError): string {
+  return err.apiMessage ?? err.message;
+}
+
+/**
+ * Maps an SDK error to a ModelError. Retries belong to Temporal (the SDK's are off), so
+ * this decides what is worth retrying: rate limits, overload, server errors and lost
+ * connections are; a bad request, a bad key or a missing model are not. An abort (the
+ * activity was cancelled) and errors that are not the SDK's pass through unchanged.
+ */
+export function toModelError(err: unknown): unknown {
+  if (err instanceof ModelError || !(err instanceof APIError) || err instanceof APIUserAbortError) return err;
+  if (err instanceof APIConnectionTimeoutError)
+    return new ModelError('timeout', 'the model API did not answer in time', { retryable: true, cause: err });
+  if (err instanceof APIConnectionError)
+    return new ModelError('connection', `could not reach the model API: ${err.message}`, {
+      retryable: true,
+      cause: err,
+    });
+
+  const status = err.status ?? 0;
+  const wait = retryAfterMs(err.headers);
+  // The API says outright whether a retry can help; that beats our reading of the status.
+  const shouldRetry = err.headers?.get('x-should-retry');
+  const retryable = (fallback: boolean) => (shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : fallback);
+  const make = (kind: ModelErrorKind, message: string, canRetry: boolean) =>
+    new ModelError(kind, message, {
+      retryable: retryable(canRetry),
+      status,
+      cause: err,
+      ...(wait !== undefined ? { retryAfterMs: wait } : {}),
+    });
+
+  if (status === 400 && err.type === (SCRIPT_ERROR_TYPE as string))
+    return new ModelError('script', detail(err), { retryable: false, status, cause: err });
+  if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${detail(err)}`, true);
+  if (status === 529) return make('overloaded', `the model API is overloaded (529): ${detail(err)}`, true);
+  if (status === 408) return make('timeout', `the model API timed out the request (408): ${detail(err)}`, true);
+  if (status === 409) return make('server', `the model API reported a conflict (409): ${detail(err)}`, true);
+  if (status >= 500) return make('server', `the model API failed (${status}): ${detail(err)}`, true);
+  if (status === 401)
+    return make('auth', `the model API rejected the credentials (401): ${detail(err)}; check ANTHROPIC_API_KEY`, false);
+  if (status === 402)
+    return make('permission', `the model API wants payment (402): ${detail(err)}; check the account's billing`, false);
+  if (status === 403)
+    return make('permission', `the API key may not do this (403): ${detail(err)}`, false);
+  if (status === 404)
+    return make('not_found', `the model API does not know this model or endpoint (404): ${detail(err)}`, false);
+  return make('bad_request', `the model API refused the request (${status}): ${detail(err)}`, false);
+}

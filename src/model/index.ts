@@ -1,0 +1,15 @@
+export { createModelClient, sharedScriptedServer, closeSharedScriptedServer } from './client.js';
+export type { CreateModelClientOptions, ModelClient, ModelResult } from './client.js';
+export type { MessageParams, ModelRequest, ModelTool } from './request.js';
+export { buildMessageParams } from './request.js';
+export { ModelError, toModelError, retryAfterMs, SCRIPT_ERROR_TYPE } from './errors.js';
+export type { ModelErrorKind } from './errors.js';
+export { DEFAULT_MODEL, SCRIPTED_MODEL, parseModelSpec, isScriptedSpec, acceptsSamplingParams } from './models.js';
+export type { ModelSpec, ParsedModelSpec } from './models.js';
+export { costUsd, priceFor } from './pricing.js';
+export type { Price } from './pricing.js';
+export { estimateTokens } from './tokens.js';
+export { loadScript, parseScript, ScriptError } from './script.js';
+export type { Script, ScriptStep, ScriptExpect, ScriptToolUse, ScriptedErrorSpec } from './script.js';
+export { startScriptedServer, SCRIPT_HEADER, RUN_HEADER, TURN_HEADER } from './scripted-server.js';
+export type { ScriptedServer } from './scripted-server.js';
