@@ -3,6 +3,8 @@ export interface CommandResult {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
+  /** true when opts.signal aborted the run (the process group was killed, like on a timeout) */
+  aborted?: boolean;
   /** stdout and stderr interleaved as they arrived, capped at maxOutputBytes (head and tail kept). */
   output: string;
   /** bytes the command wrote in all, before capping */

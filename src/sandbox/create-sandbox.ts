@@ -1,0 +1,114 @@
+import { isAbsolute } from 'node:path';
+import type { CgroupDeps } from './cgroup.js';
+import { SandboxSpawnError, SandboxUnavailableError } from './errors.js';
+import { defaultLimits, type SandboxLimits } from './limits.js';
+import { probeSandbox, type ProbeResult } from './probe.js';
+import { runCommand, type RunnerConfig } from './run-command.js';
+import { findSystemBinary, isExecutableFile } from './system-paths.js';
+import type { CommandOptions, CommandResult, Sandbox } from './types.js';
+
+export interface CreateSandboxOptions {
+  mode: 'bwrap' | 'off';
+  /** an absolute path; by default /usr/bin, /usr/local/bin and /bin are searched (never PATH) */
+  bwrapPath?: string;
+  limits?: Partial<SandboxLimits>;
+  /** for tests: where cgroups live */
+  cgroupDeps?: CgroupDeps;
+}
+
+const BWRAP_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'] as const;
+
+const OFF_HINT =
+  '`--sandbox off` exists but is unsafe: commands then run with the worker\'s full access to your files and network.';
+
+// One probe per bwrap binary per process: it spawns several sandboxes, too slow to repeat per run.
+const probes = new Map<string, Promise<ProbeResult>>();
+
+function cachedProbe(bwrapPath: string, config: Partial<RunnerConfig>): Promise<ProbeResult> {
+  let p = probes.get(bwrapPath);
+  if (!p) {
+    p = probeSandbox(bwrapPath, config);
+    probes.set(bwrapPath, p);
+    // A probe that threw may succeed after the user fixes the host; do not cache the exception.
+    p.catch(() => probes.delete(bwrapPath));
+  }
+  return p;
+}
+
+function locateBwrap(explicit: string | undefined): string {
+  if (explicit !== undefined) {
+    if (!isAbsolute(explicit)) {
+      throw new SandboxUnavailableError(
+        `bwrap path "${explicit}" is not absolute; give the full path of the system binary (e.g. /usr/bin/bwrap). ${OFF_HINT}`,
+      );
+    }
+    if (!isExecutableFile(explicit)) {
+      throw new SandboxUnavailableError(
+        `bubblewrap not found: ${explicit} does not exist or is not executable. Install it with \`apt-get install bubblewrap\` (Debian/Ubuntu) or \`dnf install bubblewrap\`. ${OFF_HINT}`,
+      );
+    }
+    return explicit;
+  }
+  const found = findSystemBinary('bwrap', BWRAP_DIRS);
+  if (!found) {
+    throw new SandboxUnavailableError(
+      `bubblewrap not found in ${BWRAP_DIRS.join(', ')}. Install it with \`apt-get install bubblewrap\` (Debian/Ubuntu) or \`dnf install bubblewrap\`. ${OFF_HINT}`,
+    );
+  }
+  return found;
+}
+
+function explainFailure(bwrapPath: string, probe: ProbeResult): string {
+  const failed = probe.checks.filter((c) => !c.ok);
+  const startFailure = failed.find((c) => c.name === 'sandbox starts');
+  if (startFailure) {
+    return (
+      `${bwrapPath} could not start a sandbox: ${startFailure.detail}. ` +
+      'If user namespaces are disabled, enable them: `sysctl kernel.unprivileged_userns_clone=1` (Debian) ' +
+      'or `sysctl user.max_user_namespaces=15000`; on Ubuntu 24.04+ also `sysctl kernel.apparmor_restrict_unprivileged_userns=0`. ' +
+      `Inside a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined). ${OFF_HINT}`
+    );
+  }
+  return (
+    `the sandbox probe found a leak, so no command will run: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}. ` +
+    `Check the bubblewrap version (\`${bwrapPath} --version\`, 0.4+ needed) and the mounts on this host. ${OFF_HINT}`
+  );
+}
+
+class ConfiguredSandbox implements Sandbox {
+  constructor(
+    readonly kind: 'bwrap' | 'off',
+    private readonly config: RunnerConfig,
+  ) {}
+
+  run(command: string, opts: CommandOptions): Promise<CommandResult> {
+    return runCommand(this.config, command, opts);
+  }
+}
+
+/**
+ * The only way to get a Sandbox. In 'bwrap' mode it refuses (SandboxUnavailableError) unless
+ * bubblewrap exists at a system path and the start-up probe proves the isolation on this host:
+ * Kiln fails closed rather than running an agent's commands unconfined.
+ */
+export async function createSandbox(opts: CreateSandboxOptions): Promise<Sandbox> {
+  const limits = { ...defaultLimits(), ...(opts.limits ?? {}) };
+  const cgroupDeps = opts.cgroupDeps ? { cgroupDeps: opts.cgroupDeps } : {};
+  if (opts.mode === 'off') return new ConfiguredSandbox('off', { mode: 'off', limits, ...cgroupDeps });
+
+  const bwrapPath = locateBwrap(opts.bwrapPath);
+  let probe: ProbeResult;
+  try {
+    probe = await cachedProbe(bwrapPath, { limits, ...cgroupDeps });
+  } catch (err) {
+    const detail = err instanceof SandboxSpawnError ? err.message : String(err);
+    throw new SandboxUnavailableError(explainFailure(bwrapPath, { ok: false, checks: [{ name: 'sandbox starts', ok: false, detail }] }));
+  }
+  if (!probe.ok) throw new SandboxUnavailableError(explainFailure(bwrapPath, probe));
+  return new ConfiguredSandbox('bwrap', { mode: 'bwrap', bwrapPath, limits, ...cgroupDeps });
+}
+
+/** For tests and `kiln doctor`: forget cached probe results. */
+export function clearProbeCache(): void {
+  probes.clear();
+}

@@ -1,0 +1,9 @@
+export type { CommandOptions, CommandResult, Sandbox } from './types.js';
+export { createSandbox, clearProbeCache, type CreateSandboxOptions } from './create-sandbox.js';
+export { probeSandbox, type ProbeCheck, type ProbeResult } from './probe.js';
+export { runSandboxExec, TIMEOUT_EXIT_CODE, DEFAULT_EXEC_TIMEOUT_MS, type SandboxExecArgs, type SandboxExecIo } from './exec.js';
+export { SandboxUnavailableError, SandboxSpawnError } from './errors.js';
+export { defaultLimits, type SandboxLimits } from './limits.js';
+export { shellQuote, shellJoin } from './shell-quote.js';
+export { gitHardeningEnv, hardenedGitArgs, hardenedGitConfig, HARDENED_DIFF_FLAGS } from './git-hardening.js';
+export { DEFAULT_MAX_OUTPUT_BYTES } from './output-buffer.js';

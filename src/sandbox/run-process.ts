@@ -1,0 +1,188 @@
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
+import type { RunCgroup } from './cgroup.js';
+import { SandboxSpawnError } from './errors.js';
+
+/** Time a command gets between SIGTERM and SIGKILL once its timeout has passed. */
+export const KILL_GRACE_MS = 500;
+/** How long to wait for the output pipe to drain after the command exited. */
+const DRAIN_MS = 1000;
+
+/**
+ * Joins the run's cgroups (before exec, so not a single child escapes the limits), merges stderr
+ * into stdout (one pipe keeps the two interleaved in the order they were written) and execs.
+ */
+const LAUNCHER = [
+  'exec 2>&1',
+  'n=$1; shift',
+  'while [ "$n" -gt 0 ]; do',
+  '  echo $$ > "$1" || { echo "kiln: cannot join cgroup $1"; exit 125; }',
+  '  shift; n=$((n-1))',
+  'done',
+  'exec "$@"',
+].join('\n');
+
+export interface LaunchSpec {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** bwrap reports on fd 3 whether it got as far as running the command */
+  bwrapStatus: boolean;
+  cgroup?: RunCgroup;
+}
+
+export interface RunOptions {
+  timeoutMs: number;
+  maxOutputBytes?: number;
+  onOutput?: (chunk: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  output: string;
+  outputBytes: number;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<ProcessResult> {
+  const started = Date.now();
+  const capped = new CappedOutput(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+  const chunker = opts.onOutput ? new LineChunker(opts.onOutput) : undefined;
+  const procsFiles = spec.cgroup?.procsFiles ?? [];
+
+  return new Promise<ProcessResult>((resolvePromise, rejectPromise) => {
+    if (opts.signal?.aborted) {
+      resolvePromise({
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        aborted: true,
+        output: '',
+        outputBytes: 0,
+        truncated: false,
+        durationMs: 0,
+      });
+      return;
+    }
+    const child = spawn('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(procsFiles.length), ...procsFiles, ...spec.argv], {
+      cwd: spec.cwd,
+      env: spec.env,
+      // Own process group, so a timeout can kill the command and everything it started.
+      detached: true,
+      stdio: spec.bwrapStatus ? ['ignore', 'pipe', 'ignore', 'pipe'] : ['ignore', 'pipe', 'ignore'],
+    });
+
+    let timedOut = false;
+    let aborted = false;
+    let killRequested = false;
+    let status = '';
+    let exitCode: number | null = null;
+    let exitSignal: string | null = null;
+    let exited = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const signalGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        /* the group is gone */
+      }
+    };
+    const terminate = () => {
+      if (killRequested) return;
+      killRequested = true;
+      signalGroup('SIGTERM');
+      timers.push(
+        setTimeout(() => {
+          signalGroup('SIGKILL');
+          void spec.cgroup?.killAll();
+        }, KILL_GRACE_MS),
+      );
+    };
+
+    if (Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0) {
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          terminate();
+        }, opts.timeoutMs),
+      );
+    }
+    const onAbort = () => {
+      aborted = true;
+      terminate();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const stdout = child.stdout as Readable;
+    stdout.on('data', (chunk: Buffer) => {
+      capped.push(chunk);
+      chunker?.push(chunk);
+    });
+    const statusStream = spec.bwrapStatus ? (child.stdio[3] as Readable | null) : null;
+    statusStream?.on('data', (chunk: Buffer) => {
+      status += chunk.toString('utf8');
+    });
+
+    const finish = async () => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Whatever the command left running (background jobs, daemons) dies with it.
+      signalGroup('SIGKILL');
+      await spec.cgroup?.remove();
+      chunker?.end();
+      const commandRan = !spec.bwrapStatus || status.includes('"exit-code"');
+      if (!commandRan && !killRequested) {
+        rejectPromise(new SandboxSpawnError(`the sandbox failed to start: ${capped.text().trim() || `exit code ${exitCode}`}`));
+        return;
+      }
+      resolvePromise({
+        exitCode,
+        signal: exitSignal,
+        timedOut,
+        aborted,
+        output: capped.text(),
+        outputBytes: capped.totalBytes,
+        truncated: capped.truncated,
+        durationMs: Date.now() - started,
+      });
+    };
+
+    child.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      opts.signal?.removeEventListener('abort', onAbort);
+      void spec.cgroup?.remove();
+      rejectPromise(new SandboxSpawnError(`could not start the command launcher: ${err.message}`));
+    });
+    child.on('exit', (code, sig) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = sig;
+      signalGroup('SIGKILL');
+      void spec.cgroup?.killAll();
+      // A process that escaped the group may still hold the pipe open; do not wait for it forever.
+      timers.push(
+        setTimeout(() => {
+          stdout.destroy();
+          statusStream?.destroy();
+          void finish();
+        }, DRAIN_MS),
+      );
+    });
+    child.on('close', () => {
+      if (exited) void finish();
+    });
+  });
+}
