@@ -97,7 +97,11 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
       baseURL: server.url,
       maxRetries: 0,
       timeout,
-      defaultHeaders: { [SCRIPT_HEADER]: parsed.scriptPath, [RUN_HEADER]: opts.runId },
+      // URI-encoded: header values must be Latin-1, paths and run ids need not be
+      defaultHeaders: {
+        [SCRIPT_HEADER]: encodeURIComponent(parsed.scriptPath),
+        [RUN_HEADER]: encodeURIComponent(opts.runId),
+      },
     });
     return {
       scripted: true,

@@ -80,9 +80,16 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Header values arrive URI-encoded (see client.ts); a plain value is taken as it is. */
 function header(req: http.IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+  const raw = req.headers[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined) return undefined;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 /**
@@ -200,7 +207,11 @@ export async function startScriptedServer(
       resolve();
     });
   });
-  if (opts.unref) server.unref();
+  if (opts.unref) {
+    server.unref();
+    // kept-alive connections would otherwise hold the process open for seconds after the last turn
+    server.on('connection', (socket) => socket.unref());
+  }
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('scripted server has no TCP address');
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

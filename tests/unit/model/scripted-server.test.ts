@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import {
@@ -209,6 +210,21 @@ describe('scripted server through the real SDK', () => {
     const c1 = await cold.create(req1, { turn: 1 });
     expect(c1.usage.cacheRead).toBe(0);
     expect(c1.usage.cacheWrite).toBe(r1.usage.cacheWrite);
+  });
+
+  it('copes with script paths and run ids outside ASCII', async () => {
+    const file = await scriptFile({ steps: [{ text: 'ça marche' }] }, '会话 script.json');
+    const model = await createModelClient({ spec: `scripted:${file}`, runId: 'run → 1' });
+    expect((await model.create(firstRequest(), { turn: 1 })).content).toMatchObject([{ text: 'ça marche' }]);
+  });
+
+  it('reports a script removed during the run as a script error naming the file', async () => {
+    const file = await scriptFile(FIX_SCRIPT);
+    const model = await createModelClient({ spec: `scripted:${file}`, runId: 'removed' });
+    await rm(file);
+    const err = await failure(model.create(firstRequest(), { turn: 1 }));
+    expect(err).toMatchObject({ kind: 'script', retryable: false });
+    expect(err.message).toBe(`script ${file}: no such file`);
   });
 
   it('refuses streaming and serves a health check', async () => {
