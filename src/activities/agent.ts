@@ -1,0 +1,174 @@
+/**
+ * agentTurn: one model call. The conversation lives on the worktree's host (not in workflow
+ * history); the reply for turn N is stored once, so a retried turn returns it instead of paying
+ * for it again, and the workflow only sees a bounded summary.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { join } from 'node:path';
+import { buildContext, readProjectRules } from '../context/index.js';
+import { initialUserMessage, systemPrompt } from '../agent/prompt.js';
+import { ModelError } from '../model/index.js';
+import { redact } from '../redact/index.js';
+import { parseToolInput, toolDefinitions } from '../tools/index.js';
+import type { AgentTurnInput, AgentTurnResult, ToolCallView } from './contracts.js';
+import type { ActivityDeps } from './deps.js';
+import { heartbeating } from './heartbeat.js';
+import { appendEvent, loadRun, readJson, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { callPath, describeCall, resultPath, type StoredCall, type StoredResult } from './tools.js';
+
+/** Context packed into the first message: enough to start, small enough to stay cheap. */
+export const CONTEXT_TOKEN_BUDGET = 6000;
+const TEXT_SUMMARY_MAX_CHARS = 500;
+
+interface Conversation {
+  system: string;
+  rules: string;
+  messages: Anthropic.MessageParam[];
+  /** turn → the result handed to the workflow (a retried turn returns it as is) */
+  replies: Record<string, AgentTurnResult>;
+}
+
+export function agentActivities(deps: ActivityDeps) {
+  async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const rec = await loadRun(inp.repo, inp.runId);
+    const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
+    const convo = (await readJson<Conversation>(file)) ?? (await startConversation(rec));
+    const stored = convo.replies[String(inp.turn)];
+    if (stored) return stored;
+
+    const user = await nextUserMessage(rec, convo, inp);
+    const messages = [...convo.messages, user];
+    deps.crash('model-turn', inp.turn);
+    const client = await deps.model(rec.input.model, rec.input.runId);
+    let res;
+    try {
+      res = await heartbeating(() =>
+        client.create(
+          {
+            system: convo.system,
+            rules: convo.rules,
+            tools: toolDefinitions(),
+            messages,
+            maxTokens: rec.input.maxTokens,
+            temperature: rec.input.temperature,
+          },
+          { signal: Context.current().cancellationSignal, turn: inp.turn },
+        ),
+      );
+    } catch (err) {
+      throw toFailure(err, inp.turn);
+    }
+
+    const calls: ToolCallView[] = [];
+    const texts: string[] = [];
+    for (const block of res.content) {
+      if (block.type === 'text') texts.push(block.text);
+      if (block.type !== 'tool_use') continue;
+      const call: StoredCall = { id: block.id, name: block.name, input: block.input };
+      await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
+      const parsed = parseToolInput(block.name, block.input);
+      calls.push(
+        parsed.ok
+          ? { id: block.id, name: block.name, summary: redact(describeCall(parsed)).slice(0, 200) }
+          : { id: block.id, name: block.name, summary: `${block.name.slice(0, 40)} (invalid)`, inputError: redact(parsed.error) },
+      );
+    }
+    const result: AgentTurnResult = {
+      calls,
+      text: redact(texts.join('\n')).slice(0, TEXT_SUMMARY_MAX_CHARS),
+      stopReason: res.stopReason,
+      usage: res.usage,
+      costUsd: res.costUsd,
+    };
+    convo.messages = [...messages, { role: 'assistant', content: res.content as Anthropic.ContentBlockParam[] }];
+    convo.replies[String(inp.turn)] = result;
+    await writeJsonAtomic(file, convo);
+    await recordTurnMetrics(inp, result);
+    await appendEvent(inp.repo, inp.runId, {
+      type: 'turn',
+      turn: inp.turn,
+      attempt: inp.attempt,
+      stopReason: res.stopReason,
+      calls: calls.map((c) => c.summary),
+      text: result.text,
+      usage: res.usage,
+      costUsd: res.costUsd,
+      scripted: client.scripted,
+    });
+    return result;
+  }
+
+  return { agentTurn };
+}
+
+async function startConversation(rec: RunRecord): Promise<Conversation> {
+  const rules = redact(await readProjectRules(rec.worktree));
+  return {
+    system: systemPrompt({ checks: rec.checks, allowTestEdits: rec.input.allowTestEdits }),
+    rules,
+    messages: [],
+    replies: {},
+  };
+}
+
+/**
+ * The user side of turn N: the first turn gets the goal and packed context; later turns answer
+ * every tool_use of the previous reply (the API requires it), from the journal or the workflow.
+ */
+async function nextUserMessage(rec: RunRecord, convo: Conversation, inp: AgentTurnInput): Promise<Anthropic.MessageParam> {
+  const blocks: Anthropic.ContentBlockParam[] = [];
+  const last = convo.messages[convo.messages.length - 1];
+  if (!last) {
+    const ctx = await buildContext({ workspace: rec.worktree, goal: rec.input.goal, maxTokens: CONTEXT_TOKEN_BUDGET });
+    blocks.push({ type: 'text', text: redact(initialUserMessage(rec.input.goal, ctx.text)) });
+  } else if (last.role === 'assistant' && Array.isArray(last.content)) {
+    for (const b of last.content) {
+      if (b.type !== 'tool_use') continue;
+      const fromWorkflow = inp.toolResults?.[b.id];
+      const stored = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, b.id));
+      const r = fromWorkflow ?? (stored ? { content: stored.content, isError: stored.isError } : undefined);
+      blocks.push({
+        type: 'tool_result',
+        tool_use_id: b.id,
+        content: redact(r?.content ?? 'This call was not run: the attempt ended before it.'),
+        is_error: r ? r.isError : true,
+      });
+    }
+  }
+  if (inp.userText) blocks.push({ type: 'text', text: redact(inp.userText) });
+  if (!blocks.length) blocks.push({ type: 'text', text: 'Continue. Use the tools; call finish when the checks pass.' });
+  return { role: 'user', content: blocks };
+}
+
+async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promise<void> {
+  const file = join(stateDir(inp.repo, inp.runId), 'turn-metrics.json');
+  const all = (await readJson<Array<Record<string, unknown>>>(file)) ?? [];
+  if (all.some((t) => t.turn === inp.turn)) return;
+  all.push({ turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd });
+  await writeJsonAtomic(file, all);
+}
+
+/** Temporal owns retries: retryable model errors come back with the server's retry-after. */
+function toFailure(err: unknown, turn: number): Error {
+  if (err instanceof ModelError) {
+    const message = `model turn ${turn}: ${redact(err.message)}`;
+    if (err.retryable) {
+      return ApplicationFailure.create({
+        type: 'ModelRetryableError',
+        message,
+        nextRetryDelay: err.retryAfterMs,
+        details: [{ kind: err.kind, status: err.status }],
+      });
+    }
+    return ApplicationFailure.create({
+      type: err.kind === 'script' ? 'ScriptError' : 'ModelFatalError',
+      message,
+      nonRetryable: true,
+      details: [{ kind: err.kind, status: err.status }],
+    });
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

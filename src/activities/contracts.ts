@@ -1,0 +1,99 @@
+/** Inputs and outputs of the activities: small, bounded and redacted, since they enter history. */
+import type { CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
+
+export interface RunRef {
+  runId: string;
+  repo: string;
+  /** workflow-side log lines not yet written to events.jsonl (written once, by seq) */
+  events?: LogLine[];
+}
+
+export interface PrepareResult {
+  ok: boolean;
+  worktree: string;
+  baseCommit: string;
+  checks: string[];
+  hostQueue: string;
+  /** when !ok: why, with the tail of the setup output */
+  reason?: string;
+}
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  /** one line for the log and the Web UI: "edit src/session.js" */
+  summary: string;
+  /** the call failed validation (unknown tool, bad input): this goes back to the model */
+  inputError?: string;
+}
+
+export interface AgentTurnInput extends RunRef {
+  turn: number;
+  attempt: number;
+  /** text the workflow adds to the next user message (retry feedback, the stop gate, a hint) */
+  userText?: string;
+  /** results the workflow decided itself (a rejection, the stop gate's answer to finish) */
+  toolResults?: Record<string, { content: string; isError: boolean }>;
+}
+
+export interface AgentTurnResult {
+  calls: ToolCallView[];
+  /** bounded, redacted text the model said */
+  text: string;
+  stopReason: string | null;
+  usage: Usage;
+  costUsd: number;
+}
+
+export interface RunToolInput extends RunRef {
+  toolUseId: string;
+  /** set when a person approved this exact parsed call */
+  approvedHash?: string;
+  /** run-wide grants: an ask whose grantKey is here runs without asking again */
+  grants: string[];
+}
+
+export type ToolEffect = 'read' | 'edit' | 'command' | 'plan' | 'none';
+
+export type RunToolResult =
+  | {
+      status: 'done';
+      ok: boolean;
+      effect: ToolEffect;
+      /** bounded, redacted observation */
+      summary: string;
+      path?: string;
+      plan?: PlanStep[];
+      /** the command was one of the repo's checks, run to completion */
+      checkRan?: string;
+      /** the tool was found already applied after a crash */
+      recovered?: boolean;
+    }
+  | {
+      status: 'ask';
+      summary: string;
+      rule: string;
+      reason: string;
+      grantKey?: string;
+      hash?: string;
+      segments?: Array<{ argv: string[]; text: string; via?: string[] }>;
+    }
+  | { status: 'denied'; summary: string; rule: string; reason: string };
+
+export interface VerifyInput extends RunRef {
+  attempt: number;
+  /** the stop gate was satisfied when the agent finished */
+  gateSatisfied: boolean;
+}
+
+export interface FinalizeInput extends RunRef {
+  state: RunState;
+  removeWorktree: boolean;
+}
+
+export interface FinalizeResult {
+  patchPath: string;
+  diffLines: number;
+}
+
+export type { CheckOutcome, RunInput, Verdict };

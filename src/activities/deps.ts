@@ -1,0 +1,40 @@
+/**
+ * What activities need from the outside world, injected so tests can pass fakes and the worker
+ * wires the real things once.
+ */
+import { hostname } from 'node:os';
+import type { ModelClient } from '../model/index.js';
+import { createModelClient } from '../model/index.js';
+import { createSandbox } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { hostTaskQueue } from '../shared/constants.js';
+import { crashPointsFromEnv, type CrashPoint } from './crash.js';
+
+export interface ActivityDeps {
+  /** this worker's host queue: activities touching a worktree are routed here */
+  hostQueue: string;
+  sandbox(mode: 'bwrap' | 'off'): Promise<Sandbox>;
+  model(spec: string, runId: string): Promise<ModelClient>;
+  crash(point: CrashPoint, key?: string | number): void;
+  env: NodeJS.ProcessEnv;
+}
+
+export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
+  const sandboxes = new Map<string, Promise<Sandbox>>();
+  return {
+    hostQueue: hostTaskQueue(env.KILN_HOST ?? hostname()),
+    sandbox(mode) {
+      let s = sandboxes.get(mode);
+      if (!s) {
+        s = createSandbox({ mode });
+        // a failed probe is not cached: bubblewrap may be installed while the worker runs
+        s.catch(() => sandboxes.delete(mode));
+        sandboxes.set(mode, s);
+      }
+      return s;
+    },
+    model: (spec, runId) => createModelClient({ spec, runId, env }),
+    crash: crashPointsFromEnv(env),
+    env,
+  };
+}

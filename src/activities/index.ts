@@ -1,0 +1,19 @@
+import { agentActivities } from './agent.js';
+import { auditActivities } from './audit.js';
+import type { ActivityDeps } from './deps.js';
+import { toolActivities } from './tools.js';
+import { verifyActivities } from './verify.js';
+import { workspaceActivities } from './workspace.js';
+
+/** All of Kiln's activities over injected dependencies (tests pass fakes). */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...workspaceActivities(deps),
+    ...agentActivities(deps),
+    ...toolActivities(deps),
+    ...verifyActivities(deps),
+    ...auditActivities(),
+  };
+}
+
+export { defaultDeps, type ActivityDeps } from './deps.js';

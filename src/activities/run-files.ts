@@ -1,0 +1,84 @@
+/**
+ * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
+ * crash here (the conversation, the tool journal) and write the artifacts people read.
+ */
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { redact } from '../redact/index.js';
+import { artifactsDir } from '../shared/paths.js';
+import type { LogLine, RunInput } from '../shared/types.js';
+
+export interface RunRecord {
+  input: RunInput;
+  worktree: string;
+  baseCommit: string;
+  checks: string[];
+  hostQueue: string;
+  createdAt: string;
+}
+
+export function runDir(repo: string, runId: string): string {
+  return artifactsDir(repo, runId);
+}
+
+/** Internal state that is not an artifact: the conversation, calls and the tool journal. */
+export function stateDir(repo: string, runId: string): string {
+  return join(runDir(repo, runId), 'state');
+}
+
+export async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Write then rename, so a crash never leaves half a file that a retry would trust. */
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeTextAtomic(path, JSON.stringify(value, null, 2) + '\n');
+}
+
+export async function writeTextAtomic(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
+}
+
+export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
+  const rec = await readJson<RunRecord>(join(stateDir(repo, runId), 'run.json'));
+  if (!rec) throw new Error(`run ${runId} has no record under ${runDir(repo, runId)}; was the workspace prepared?`);
+  return rec;
+}
+
+export async function saveRun(rec: RunRecord): Promise<void> {
+  await writeJsonAtomic(join(stateDir(rec.input.repo, rec.input.runId), 'run.json'), rec);
+}
+
+/** One redacted JSON line per event. */
+export async function appendJsonl(path: string, entry: Record<string, unknown>): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await appendFile(path, redact(JSON.stringify(entry)) + '\n');
+}
+
+/**
+ * Workflow log lines reach events.jsonl through whichever activity runs next. A retried activity
+ * hands the same lines again, so lines at or below the last written seq are skipped.
+ */
+export async function writeWorkflowEvents(repo: string, runId: string, lines: LogLine[] | undefined): Promise<void> {
+  if (!lines?.length) return;
+  const seqFile = join(stateDir(repo, runId), 'events.seq');
+  const last = Number((await readFile(seqFile, 'utf8').catch(() => '0')).trim()) || 0;
+  const fresh = lines.filter((l) => l.seq > last);
+  if (!fresh.length) return;
+  const file = join(runDir(repo, runId), 'events.jsonl');
+  for (const l of fresh) await appendJsonl(file, { at: l.at, type: l.kind, seq: l.seq, text: l.text });
+  await writeTextAtomic(seqFile, String(fresh[fresh.length - 1]!.seq));
+}
+
+export async function appendEvent(repo: string, runId: string, entry: Record<string, unknown>): Promise<void> {
+  await appendJsonl(join(runDir(repo, runId), 'events.jsonl'), { at: new Date().toISOString(), ...entry });
+}

@@ -1,0 +1,285 @@
+/**
+ * runTool: one policy-checked tool call, with effects that happen once. A journal entry
+ * ("started") is written before any effect, so a retry after a crash can tell an edit that
+ * already landed from one that did not, and a command that may not be repeated from one that may.
+ */
+import { Context } from '@temporalio/activity';
+import { join } from 'node:path';
+import { evaluate, loadPolicyConfig } from '../policy/index.js';
+import type { PolicyDecision } from '../policy/types.js';
+import { redact } from '../redact/index.js';
+import type { CommandResult } from '../sandbox/types.js';
+import {
+  capText,
+  commitEdit,
+  fileHash,
+  parseToolInput,
+  prepareEdit,
+  runFileTool,
+  sha256,
+  type ParsedToolInput,
+  type PreparedEdit,
+} from '../tools/index.js';
+import type { RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
+import type { ActivityDeps } from './deps.js';
+import { heartbeating } from './heartbeat.js';
+import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+
+/** What the model sees of one result; the full text goes to outputs/<id>.log. */
+export const MODEL_RESULT_MAX_CHARS = 30_000;
+/** What enters workflow history of one result. */
+export const HISTORY_SUMMARY_MAX_CHARS = 600;
+
+export interface StoredCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface StoredResult {
+  content: string;
+  isError: boolean;
+  view: RunToolResult;
+}
+
+interface Started {
+  at: string;
+  name: string;
+  prepared?: Extract<PreparedEdit, { ok: true }>;
+}
+
+export function callPath(repo: string, runId: string, id: string): string {
+  return join(stateDir(repo, runId), 'calls', `${id}.json`);
+}
+export function resultPath(repo: string, runId: string, id: string): string {
+  return join(stateDir(repo, runId), 'results', `${id}.json`);
+}
+function startedPath(repo: string, runId: string, id: string): string {
+  return join(stateDir(repo, runId), 'journal', `${id}.started.json`);
+}
+
+export function toolActivities(deps: ActivityDeps) {
+  async function runTool(inp: RunToolInput): Promise<RunToolResult> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    if (done) return done.view;
+
+    const rec = await loadRun(inp.repo, inp.runId);
+    const call = await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId));
+    if (!call) throw new Error(`no recorded tool call ${inp.toolUseId} in run ${inp.runId}`);
+    const parsed = parseToolInput(call.name, call.input);
+    if (!parsed.ok) return record(rec, call, { content: parsed.error, isError: true }, { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error });
+
+    const decision = await decide(rec, call);
+    const summary = describeCall(parsed);
+    if (decision.decision === 'deny') {
+      const text = `Denied by policy (${decision.rule}): ${decision.reason}`;
+      return record(rec, call, { content: text, isError: true }, { status: 'denied', summary, rule: decision.rule, reason: decision.reason }, decision);
+    }
+    if (decision.decision === 'ask') {
+      const granted = (decision.grantKey && inp.grants.includes(decision.grantKey)) || (inp.approvedHash !== undefined && inp.approvedHash === decision.hash);
+      if (!granted) {
+        return {
+          status: 'ask',
+          summary: redact(summary),
+          rule: decision.rule,
+          reason: redact(decision.reason),
+          grantKey: decision.grantKey,
+          hash: decision.hash,
+          segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
+        };
+      }
+    }
+    return execute(rec, call, parsed, decision, summary);
+  }
+
+  /** A result the workflow decided (a person's rejection), stored like any other. */
+  async function recordToolResult(inp: { runId: string; repo: string; toolUseId: string; content: string; isError: boolean; events?: RunToolInput['events'] }): Promise<RunToolResult> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    if (done) return done.view;
+    const rec = await loadRun(inp.repo, inp.runId);
+    const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId))) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
+    return record(rec, call, { content: inp.content, isError: inp.isError }, { status: 'done', ok: !inp.isError, effect: 'none', summary: inp.content.slice(0, HISTORY_SUMMARY_MAX_CHARS) });
+  }
+
+  async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
+    const config = await loadPolicyConfig(rec.input.repo);
+    return evaluate(call.name, call.input, {
+      workspace: rec.worktree,
+      config,
+      mode: rec.input.approvalMode,
+      checks: rec.checks,
+      allowProtectedWrites: rec.input.allowTestEdits,
+    });
+  }
+
+  async function execute(
+    rec: RunRecord,
+    call: StoredCall,
+    parsed: Extract<ParsedToolInput, { ok: true }>,
+    decision: PolicyDecision,
+    summary: string,
+  ): Promise<RunToolResult> {
+    const { repo, runId } = rec.input;
+    const ws = rec.worktree;
+    switch (parsed.name) {
+      case 'read_file':
+      case 'list_files':
+      case 'search': {
+        const out = await runFileTool(ws, parsed);
+        return finishResult(rec, call, out.content, !out.ok, 'read', summary, out.fullOutput);
+      }
+      case 'update_plan': {
+        const plan = parsed.value.steps.map((s) => ({ step: redact(s.step).slice(0, 200), status: s.status }));
+        const text = `Plan updated (${plan.filter((s) => s.status === 'done').length}/${plan.length} done).`;
+        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'plan', summary: text, plan });
+      }
+      case 'finish': {
+        const text = 'finish is handled by the workflow';
+        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'none', summary: text });
+      }
+      case 'edit':
+      case 'create_file': {
+        const sp = startedPath(repo, runId, call.id);
+        const started = await readJson<Started>(sp);
+        let prepared = started?.prepared;
+        let recovered = false;
+        if (prepared) {
+          recovered = (await fileHash(ws, prepared.path)) === sha256(prepared.after);
+        } else {
+          const p = prepareEdit(ws, parsed.name, parsed.value as never);
+          if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
+          prepared = p;
+          await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
+        }
+        const out = await commitEdit(ws, prepared);
+        deps.crash('after-edit-write');
+        const view = await finishResult(rec, call, out.content, !out.ok, 'edit', summary, undefined, prepared.path, recovered);
+        return view;
+      }
+      case 'run_command':
+        return runCommand(rec, call, parsed.value.command, parsed.value.timeout_ms, decision, summary);
+    }
+  }
+
+  async function runCommand(
+    rec: RunRecord,
+    call: StoredCall,
+    command: string,
+    timeoutMs: number | undefined,
+    decision: PolicyDecision,
+    summary: string,
+  ): Promise<RunToolResult> {
+    const { repo, runId } = rec.input;
+    const sp = startedPath(repo, runId, call.id);
+    const isCheck = rec.checks.includes(command.trim());
+    if (await readJson<Started>(sp)) {
+      if (!(decision.safeToRepeat || isCheck)) {
+        const text =
+          'The outcome of this command is unknown: the worker running it stopped before it finished. ' +
+          'It was not run again because running it twice may not be safe. Check the workspace (git status, read the files) before going on.';
+        return finishResult(rec, call, text, true, 'command', summary);
+      }
+    }
+    let sandbox;
+    try {
+      sandbox = await deps.sandbox(rec.input.sandbox);
+    } catch (err) {
+      const text = `run_command is refused: ${(err as Error).message}`;
+      return finishResult(rec, call, text, true, 'command', summary);
+    }
+    await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
+    const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
+    let crashTimer: NodeJS.Timeout | undefined;
+    const res: CommandResult = await heartbeating(() => {
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, signal: Context.current().cancellationSignal });
+      // the crash point fires while the command is really running
+      crashTimer = setTimeout(() => deps.crash('command-running'), 500);
+      return p;
+    });
+    clearTimeout(crashTimer);
+    const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
+    const body = redact(res.output);
+    const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut]` : '';
+    const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
+    const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}`;
+    const ok = res.exitCode === 0 && !res.timedOut;
+    await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined);
+  }
+
+  async function finishResult(
+    rec: RunRecord,
+    call: StoredCall,
+    content: string,
+    isError: boolean,
+    effect: ToolEffect,
+    summary: string,
+    fullOutput?: string,
+    path?: string,
+    recovered?: boolean,
+    checkRan?: string,
+  ): Promise<RunToolResult> {
+    const clean = redact(content);
+    const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
+    if (capped.cut > 0 || fullOutput) {
+      await writeTextAtomic(join(runDir(rec.input.repo, rec.input.runId), 'outputs', `${call.id}.log`), redact(fullOutput ?? content));
+    }
+    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; the full output is in the run's outputs/${call.id}.log]` : capped.text;
+    const observation = `${redact(summary)}: ${firstLines(clean)}`.slice(0, HISTORY_SUMMARY_MAX_CHARS);
+    return record(rec, call, { content: modelText, isError }, {
+      status: 'done',
+      ok: !isError,
+      effect: isError && effect === 'edit' ? 'none' : effect,
+      summary: observation,
+      path,
+      recovered: recovered || undefined,
+      checkRan,
+    });
+  }
+
+  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, view: RunToolResult, decision?: PolicyDecision): Promise<RunToolResult> {
+    const { repo, runId } = rec.input;
+    const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
+    await writeJsonAtomic(resultPath(repo, runId, call.id), stored);
+    await appendEvent(repo, runId, {
+      type: 'tool',
+      id: call.id,
+      tool: call.name,
+      status: view.status,
+      ok: view.status === 'done' ? view.ok : false,
+      summary: view.summary,
+      ...(decision ? { rule: decision.rule, decision: decision.decision, reason: decision.reason } : {}),
+    });
+    return view;
+  }
+
+  return { runTool, recordToolResult };
+}
+
+/** One line for the log and the Web UI. */
+export function describeCall(p: Extract<ParsedToolInput, { ok: true }>): string {
+  const v = p.value as Record<string, unknown>;
+  switch (p.name) {
+    case 'read_file':
+      return `read_file ${v.path}${v.start_line ? `:${v.start_line}-${v.end_line ?? ''}` : ''}`;
+    case 'list_files':
+      return `list_files ${v.glob ?? ''}`.trim();
+    case 'search':
+      return `search "${String(v.pattern).slice(0, 60)}"${v.path_glob ? ` in ${v.path_glob}` : ''}`;
+    case 'edit':
+    case 'create_file':
+      return `${p.name} ${v.path}`;
+    case 'run_command':
+      return `run_command: ${String(v.command).slice(0, 160)}`;
+    case 'update_plan':
+      return `update_plan (${(v.steps as unknown[]).length} steps)`;
+    case 'finish':
+      return 'finish';
+  }
+}
+
+function firstLines(text: string): string {
+  return text.split('\n').slice(0, 4).join(' ⏎ ').slice(0, 400);
+}

@@ -1,0 +1,224 @@
+/**
+ * The run's worktree: created once per run (a retry finds it), set up outside the model's
+ * control, and turned into a patch at the end. The user's own checkout is never touched.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { existsSync } from 'node:fs';
+import { appendFile, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../config/repo-config.js';
+import { redact } from '../redact/index.js';
+import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
+import type { RunInput } from '../shared/types.js';
+import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
+import type { ActivityDeps } from './deps.js';
+import { git } from './git.js';
+import { heartbeating } from './heartbeat.js';
+import {
+  appendEvent,
+  loadRun,
+  readJson,
+  runDir,
+  saveRun,
+  stateDir,
+  writeJsonAtomic,
+  writeTextAtomic,
+  writeWorkflowEvents,
+  type RunRecord,
+} from './run-files.js';
+
+/** Setup output kept in the blocked reason: enough to see the error, small enough for history. */
+const SETUP_TAIL_CHARS = 2000;
+
+export function workspaceActivities(deps: ActivityDeps) {
+  async function prepareWorkspace(input: RunInput): Promise<PrepareResult> {
+    const repo = resolve(input.repo);
+    const g = git(repo);
+    const common = resolve(repo, (await g.raw(['rev-parse', '--git-common-dir'])).trim());
+    await excludeKilnDir(common);
+
+    const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
+    const wt = worktreeDir(repo, input.runId);
+    let base = existing?.baseCommit;
+    if (!base) {
+      try {
+        base = (await g.raw(['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
+      } catch {
+        throw ApplicationFailure.nonRetryable(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`, 'KilnConfigError');
+      }
+    }
+    if (!(await isWorktree(repo, wt))) {
+      await mkdir(dirname(wt), { recursive: true });
+      if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
+      await g.raw(['worktree', 'add', '--detach', wt, base]);
+    }
+
+    let config;
+    try {
+      config = await loadRepoConfig(repo);
+    } catch (err) {
+      if (err instanceof KilnConfigError) throw ApplicationFailure.nonRetryable(err.message, 'KilnConfigError');
+      throw err;
+    }
+    const checks = input.checks.length ? input.checks : config.checks.length ? config.checks : await agentsMdChecks(wt);
+    const rec: RunRecord = {
+      input: { ...input, repo },
+      worktree: wt,
+      baseCommit: base,
+      checks,
+      hostQueue: deps.hostQueue,
+      createdAt: existing?.createdAt ?? new Date().toISOString(),
+    };
+    await saveRun(rec);
+    await mkdir(artifactsDir(repo, input.runId), { recursive: true });
+
+    const result: PrepareResult = { ok: true, worktree: wt, baseCommit: base, checks, hostQueue: deps.hostQueue };
+    if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
+
+    for (const rel of config.include) {
+      const from = join(repo, rel);
+      if (existsSync(from)) await cp(from, join(wt, rel), { recursive: true, force: true, verbatimSymlinks: true });
+    }
+    for (const rel of config.link) {
+      const from = join(repo, rel);
+      if (existsSync(from) && !existsSync(join(wt, rel))) {
+        await mkdir(dirname(join(wt, rel)), { recursive: true });
+        await symlink(from, join(wt, rel));
+      }
+    }
+
+    const setup = input.setup.length ? input.setup : config.setup;
+    if (setup.length) {
+      const sandbox = await deps.sandbox(input.sandbox);
+      const log: string[] = [];
+      for (const command of setup) {
+        const res = await heartbeating(() =>
+          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, signal: Context.current().cancellationSignal }),
+        );
+        const out = redact(res.output);
+        log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
+        await appendFile(join(runDir(repo, input.runId), 'setup.log'), log[log.length - 1] + '\n');
+        if (res.exitCode !== 0) {
+          await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: false });
+          return { ...result, ok: false, reason: `setup command failed: ${command}\n${out.slice(-SETUP_TAIL_CHARS)}` };
+        }
+      }
+      await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
+    }
+    await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
+    return result;
+  }
+
+  /** Patch, metrics and the final state; then the worktree goes when the run no longer needs it. */
+  async function finalizeRun(inp: FinalizeInput): Promise<FinalizeResult> {
+    const rec = await loadRun(inp.repo, inp.runId);
+    const dir = runDir(inp.repo, inp.runId);
+    const patchPath = join(dir, PATCH_FILE);
+    let patch = '';
+    if (existsSync(rec.worktree)) {
+      patch = await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
+      await writeTextAtomic(patchPath, patch);
+    } else if (!existsSync(patchPath)) {
+      await writeTextAtomic(patchPath, '');
+    } else {
+      patch = await readFile(patchPath, 'utf8');
+    }
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const s = inp.state;
+    const perTurn = await readJson<unknown[]>(join(stateDir(inp.repo, inp.runId), 'turn-metrics.json'));
+    await writeJsonAtomic(join(dir, 'metrics.json'), {
+      runId: s.runId,
+      state: s.phase,
+      scripted: s.scripted,
+      model: s.model,
+      attempts: s.attempt,
+      turns: s.turn,
+      tokens: { input: s.budget.input, output: s.budget.output, cacheRead: s.budget.cacheRead, cacheWrite: s.budget.cacheWrite },
+      costUsd: s.budget.costUsd,
+      durationMs: s.budget.wallMs,
+      diffLines: countDiffLines(patch),
+      touchedFiles: s.touchedFiles,
+      perTurn: perTurn ?? [],
+    });
+    await writeJsonAtomic(join(dir, 'state.json'), s);
+    if (!existsSync(join(dir, 'tests.log'))) await writeFile(join(dir, 'tests.log'), '');
+    if (!existsSync(join(dir, 'audit.jsonl'))) await writeFile(join(dir, 'audit.jsonl'), '');
+    if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree);
+    return { patchPath, diffLines: countDiffLines(patch) };
+  }
+
+  return { prepareWorkspace, finalizeRun };
+}
+
+async function excludeKilnDir(commonGitDir: string): Promise<void> {
+  const file = join(commonGitDir, 'info', 'exclude');
+  const text = await readFile(file, 'utf8').catch(() => '');
+  if (text.split(/\r?\n/).some((l) => l.trim() === '.kiln/' || l.trim() === '/.kiln/')) return;
+  await mkdir(dirname(file), { recursive: true });
+  await appendFile(file, `${text && !text.endsWith('\n') ? '\n' : ''}# Kiln runs and worktrees\n.kiln/\n`);
+}
+
+async function isWorktree(repo: string, wt: string): Promise<boolean> {
+  if (!existsSync(join(wt, '.git'))) return false;
+  const list = await git(repo).raw(['worktree', 'list', '--porcelain']);
+  return list.split('\n').some((l) => l === `worktree ${wt}`);
+}
+
+async function agentsMdChecks(wt: string): Promise<string[]> {
+  for (const name of ['AGENTS.md', 'CLAUDE.md']) {
+    const text = await readFile(join(wt, name), 'utf8').catch(() => undefined);
+    if (text) {
+      const checks = checksFromAgentsMd(text);
+      if (checks.length) return checks;
+    }
+  }
+  return [];
+}
+
+/**
+ * The worktree's changes against the base, new files included, through a throwaway index so the
+ * worktree's own index is never disturbed.
+ */
+export async function diffAgainstBase(worktree: string, base: string, scratchDir: string): Promise<string> {
+  await mkdir(scratchDir, { recursive: true });
+  const index = join(scratchDir, `diff-index-${process.pid}`);
+  const g = git(worktree, process.env, index);
+  try {
+    await g.raw(['read-tree', base]);
+    await g.raw(['add', '-A', '--', '.']);
+    return redact(await g.raw(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', base]));
+  } finally {
+    await rm(index, { force: true });
+  }
+}
+
+export async function changedFiles(worktree: string, base: string, scratchDir: string): Promise<string[]> {
+  await mkdir(scratchDir, { recursive: true });
+  const index = join(scratchDir, `names-index-${process.pid}`);
+  const g = git(worktree, process.env, index);
+  try {
+    await g.raw(['read-tree', base]);
+    await g.raw(['add', '-A', '--', '.']);
+    const out = await g.raw(['diff', '--cached', '--name-only', '--no-renames', base]);
+    return out.split('\n').filter(Boolean);
+  } finally {
+    await rm(index, { force: true });
+  }
+}
+
+export async function removeWorktree(repo: string, wt: string): Promise<void> {
+  if (existsSync(wt)) {
+    try {
+      await git(repo).raw(['worktree', 'remove', '--force', '--force', wt]);
+    } catch {
+      await rm(wt, { recursive: true, force: true });
+    }
+  }
+  await git(repo).raw(['worktree', 'prune']).catch(() => undefined);
+}
+
+function countDiffLines(patch: string): number {
+  return patch.split('\n').filter((l) => (l.startsWith('+') || l.startsWith('-')) && !l.startsWith('+++') && !l.startsWith('---')).length;
+}
+

@@ -1,0 +1,19 @@
+/** `kiln dev`: the embedded server (persistent SQLite, Web UI) and a worker; Ctrl-C stops both. */
+import { join } from 'node:path';
+import { kilnHome, startEmbedded } from '../embedded.js';
+
+export async function runDev(o: { worker: boolean; port: number; uiPort: number; db?: string }, out: (s: string) => void): Promise<void> {
+  const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
+  const env = await startEmbedded({ dbFile, port: o.port, uiPort: o.uiPort, worker: o.worker, log: out });
+  out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);
+  out(`Web UI:              ${env.uiUrl}`);
+  out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
+  out('Ctrl-C stops everything.');
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  out('stopping…');
+  await env.stop();
+}

@@ -1,0 +1,13 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { diffAgainstBase } from '../../activities/workspace.js';
+import { stateDir } from '../../activities/run-files.js';
+import { artifactsDir, PATCH_FILE } from '../../shared/paths.js';
+
+/** The live diff while the worktree exists, else the patch the run left. */
+export async function currentPatch(repo: string, runId: string, worktree?: string, base?: string): Promise<string> {
+  if (worktree && base && existsSync(worktree)) return diffAgainstBase(worktree, base, stateDir(repo, runId));
+  const file = join(artifactsDir(repo, runId), PATCH_FILE);
+  return (await readFile(file, 'utf8').catch(() => '')) || '(no changes)';
+}

@@ -1,0 +1,82 @@
+/**
+ * Kiln's embedded Temporal: the official CLI's dev server on this machine with a SQLite file,
+ * and optionally a worker in this process. Where no CLI binary is found the SDK downloads one
+ * (that needs the internet).
+ */
+import { Client, Connection } from '@temporalio/client';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { startWorker, type RunningWorker } from '../worker.js';
+import { findTemporalCli } from '../temporal/binary.js';
+import { startDevServer } from '../temporal/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
+
+export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KILN_HOME || join(homedir(), '.kiln');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Embedded {
+  address: string;
+  uiUrl: string;
+  client: Client;
+  worker?: RunningWorker;
+  stop(): Promise<void>;
+}
+
+export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; log?: (s: string) => void }): Promise<Embedded> {
+  const port = o.port ?? (await freePort());
+  const uiPort = o.uiPort ?? (await freePort());
+  const binary = findTemporalCli();
+  let address: string;
+  let uiUrl: string;
+  let stopServer: () => Promise<void>;
+  if (binary) {
+    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort });
+    address = server.address;
+    uiUrl = server.uiUrl;
+    stopServer = () => server.stop();
+  } else {
+    o.log?.('no Temporal CLI found (run `npm run setup` to build it offline); trying the SDK download');
+    const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+    const { defineSearchAttributeKey } = await import('@temporalio/common');
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        dbFilename: o.dbFile,
+        port,
+        ui: true,
+        uiPort,
+        searchAttributes: SEARCH_ATTRIBUTES.map((a) => defineSearchAttributeKey(a.name, 'KEYWORD')),
+      },
+    });
+    address = `127.0.0.1:${port}`;
+    uiUrl = `http://127.0.0.1:${uiPort}`;
+    stopServer = () => env.teardown();
+  }
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+  const worker = o.worker ? await startWorker({ settings: { address, namespace: 'default' } }) : undefined;
+  return {
+    address,
+    uiUrl,
+    client,
+    worker,
+    async stop() {
+      await worker?.shutdown();
+      await connection.close();
+      await stopServer();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/** `kiln run` options → the workflow's RunInput, validated here so bad input never starts a run. */
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadRepoConfig } from '../config/repo-config.js';
+import { DEFAULT_MODEL, isScriptedSpec, loadScript, parseModelSpec } from '../model/index.js';
+import { loadPolicyConfig } from '../policy/index.js';
+import type { RunInput } from '../shared/types.js';
+import { git } from '../activities/git.js';
+import { UsageError } from './errors.js';
+
+export interface RunFlags {
+  repo?: string;
+  goal?: string;
+  check?: string[];
+  setup?: string[];
+  model?: string;
+  id?: string;
+  base?: string;
+  sandbox?: string;
+  approvalMode?: string;
+  allowTestEdits?: boolean;
+  approvalTimeout?: string;
+  humanTimeout?: string;
+  maxTurns?: string;
+  maxTokens?: string;
+  maxUsd?: string;
+  maxWall?: string;
+  maxOutputTokens?: string;
+  temperature?: string;
+  heartbeatTimeout?: string;
+  commandTimeout?: string;
+}
+
+export const DEFAULTS = {
+  approvalTimeoutMs: 24 * 3600_000,
+  humanTimeoutMs: 7 * 24 * 3600_000,
+  maxTurns: 60,
+  maxTokens: 3_000_000,
+  maxUsd: 10,
+  maxWallMs: 2 * 3600_000,
+  maxOutputTokens: 8192,
+  heartbeatTimeoutMs: 30_000,
+  commandTimeoutMs: 10 * 60_000,
+};
+
+export function newRunId(): string {
+  const d = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  return `run-${d}-${randomBytes(3).toString('hex')}`;
+}
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
+
+export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = process.env): Promise<RunInput> {
+  if (!f.repo) throw new UsageError('--repo DIR is required: the git repository to work on');
+  const repoArg = resolve(f.repo);
+  if (!existsSync(repoArg) || !statSync(repoArg).isDirectory()) throw new UsageError(`--repo ${f.repo}: no such directory`);
+  let repo: string;
+  try {
+    repo = (await git(repoArg).raw(['rev-parse', '--show-toplevel'])).trim();
+  } catch {
+    throw new UsageError(`--repo ${f.repo}: not a git repository (run \`git init\` and commit first)`);
+  }
+  try {
+    await git(repo).raw(['rev-parse', '--verify', `${f.base ?? 'HEAD'}^{commit}`]);
+  } catch {
+    throw new UsageError(f.base ? `--base ${f.base}: not a commit in ${repo}` : `${repo} has no commits yet: commit something first`);
+  }
+  const goal = (f.goal ?? '').trim();
+  if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');
+  if (f.id !== undefined && !ID_RE.test(f.id)) throw new UsageError(`--id ${f.id}: use letters, digits, ".", "_" or "-" (at most 101 characters)`);
+
+  const model = f.model ?? env.KILN_MODEL ?? DEFAULT_MODEL;
+  if (isScriptedSpec(model)) {
+    const parsed = parseModelSpec(model);
+    if (parsed.kind === 'scripted') {
+      await loadScript(parsed.scriptPath); // throws ScriptError naming the file and the problem
+      // the worker may run elsewhere: it gets the absolute path
+    }
+  } else if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL) {
+    throw new UsageError(`--model ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use --model scripted:FILE`);
+  }
+  await loadRepoConfig(repo);
+  await loadPolicyConfig(repo);
+
+  const sandbox = f.sandbox ?? 'bwrap';
+  if (sandbox !== 'bwrap' && sandbox !== 'off') throw new UsageError(`--sandbox ${sandbox}: use "bwrap" (default) or "off"`);
+  const approvalMode = f.approvalMode ?? 'default';
+  if (!['strict', 'default', 'auto'].includes(approvalMode)) throw new UsageError(`--approval-mode ${approvalMode}: use strict, default or auto`);
+
+  const modelSpec = isScriptedSpec(model) ? `scripted:${(parseModelSpec(model) as { scriptPath: string }).scriptPath}` : model;
+  return {
+    runId: f.id ?? newRunId(),
+    repo,
+    goal,
+    base: f.base,
+    checks: f.check ?? [],
+    setup: f.setup ?? [],
+    model: modelSpec,
+    maxTokens: int(f.maxOutputTokens, '--max-output-tokens', DEFAULTS.maxOutputTokens),
+    temperature: f.temperature === undefined ? undefined : num(f.temperature, '--temperature', 0),
+    sandbox,
+    approvalMode: approvalMode as RunInput['approvalMode'],
+    allowTestEdits: f.allowTestEdits ?? false,
+    approvalTimeoutMs: duration(f.approvalTimeout, '--approval-timeout', DEFAULTS.approvalTimeoutMs),
+    humanTimeoutMs: duration(f.humanTimeout, '--human-timeout', DEFAULTS.humanTimeoutMs),
+    budgets: {
+      maxTurns: int(f.maxTurns, '--max-turns', DEFAULTS.maxTurns),
+      maxTokens: int(f.maxTokens, '--max-tokens', DEFAULTS.maxTokens),
+      maxUsd: num(f.maxUsd, '--max-usd', DEFAULTS.maxUsd),
+      maxWallMs: duration(f.maxWall, '--max-wall', DEFAULTS.maxWallMs),
+    },
+    maxAttempts: 3,
+    heartbeatTimeoutMs: duration(f.heartbeatTimeout, '--heartbeat-timeout', DEFAULTS.heartbeatTimeoutMs),
+    commandTimeoutMs: duration(f.commandTimeout, '--command-timeout', DEFAULTS.commandTimeoutMs),
+  };
+}
+
+function int(v: string | undefined, flag: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} ${v}: expected a positive whole number`);
+  return n;
+}
+
+function num(v: string | undefined, flag: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} ${v}: expected a number ≥ 0`);
+  return n;
+}
+
+/** "90s", "15m", "2h", "3d" or plain milliseconds. */
+export function duration(v: string | undefined, flag: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(v.trim());
+  if (!m) throw new UsageError(`${flag} ${v}: expected a duration like 500ms, 90s, 15m, 2h or 3d`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms'];
+  const n = Math.round(Number(m[1]) * unit);
+  if (n <= 0) throw new UsageError(`${flag} ${v}: must be more than zero`);
+  return n;
+}

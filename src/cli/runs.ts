@@ -1,0 +1,246 @@
+/**
+ * Client-side run operations shared by the commands: start (idempotent by id), follow live,
+ * read state whether or not a worker is up, and send decisions.
+ */
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../shared/constants.js';
+import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
+import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
+import { TERMINAL_PHASES } from '../shared/types.js';
+import type { kilnRun } from '../workflows/run.js';
+import { CliError, UsageError } from './errors.js';
+
+export interface Started {
+  handle: WorkflowHandle<typeof kilnRun>;
+  attached: boolean;
+}
+
+/**
+ * The run id is the workflow id and the idempotency key: a second start with the same id
+ * attaches to the run that exists, however many callers race.
+ */
+export async function startRun(client: Client, input: RunInput, opts: { taskQueue?: string } = {}): Promise<Started> {
+  const existing = client.workflow.getHandle<typeof kilnRun>(input.runId);
+  const existed = await existing.describe().then(() => true, () => false);
+  if (existed) return { handle: existing, attached: true };
+  try {
+    const handle = await client.workflow.start<typeof kilnRun>(WORKFLOW_TYPE, {
+      workflowId: input.runId,
+      taskQueue: opts.taskQueue ?? process.env.KILN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      args: [input],
+      // racing starts with the same id all get the one run
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: `kiln: ${input.goal.slice(0, 120)}`,
+      staticDetails: [
+        `repo: ${input.repo}`,
+        `model: ${input.model}${input.model.startsWith('scripted:') ? ' (SCRIPTED model, not a real one)' : ''}`,
+        `checks: ${input.checks.join(' && ') || '(from the repo)'}`,
+      ].join('\n'),
+    });
+    return { handle, attached: false };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      return { handle: existing, attached: true };
+    }
+    throw err;
+  }
+}
+
+export function handleFor(client: Client, runId: string): WorkflowHandle<typeof kilnRun> {
+  return client.workflow.getHandle<typeof kilnRun>(runId);
+}
+
+export async function ensureExists(handle: WorkflowHandle): Promise<void> {
+  try {
+    await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new UsageError(`no run ${handle.workflowId}: see \`kiln list\``);
+    throw err;
+  }
+}
+
+/** The live state; a query needs a worker, so without one this says so instead of hanging. */
+export async function readState(handle: WorkflowHandle<typeof kilnRun>): Promise<RunState | undefined> {
+  try {
+    return await withTimeout(handle.query(statusQuery), 10_000);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function isClosed(handle: WorkflowHandle): Promise<boolean> {
+  const d = await handle.describe();
+  return d.status.name !== 'RUNNING';
+}
+
+/** The run's outcome; a cancelled run is an outcome, not an error. */
+export async function outcome(handle: WorkflowHandle<typeof kilnRun>, input?: Pick<RunInput, 'repo' | 'runId'>): Promise<RunResult> {
+  try {
+    return await handle.result();
+  } catch (err) {
+    if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
+      const st = await readState(handle);
+      const repo = st?.repo ?? input?.repo ?? '';
+      const dir = artifactsDir(repo, handle.workflowId);
+      return {
+        runId: handle.workflowId,
+        state: 'cancelled',
+        reason: 'cancelled by request',
+        attempts: st?.attempt ?? 0,
+        turns: st?.turn ?? 0,
+        artifactsDir: dir,
+        patchPath: `${dir}/${PATCH_FILE}`,
+        tokens: { input: st?.budget.input ?? 0, output: st?.budget.output ?? 0, cacheRead: st?.budget.cacheRead ?? 0, cacheWrite: st?.budget.cacheWrite ?? 0 },
+        costUsd: st?.budget.costUsd ?? 0,
+        scripted: st?.scripted ?? false,
+      };
+    }
+    if (err instanceof WorkflowFailedError) throw new CliError(`run ${handle.workflowId} failed: ${err.cause?.message ?? err.message}`);
+    throw err;
+  }
+}
+
+/** Whether any worker polls the queue: an Update needs one to answer, a Signal does not. */
+export async function workerPolling(client: Client, taskQueue = process.env.KILN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE): Promise<boolean> {
+  try {
+    const res = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue },
+    });
+    return (res.pollers ?? []).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export async function sendApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: ApprovalDecision): Promise<string> {
+  if (!(await workerPolling(client))) {
+    await handle.signal(approveSignal, d);
+    return `no worker is running: sent as a signal; it is applied when a worker comes back (${d.approve ? 'approve' : 'reject'} ${d.approvalId})`;
+  }
+  try {
+    return await handle.executeUpdate(approveUpdate, { args: [d] });
+  } catch (err) {
+    throw new UsageError(`not applied: ${rejectionMessage(err)}`);
+  }
+}
+
+export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision): Promise<string> {
+  if (!(await workerPolling(client))) {
+    await handle.signal(humanSignal, d);
+    return `no worker is running: sent as a signal; it is applied when a worker comes back (${d.action})`;
+  }
+  try {
+    return await handle.executeUpdate(humanUpdate, { args: [d] });
+  } catch (err) {
+    throw new UsageError(`not applied: ${rejectionMessage(err)}`);
+  }
+}
+
+function rejectionMessage(err: unknown): string {
+  const e = err as { cause?: { message?: string }; message?: string };
+  return e.cause?.message ?? e.message ?? String(err);
+}
+
+export interface FollowOptions {
+  print: (line: string) => void;
+  uiUrl?: string;
+  /** called once per new pending approval (e.g. `kiln demo --yes` approves it) */
+  onApproval?: (a: PendingApproval, state: RunState) => Promise<void> | void;
+  pollMs?: number;
+}
+
+/** Follows a run live until it closes: phase changes, tool calls, approvals with how to answer. */
+export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOptions): Promise<void> {
+  let lastSeq = 0;
+  const announced = new Set<string>();
+  let warnedNoWorker = false;
+  for (;;) {
+    const st = await readState(handle);
+    if (st) {
+      warnedNoWorker = false;
+      for (const l of st.log.filter((l) => l.seq > lastSeq)) o.print(formatLine(l));
+      lastSeq = Math.max(lastSeq, st.logSeq);
+      for (const a of st.pendingApprovals) {
+        if (announced.has(a.id)) continue;
+        announced.add(a.id);
+        o.print(formatApproval(st.runId, a, o.uiUrl));
+        await o.onApproval?.(a, st);
+      }
+      if (st.phase === 'needs_human' && !announced.has(`human:${st.logSeq}`)) {
+        announced.add(`human:${st.logSeq}`);
+        o.print(`  ⏸  a person is needed: ${st.reason ?? ''}\n     kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
+      }
+      if (TERMINAL_PHASES.includes(st.phase) && (await isClosed(handle))) return;
+    } else if (await isClosed(handle)) {
+      return;
+    } else if (!warnedNoWorker) {
+      warnedNoWorker = true;
+      o.print('  … no worker answers: the run waits until one starts (`kiln worker` or `kiln dev`)');
+    }
+    await new Promise((r) => setTimeout(r, o.pollMs ?? 400));
+  }
+}
+
+export function formatLine(l: LogLine): string {
+  const icon = { phase: '▸', turn: '·', tool: '  ↳', approval: '  ✋', verdict: '  ⚖', human: '  👤', note: '  ·' }[l.kind];
+  return `${icon} ${l.text}`;
+}
+
+export function formatApproval(runId: string, a: PendingApproval, uiUrl?: string): string {
+  const parsed = a.segments?.length ? a.segments.map((s) => `       ${s.via?.length ? `[${s.via.join(' > ')}] ` : ''}${s.text}`).join('\n') : `       ${a.summary}`;
+  return [
+    `  ✋ approval ${a.id} needed: ${a.summary}`,
+    `     why: ${a.reason} (${a.rule})`,
+    `     parsed:`,
+    parsed,
+    `     approve: kiln approve ${runId} ${a.id}      (add --for-run to allow this kind of call for the rest of the run)`,
+    `     reject:  kiln reject ${runId} ${a.id} --reason "..."`,
+    uiUrl ? `     or in the Web UI: ${uiUrl}/namespaces/default/workflows/${runId}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+export function formatSummary(r: RunResult): string {
+  return [
+    `${r.state === 'succeeded' ? '✔' : r.state === 'cancelled' ? '✖' : '✘'} ${r.runId}: ${r.state}${r.reason ? ` — ${r.reason}` : ''}${r.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
+    `  attempts ${r.attempts} · turns ${r.turns} · tokens in ${r.tokens.input} / out ${r.tokens.output} / cache read ${r.tokens.cacheRead} / cache write ${r.tokens.cacheWrite} · $${r.costUsd.toFixed(4)}`,
+    `  artifacts: ${r.artifactsDir}`,
+    `  patch:     ${r.patchPath}`,
+  ].join('\n');
+}
+
+export function jsonSummary(r: RunResult): string {
+  return JSON.stringify({
+    runId: r.runId,
+    workflowId: r.runId,
+    state: r.state,
+    reason: r.reason ?? null,
+    attempts: r.attempts,
+    turns: r.turns,
+    artifactsDir: r.artifactsDir,
+    patchPath: r.patchPath,
+    tokens: r.tokens,
+    costUsd: r.costUsd,
+    scripted: r.scripted,
+  });
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error('timeout')), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}

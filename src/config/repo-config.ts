@@ -1,0 +1,75 @@
+/**
+ * `.kiln/config` in the user's repo: how to set a fresh worktree up and how to check it.
+ * A bad file stops the run before it starts, naming the field.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export class KilnConfigError extends Error {
+  override name = 'KilnConfigError';
+}
+
+export const repoConfigSchema = z
+  .object({
+    /** commands run once in a fresh worktree, the only step with network access (e.g. "npm ci") */
+    setup: z.array(z.string().min(1)).default([]),
+    /** the checks the verifier runs and the stop gate requires */
+    checks: z.array(z.string().min(1)).default([]),
+    /** ignored paths copied from the user's checkout into the worktree (like .worktreeinclude) */
+    include: z.array(z.string().min(1)).default([]),
+    /** ignored paths symlinked instead of copied (read-only inside the sandbox) */
+    link: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+
+export type RepoConfig = z.infer<typeof repoConfigSchema>;
+
+export async function loadRepoConfig(repo: string): Promise<RepoConfig> {
+  const file = join(repo, '.kiln', 'config');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return repoConfigSchema.parse({});
+    throw new KilnConfigError(`${file}: cannot read: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new KilnConfigError(`${file}: not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = repoConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
+    throw new KilnConfigError(`${file}: ${where}: ${issue.message}`);
+  }
+  for (const p of [...parsed.data.include, ...parsed.data.link]) {
+    if (p.startsWith('/') || p.split('/').includes('..')) {
+      throw new KilnConfigError(`${file}: include/link: "${p}" must be a path inside the repo`);
+    }
+  }
+  return parsed.data;
+}
+
+/**
+ * The Commands section of AGENTS.md, in the seed's "- Test: pnpm test" form. Install lines are
+ * setup, not checks, and are not run unless the user opts in through .kiln/config.
+ */
+export function checksFromAgentsMd(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const start = lines.findIndex((l) => /^#{1,6}\s*commands\b/i.test(l.trim()));
+  if (start < 0) return [];
+  const checks: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^#{1,6}\s/.test(line.trim())) break;
+    const m = /^\s*[-*]\s*([^:`]+):\s*`?([^`]+?)`?\s*$/.exec(line);
+    if (!m) continue;
+    const label = m[1]!.trim().toLowerCase();
+    if (/install|setup|bootstrap|dev|start|serve|run app/.test(label)) continue;
+    if (/test|check|lint|type|build|verify/.test(label)) checks.push(m[2]!.trim());
+  }
+  return checks;
+}

@@ -1,0 +1,15 @@
+/**
+ * Message definitions, used by name on both sides (never string names in the CLI).
+ * Approvals and human decisions exist both as Updates (the sender learns "accepted" or why not)
+ * and as Signals of the same name (for the Web UI and fire-and-forget senders).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalDecision, HumanDecision, RunState } from './types.js';
+
+export const statusQuery = defineQuery<RunState>('status');
+
+export const approveUpdate = defineUpdate<string, [ApprovalDecision]>('approve');
+export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+
+export const humanUpdate = defineUpdate<string, [HumanDecision]>('human');
+export const humanSignal = defineSignal<[HumanDecision]>('human');

@@ -1,0 +1,178 @@
+/**
+ * Wire types shared by the workflow, the activities and the CLI. Type-only on purpose: the
+ * workflow bundle must stay free of I/O, and zod validation happens at the edges (CLI, activities).
+ */
+export type Phase =
+  | 'preparing'
+  | 'planning'
+  | 'editing'
+  | 'awaiting_approval'
+  | 'verifying'
+  | 'retrying'
+  | 'needs_human'
+  | 'succeeded'
+  | 'blocked'
+  | 'cancelled';
+
+export const TERMINAL_PHASES: readonly Phase[] = ['succeeded', 'blocked', 'cancelled'];
+
+export type ApprovalMode = 'strict' | 'default' | 'auto';
+
+export interface Budgets {
+  maxTurns: number;
+  maxTokens: number;
+  maxUsd: number;
+  maxWallMs: number;
+}
+
+export interface RunInput {
+  runId: string;
+  repo: string;
+  goal: string;
+  base?: string;
+  checks: string[];
+  setup: string[];
+  model: string;
+  maxTokens: number;
+  temperature?: number;
+  sandbox: 'bwrap' | 'off';
+  approvalMode: ApprovalMode;
+  allowTestEdits: boolean;
+  /** how long an approval may wait before the run goes to needs_human */
+  approvalTimeoutMs: number;
+  /** how long needs_human waits for a person before the run ends blocked */
+  humanTimeoutMs: number;
+  budgets: Budgets;
+  /** attempts in all, first try included (DESIGN: retry ≤ 2 → 3) */
+  maxAttempts: number;
+  /** activity heartbeat timeout: how soon a dead worker is noticed */
+  heartbeatTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+export interface PlanStep {
+  step: string;
+  status: 'pending' | 'in_progress' | 'done';
+}
+
+export interface CommandSegmentView {
+  argv: string[];
+  text: string;
+  via?: string[];
+}
+
+export interface PendingApproval {
+  id: string;
+  toolUseId: string;
+  tool: string;
+  /** one line: "run_command: npm install left-pad" */
+  summary: string;
+  segments?: CommandSegmentView[];
+  rule: string;
+  reason: string;
+  grantKey?: string;
+  hash?: string;
+  requestedAt: string;
+  expiresAt: string;
+}
+
+export interface ApprovalDecision {
+  approvalId: string;
+  approve: boolean;
+  /** "run": approve this kind of call for the rest of the run */
+  scope?: 'once' | 'run';
+  by?: string;
+  note?: string;
+  /** a rejection's reason goes back to the model */
+  reason?: string;
+}
+
+export interface HumanDecision {
+  action: 'hint' | 'accept' | 'abandon';
+  text?: string;
+  by?: string;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface BudgetUsed extends Usage {
+  turns: number;
+  costUsd: number;
+  wallMs: number;
+}
+
+export interface CheckOutcome {
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  passed: boolean;
+  failingTests: string[];
+  /** bounded, redacted tail of the output */
+  tail: string;
+}
+
+export interface Verdict {
+  pass: boolean;
+  checks: CheckOutcome[];
+  outOfScope: string[];
+  protectedChanged: string[];
+  changedFiles: string[];
+  /** stable across attempts for the same failure: same failing checks and tests */
+  signature: string;
+  summary: string;
+}
+
+/** One line of the run's live log, shown by `kiln run` / `kiln status` and the Web UI. */
+export interface LogLine {
+  seq: number;
+  at: string;
+  kind: 'phase' | 'turn' | 'tool' | 'approval' | 'verdict' | 'human' | 'note';
+  text: string;
+}
+
+export interface RunState {
+  runId: string;
+  goal: string;
+  repo: string;
+  model: string;
+  scripted: boolean;
+  phase: Phase;
+  attempt: number;
+  maxAttempts: number;
+  turn: number;
+  plan: PlanStep[];
+  touchedFiles: string[];
+  lastObservation: string;
+  pendingApprovals: PendingApproval[];
+  grants: string[];
+  budget: BudgetUsed;
+  worktree?: string;
+  baseCommit?: string;
+  artifactsDir: string;
+  hostQueue?: string;
+  verdict?: Verdict;
+  /** why the run ended, or why it waits */
+  reason?: string;
+  acceptedBy?: string;
+  log: LogLine[];
+  logSeq: number;
+}
+
+export interface RunResult {
+  runId: string;
+  state: Phase;
+  reason?: string;
+  attempts: number;
+  turns: number;
+  artifactsDir: string;
+  patchPath: string;
+  tokens: Usage;
+  costUsd: number;
+  scripted: boolean;
+  acceptedBy?: string;
+}

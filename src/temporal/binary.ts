@@ -1,0 +1,67 @@
+/**
+ * The official Temporal CLI (dev server + Web UI). Offline machines cannot use the SDK's own
+ * download, so Kiln builds the CLI from the Go module proxy once and caches it outside the repo.
+ */
+import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** v1.6+ cannot be `go install`ed (its go.mod has a replace directive). */
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+
+export class TemporalCliError extends Error {
+  override name = 'TemporalCliError';
+}
+
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln', 'temporal-cli', TEMPORAL_CLI_VERSION);
+}
+
+/**
+ * The binary to use: KILN_TEMPORAL_CLI if set (it must exist), else the cached build, else
+ * undefined (the caller falls back to the SDK's download, which needs the internet).
+ */
+export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const override = env.KILN_TEMPORAL_CLI;
+  if (override) {
+    if (!existsSync(override)) throw new TemporalCliError(`KILN_TEMPORAL_CLI=${override} does not exist; unset it or point it at a temporal binary`);
+    return override;
+  }
+  const cached = join(cacheDir(env), 'temporal');
+  return existsSync(cached) ? cached : undefined;
+}
+
+/** Builds the CLI into the cache unless it is already there. Returns its path. */
+export async function provisionTemporalCli(opts: { env?: NodeJS.ProcessEnv; log?: (s: string) => void } = {}): Promise<string> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? (() => {});
+  const found = findTemporalCli(env);
+  if (found) {
+    log(`temporal CLI: ${found} (already there)`);
+    return found;
+  }
+  const go = await execa('go', ['version'], { reject: false });
+  if (go.exitCode !== 0) {
+    throw new TemporalCliError(
+      'the Temporal CLI is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or `apt-get install golang`), ' +
+        'or set KILN_TEMPORAL_CLI to an existing temporal binary',
+    );
+  }
+  const dir = cacheDir(env);
+  await mkdir(dir, { recursive: true });
+  log(`temporal CLI: building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} into ${dir} (takes a few minutes, once)`);
+  const res = await execa('go', ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
+    env: { ...env, GOBIN: dir, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
+    reject: false,
+    all: true,
+  });
+  const bin = join(dir, 'temporal');
+  if (res.exitCode !== 0 || !existsSync(bin)) {
+    throw new TemporalCliError(`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed:\n${String(res.all ?? '').slice(-2000)}`);
+  }
+  log(`temporal CLI: built ${bin}`);
+  return bin;
+}

@@ -1,0 +1,31 @@
+/**
+ * Names of failing tests, read from the output of common runners (vitest, jest, node:test,
+ * mocha, pytest, go test). Unknown formats give an empty list; the verdict then carries the tail.
+ */
+const PATTERNS: RegExp[] = [
+  // vitest / jest: " FAIL  src/a.test.ts > suite > name" and " ✗ name" / " × name"
+  /^\s*FAIL\s+(.+?)\s*$/gm,
+  /^\s*[×✗✕]\s+(.+?)(?:\s+\d+ms)?\s*$/gm,
+  // node:test TAP: "not ok 3 - name"
+  /^\s*not ok \d+ - (.+?)\s*$/gm,
+  // mocha: "  1) suite name:" style failures
+  /^\s+\d+\) (.+?):?\s*$/gm,
+  // pytest: "FAILED tests/test_a.py::test_b - AssertionError"
+  /^FAILED (\S+)/gm,
+  // go test: "--- FAIL: TestName (0.00s)"
+  /^\s*--- FAIL: (\S+)/gm,
+];
+
+const MAX_NAMES = 50;
+
+export function failingTests(output: string): string[] {
+  const names = new Set<string>();
+  for (const re of PATTERNS) {
+    for (const m of output.matchAll(re)) {
+      const name = m[1]!.replace(/\s+\[\d+(?:\.\d+)?m?s\]$/, '').trim();
+      if (name && !/^\d+ (passed|failed)/.test(name)) names.add(name.slice(0, 200));
+      if (names.size >= MAX_NAMES) return [...names];
+    }
+  }
+  return [...names];
+}

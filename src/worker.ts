@@ -1,0 +1,89 @@
+/**
+ * A Kiln worker: workflows and prepareWorkspace on the shared queue; everything that touches a
+ * worktree on this host's own queue (Temporal's worker-specific task queues pattern), so a run's
+ * activities always reach the machine that holds its worktree.
+ */
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
+import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
+import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
+
+/**
+ * Always the compiled workflows: the bundler then sees plain JS whether this module runs from
+ * dist/ or from source under vitest (`npm test` builds first).
+ */
+export const WORKFLOWS_PATH = join(packageRoot(), 'dist', 'src', 'workflows', 'index.js');
+
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+
+export interface RunningWorker {
+  hostQueue: string;
+  run: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundled once per process: several workers (shared + host queue) reuse it. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return bundle;
+}
+
+const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
+
+export async function startWorker(opts: {
+  settings?: TemporalSettings;
+  connection?: NativeConnection;
+  taskQueue?: string;
+  deps?: ActivityDeps;
+} = {}): Promise<RunningWorker> {
+  const settings = opts.settings ?? temporalSettings();
+  const connection = opts.connection ?? (await NativeConnection.connect({ address: settings.address }));
+  const deps = opts.deps ?? defaultDeps();
+  const activities = createActivities(deps);
+  const workflowBundle_ = await workflowBundle();
+  const shared = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowBundle: workflowBundle_,
+    activities,
+  });
+  const host = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: deps.hostQueue,
+    activities,
+  });
+  const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
+  return {
+    hostQueue: deps.hostQueue,
+    run,
+    async shutdown() {
+      if (shared.getState() === 'RUNNING') shared.shutdown();
+      if (host.getState() === 'RUNNING') host.shutdown();
+      await run;
+      if (!opts.connection) await connection.close();
+    },
+  };
+}
+
+// `node dist/src/worker.js`: a worker process on its own (tests start it as a real child process).
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  startWorker()
+    .then((w) => {
+      process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
+      return w.run;
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`kiln worker: ${(err as Error).message}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,1 @@
+export { kilnRun } from './run.js';

@@ -1,0 +1,496 @@
+/**
+ * The Kiln run workflow: orchestration only. Every effect is an activity; every decision that
+ * can be made without a server lives in ./machine.ts.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  type ActivityInterfaceFor,
+  setHandler,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.js';
+import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
+import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import { PATCH_FILE } from '../shared/paths.js';
+import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState } from '../shared/types.js';
+import {
+  addUsage,
+  afterVerdict,
+  approvalProblem,
+  budgetExceeded,
+  findApproval,
+  initialState,
+  log,
+  observe,
+  setPhase,
+  touch,
+} from './machine.js';
+
+type Activities = ReturnType<typeof createActivities>;
+type Acts = ActivityInterfaceFor<Activities>;
+
+/** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
+const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
+
+/** prepareWorkspace runs on the shared queue; the worker that ran it names its host queue. */
+const shared = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '60 seconds',
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+type AttemptEnd =
+  | { kind: 'finished'; gateSatisfied: boolean }
+  | { kind: 'budget'; which: string }
+  | { kind: 'approval_timeout'; approvalId: string }
+  | { kind: 'fatal'; reason: string };
+
+export async function kilnRun(input: RunInput): Promise<RunResult> {
+  const state = initialState(input);
+  const now = () => new Date().toISOString();
+  const started = Date.now();
+
+  const decisions = new Map<string, ApprovalDecision>();
+  const decided = new Set<string>();
+  const expired = new Set<string>();
+  let human: HumanDecision | undefined;
+  let approvalSeq = 0;
+  /** log lines not yet handed to an activity for events.jsonl */
+  let unwritten = 0;
+
+  const events = () => {
+    const fresh = state.log.slice(Math.max(0, state.log.length - unwritten));
+    unwritten = 0;
+    return fresh;
+  };
+  const note = (kind: Parameters<typeof log>[2], text: string) => {
+    log(state, now(), kind, text);
+    unwritten++;
+  };
+  const phase = (p: RunState['phase'], why?: string) => {
+    setPhase(state, p, now(), why);
+    unwritten++;
+    setCurrentDetails(details());
+  };
+  const details = () =>
+    [
+      `**${state.phase}** · attempt ${state.attempt}/${state.maxAttempts} · turn ${state.turn}`,
+      state.reason ? `reason: ${state.reason}` : '',
+      state.pendingApprovals.map((a) => `waiting for approval ${a.id}: ${a.summary}`).join('\n'),
+      state.plan.map((s) => `- [${s.status === 'done' ? 'x' : ' '}] ${s.step}`).join('\n'),
+    ]
+      .filter(Boolean)
+      .join('\n');
+
+  const acceptDecision = (d: ApprovalDecision) => {
+    decisions.set(d.approvalId, d);
+    decided.add(d.approvalId);
+  };
+  setHandler(statusQuery, () => ({ ...state, budget: { ...state.budget, wallMs: Date.now() - started } }));
+  setHandler(approveUpdate, (d) => {
+    acceptDecision(d);
+    return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
+  }, {
+    validator: (d) => {
+      const problem = approvalProblem(state, decided, expired, d);
+      if (problem) throw new Error(problem);
+    },
+  });
+  setHandler(approveSignal, (d) => {
+    const problem = approvalProblem(state, decided, expired, d);
+    if (problem) {
+      note('approval', `ignored approval signal: ${problem}`);
+      return;
+    }
+    acceptDecision(d);
+  });
+  /** read through a function: handlers set it while the workflow awaits, which narrowing cannot see */
+  const takeHuman = (): HumanDecision | undefined => {
+    const d = human;
+    human = undefined;
+    return d;
+  };
+  const humanProblem = (d: HumanDecision): string | undefined => {
+    if (state.phase !== 'needs_human') return `the run is ${state.phase}, not waiting for a person`;
+    if (!d || !['hint', 'accept', 'abandon'].includes(d.action)) return 'action must be hint, accept or abandon';
+    if (d.action === 'hint' && !d.text?.trim()) return 'a hint needs text';
+    if (human) return 'a decision was already sent';
+    return undefined;
+  };
+  setHandler(humanUpdate, (d) => {
+    human = d;
+    return `${d.action} accepted`;
+  }, {
+    validator: (d) => {
+      const problem = humanProblem(d);
+      if (problem) throw new Error(problem);
+    },
+  });
+  setHandler(humanSignal, (d) => {
+    const problem = humanProblem(d);
+    if (problem) note('human', `ignored signal: ${problem}`);
+    else human = d;
+  });
+
+  const ref = () => ({ runId: input.runId, repo: input.repo, events: events() });
+  let host: Acts | undefined;
+  let gitPrepared = false;
+  let checks: string[] = [];
+
+  const finish = async (removeWorktree: boolean): Promise<RunResult> => {
+    state.budget.wallMs = Date.now() - started;
+    setCurrentDetails(details());
+    let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
+    if (gitPrepared) {
+      const acts = host ?? shared;
+      const res = await acts.finalizeRun({ ...ref(), state, removeWorktree });
+      patchPath = res.patchPath;
+    }
+    return {
+      runId: input.runId,
+      state: state.phase,
+      reason: state.reason,
+      attempts: state.attempt,
+      turns: state.turn,
+      artifactsDir: state.artifactsDir,
+      patchPath,
+      tokens: {
+        input: state.budget.input,
+        output: state.budget.output,
+        cacheRead: state.budget.cacheRead,
+        cacheWrite: state.budget.cacheWrite,
+      },
+      costUsd: state.budget.costUsd,
+      scripted: state.scripted,
+      acceptedBy: state.acceptedBy,
+    };
+  };
+
+  try {
+    phase('preparing');
+    const prep = await shared.prepareWorkspace.executeWithOptions(
+      { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
+      [input],
+    );
+    gitPrepared = true;
+    state.worktree = prep.worktree;
+    state.baseCommit = prep.baseCommit;
+    state.hostQueue = prep.hostQueue;
+    checks = prep.checks;
+    host = proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue });
+    if (!prep.ok) {
+      state.reason = prep.reason;
+      phase('blocked', 'setup failed');
+      return await finish(false);
+    }
+    note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+
+    let userText: string | undefined;
+    let previousSignature: string | undefined;
+    for (;;) {
+      const end = await runAttempt(userText);
+      userText = undefined;
+      if (end.kind === 'fatal') {
+        state.reason = end.reason;
+        phase('blocked', end.reason);
+        return await finish(false);
+      }
+      if (end.kind === 'budget') {
+        state.reason = `budget exhausted: ${end.which}`;
+        phase('blocked', state.reason);
+        return await finish(false);
+      }
+      let waitReason: string;
+      if (end.kind === 'approval_timeout') {
+        waitReason = `approval ${end.approvalId} timed out; a person must decide how to go on`;
+      } else {
+        phase('verifying');
+        const verdict = await host.verify.executeWithOptions(
+          { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
+          [{ ...ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
+        );
+        state.verdict = verdict;
+        note('verdict', verdict.summary);
+        observe(state, verdict.summary);
+        const next = afterVerdict(state, verdict, previousSignature);
+        previousSignature = verdict.signature;
+        if (next.next === 'succeeded') {
+          state.reason = undefined;
+          phase('succeeded');
+          return await finish(true);
+        }
+        if (next.next === 'retry') {
+          state.attempt = next.attempt;
+          phase('retrying', verdict.summary);
+          userText = retryPrompt(state.attempt, state.maxAttempts, verdict.summary);
+          continue;
+        }
+        waitReason = next.reason;
+      }
+
+      const decision = await waitForHuman(waitReason);
+      if (decision?.action === 'hint') {
+        state.attempt += 1;
+        state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
+        previousSignature = undefined;
+        userText = `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`;
+        phase('retrying', `hint from ${decision.by ?? 'a person'}`);
+        continue;
+      }
+      if (decision?.action === 'accept') {
+        state.acceptedBy = decision.by ?? 'unknown';
+        state.reason = `accepted by ${state.acceptedBy}`;
+        phase('succeeded', state.reason);
+        return await finish(true);
+      }
+      state.reason = decision ? `abandoned by ${decision.by ?? 'a person'}` : `no decision within ${input.humanTimeoutMs} ms`;
+      phase('blocked', state.reason);
+      return await finish(false);
+    }
+  } catch (err) {
+    if (err instanceof ActivityFailure && !isCancellation(err)) {
+      // An activity that cannot succeed (a refused API key, a broken script, retries exhausted)
+      // ends the run as blocked with the reason, and the artifacts are still written.
+      state.reason = failureReason(err);
+      phase('blocked', state.reason);
+      return await finish(false);
+    }
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(async () => {
+        state.reason = 'cancelled by request';
+        state.pendingApprovals = [];
+        phase('cancelled');
+        await finish(true);
+      });
+    }
+    throw err;
+  }
+
+  async function waitForHuman(reason: string): Promise<HumanDecision | undefined> {
+    state.reason = reason;
+    human = undefined;
+    phase('needs_human', reason);
+    await condition(() => human !== undefined, input.humanTimeoutMs);
+    const d = takeHuman();
+    if (d) {
+      note('human', `${d.action} by ${d.by ?? 'unknown'}${d.text ? `: ${d.text}` : ''}`);
+      await host!.recordAudit({ ...ref(), entry: { kind: 'human', action: d.action, by: d.by ?? 'unknown', note: d.text } });
+    }
+    return d;
+  }
+
+  /** One attempt of the agent loop: turns until the agent finishes, a budget or an approval runs out. */
+  async function runAttempt(firstUserText: string | undefined): Promise<AttemptEnd> {
+    const acts = host!;
+    phase(state.attempt === 1 ? 'planning' : 'editing');
+    let userText = firstUserText;
+    let toolResults: Record<string, { content: string; isError: boolean }> = {};
+    /** the stop gate: every check must have run since the last edit */
+    let editedSinceChecks = false;
+    const checksSinceEdit = new Set<string>();
+    const gateSatisfied = () => !editedSinceChecks || checks.every((c) => checksSinceEdit.has(c));
+
+    for (;;) {
+      state.budget.wallMs = Date.now() - started;
+      const over = budgetExceeded(state.budget, input.budgets);
+      if (over) return { kind: 'budget', which: over };
+
+      state.turn += 1;
+      const turn = await acts.agentTurn.executeWithOptions(
+        { ...modelOptions(input), summary: `turn ${state.turn}: model` },
+        [{ ...ref(), turn: state.turn, attempt: state.attempt, userText, toolResults }],
+      );
+      userText = undefined;
+      toolResults = {};
+      addUsage(state, turn.usage, turn.costUsd);
+      if (turn.text) observe(state, turn.text);
+      note('turn', `turn ${state.turn}: ${turn.calls.map((c) => c.summary).join('; ') || turn.text.slice(0, 120) || turn.stopReason}`);
+
+      let finished = false;
+      const gateAnswer = () =>
+        `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
+          .filter((c) => !checksSinceEdit.has(c))
+          .map((c) => `\`${c}\``)
+          .join(' and ')} with run_command, then call finish.`;
+
+      if (turn.calls.length === 0) {
+        // An end_turn without finish counts as a finish attempt.
+        if (gateSatisfied()) {
+          finished = true;
+        } else {
+          userText = gateAnswer();
+          note('note', 'stop gate: finish refused until the checks run');
+        }
+      }
+
+      for (const call of turn.calls) {
+        if (call.inputError) {
+          toolResults[call.id] = { content: call.inputError, isError: true };
+          note('tool', `${call.summary}: invalid call`);
+          continue;
+        }
+        if (call.name === 'finish') {
+          if (gateSatisfied()) {
+            finished = true;
+            toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
+          } else {
+            toolResults[call.id] = { content: gateAnswer(), isError: true };
+            note('note', 'stop gate: finish refused until the checks run');
+          }
+          continue;
+        }
+        const outcome = await runOneTool(acts, call);
+        if (outcome.kind === 'approval_timeout') return outcome;
+        const res = outcome.result;
+        if (res.status === 'done') {
+          if (res.effect === 'edit' && res.path) {
+            touch(state, res.path);
+            editedSinceChecks = true;
+            checksSinceEdit.clear();
+          }
+          if (res.checkRan) checksSinceEdit.add(res.checkRan);
+          if (res.plan) state.plan = res.plan;
+          observe(state, res.summary);
+        }
+      }
+      if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
+    }
+  }
+
+  async function runOneTool(
+    acts: Acts,
+    call: ToolCallView,
+  ): Promise<{ kind: 'done'; result: RunToolResult } | { kind: 'approval_timeout'; approvalId: string }> {
+    const exec = (approvedHash?: string) =>
+      acts.runTool.executeWithOptions(
+        { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
+        [{ ...ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
+      );
+    let res = await exec();
+    if (res.status === 'ask' && res.grantKey && state.grants.includes(res.grantKey)) {
+      res = await exec(res.hash);
+    }
+    if (res.status !== 'ask') {
+      note('tool', `${call.summary}${res.status === 'denied' ? ` — denied (${res.rule})` : res.ok ? '' : ' — failed'}`);
+      return { kind: 'done', result: res };
+    }
+
+    const id = `ap-${++approvalSeq}`;
+    const requested = new Date();
+    state.pendingApprovals.push({
+      id,
+      toolUseId: call.id,
+      tool: call.name,
+      summary: res.summary,
+      segments: res.segments,
+      rule: res.rule,
+      reason: res.reason,
+      grantKey: res.grantKey,
+      hash: res.hash,
+      requestedAt: requested.toISOString(),
+      expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
+    });
+    phase('awaiting_approval', `${id}: ${res.summary}`);
+    const answered = await condition(() => decisions.has(id), input.approvalTimeoutMs);
+    const pending = findApproval(state, id)!;
+    state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
+    if (!answered) {
+      expired.add(id);
+      note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
+      await acts.recordAudit({ ...ref(), entry: { kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' } });
+      return { kind: 'approval_timeout', approvalId: id };
+    }
+    const d = decisions.get(id)!;
+    const by = d.by ?? 'unknown';
+    note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}`);
+    await acts.recordAudit({
+      ...ref(),
+      entry: {
+        kind: 'approval',
+        id,
+        decision: d.approve ? 'approved' : 'rejected',
+        scope: d.scope ?? 'once',
+        what: pending.summary,
+        hash: pending.hash,
+        by,
+        note: d.note ?? d.reason,
+      },
+    });
+    phase('editing');
+    if (!d.approve) {
+      const why = d.reason?.trim() || 'no reason given';
+      const rejected = await acts.recordToolResult({
+        ...ref(),
+        toolUseId: call.id,
+        content: `A person (${by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
+        isError: true,
+      });
+      return { kind: 'done', result: rejected };
+    }
+    if (d.scope === 'run' && pending.grantKey && !state.grants.includes(pending.grantKey)) {
+      state.grants.push(pending.grantKey);
+    }
+    const result = await exec(pending.hash);
+    note('tool', `${call.summary}${result.status === 'done' && !result.ok ? ' — failed' : ''}`);
+    return { kind: 'done', result };
+  }
+}
+
+function failureReason(err: ActivityFailure): string {
+  const cause = err.cause;
+  const what = cause instanceof ApplicationFailure && cause.type ? `${cause.type}: ` : '';
+  return `${err.activityType ?? 'activity'} failed: ${what}${cause?.message ?? err.message}`.slice(0, 1000);
+}
+
+function retryPrompt(attempt: number, max: number, summary: string): string {
+  return [
+    `Verification failed. This is attempt ${attempt} of ${max}.`,
+    `Failures:\n${summary}`,
+    'Before you edit anything, reflect: what failed, why, what you will change and why that fixes it.',
+    'Then fix it, run the checks, and call finish.',
+  ].join('\n\n');
+}
+
+function sharedOptions(input: RunInput) {
+  return {
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+  } as const;
+}
+
+function hostOptions(input: RunInput) {
+  return {
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  } as const;
+}
+
+/** Model turns: Temporal owns retries (the SDK's are off); retry-after comes back as nextRetryDelay. */
+function modelOptions(input: RunInput) {
+  return {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 8,
+      nonRetryableErrorTypes: NON_RETRYABLE,
+    },
+  } as const;
+}
+
+function toolOptions(input: RunInput) {
+  return {
+    startToCloseTimeout: input.commandTimeoutMs + 60_000,
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  } as const;
+}
