@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { SandboxLimits } from './limits.js';
 
@@ -58,7 +58,41 @@ function tryWrite(file: string, value: string): boolean {
   }
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const reapedParents = new Set<string>();
+
+/**
+ * A worker that was SIGKILLed never removed its cgroups, and anything that escaped its PDEATHSIG
+ * (a command started in the instant the worker died) still runs in them. The cgroup name carries
+ * the worker's pid: the first run in each parent cleans up after workers that are gone.
+ */
+function reapOrphans(parent: string): void {
+  if (reapedParents.has(parent)) return;
+  reapedParents.add(parent);
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const m = /^kiln-(\d+)-[0-9a-f]+$/.exec(entry);
+    if (!m || Number(m[1]) === process.pid || isAlive(Number(m[1]))) continue;
+    const dir = `${parent}/${entry}`;
+    void killAll([dir]).then(() => rmdirQuiet(dir));
+  }
+}
+
 function tryMkdir(dir: string): boolean {
+  reapOrphans(dir.slice(0, dir.lastIndexOf('/')));
   try {
     mkdirSync(dir);
     return true;

@@ -63,6 +63,16 @@ function wrappers(limits: SandboxLimits, withNproc: boolean): string[] {
   return out;
 }
 
+/**
+ * Unsandboxed commands still get their own PID namespace when we are root: PDEATHSIG reaches only
+ * the shell, and a child it started would outlive a killed worker; when the namespace's first
+ * process dies, the kernel kills every other one in it. Without root there is no such net.
+ */
+function ownPidNamespace(): string[] {
+  const unshare = findSystemBinary('unshare');
+  return unshare && process.getuid?.() === 0 ? [unshare, '--pid', '--fork', '--kill-child', '--'] : [];
+}
+
 export async function runCommand(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
   const workspace = resolveWorkspace(opts.workspace);
   const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
@@ -103,7 +113,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
   const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
   try {
     const env = commandEnv(opts.env, home);
-    const argv = [...wrappers(config.limits, !hasPidsCgroup), shell, '-c', command];
+    const argv = [...wrappers(config.limits, !hasPidsCgroup), ...ownPidNamespace(), shell, '-c', command];
     const result = await launchAndWait(
       { argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) },
       runOpts,

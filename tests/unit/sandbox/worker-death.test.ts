@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { createSandbox } from '../../../src/sandbox/index.js';
+import { join, resolve } from 'node:path';
+import { cleanupTempDirs, survivors, tempDir, uniqueMarker } from './helpers.js';
+
+/**
+ * A worker killed with SIGKILL runs no cleanup code; its commands must die anyway (PDEATHSIG on
+ * the launcher, --die-with-parent inside). This needs a real separate Node process running the
+ * sandbox module, so the module is compiled once with tsc into a temp dir.
+ */
+let compiled = '';
+beforeAll(() => {
+  compiled = tempDir('compiled');
+  const root = resolve(__dirname, '../../..');
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/typescript/bin/tsc'),
+      '--outDir', compiled,
+      '--rootDir', join(root, 'src/sandbox'),
+      '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+      '--types', 'node', '--skipLibCheck', '--strict',
+      join(root, 'src/sandbox/index.ts'),
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
+  writeFileSync(join(compiled, 'package.json'), '{"type":"module"}');
+}, 60_000);
+afterAll(cleanupTempDirs);
+
+async function killWorkerMidCommand(mode: 'bwrap' | 'off', marker: string): Promise<number> {
+  const ws = tempDir('ws');
+  const script = join(compiled, `worker-${marker}.mjs`);
+  writeFileSync(
+    script,
+    `import { createSandbox } from './index.js';
+const sb = await createSandbox({ mode: '${mode}' });
+console.log('ready');
+// the shell stays and waits for a child that carries the marker in its own argv
+await sb.run('node -e "setTimeout(()=>{},1e6)" ${marker}; echo never', { workspace: ${JSON.stringify(ws)}, timeoutMs: 600000 });`,
+  );
+  const worker = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((r) => worker.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && r()));
+  // wait until the marked child runs (not just the launcher, which is still being set up)
+  const shellRunning = () => survivors(marker).some((l) => /^\d+ node -e /.test(l));
+  for (let i = 0; i < 50 && !shellRunning(); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(shellRunning()).toBe(true);
+  worker.kill('SIGKILL');
+  await new Promise((r) => worker.on('exit', r));
+  for (let i = 0; i < 20 && survivors(marker).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  return worker.pid!;
+}
+
+test('a worker killed with SIGKILL takes its sandboxed command with it', async () => {
+  const marker = uniqueMarker('deadworker');
+  const workerPid = await killWorkerMidCommand('bwrap', marker);
+  expect(survivors(marker)).toEqual([]);
+  // the dead worker's cgroups are reaped by the next worker's first run (here: this process)
+  const pidsRoot = '/sys/fs/cgroup/pids';
+  if (existsSync(pidsRoot)) {
+    const sandbox = await createSandbox({ mode: 'bwrap' });
+    await sandbox.run('true', { workspace: tempDir('ws'), timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(readdirSync(pidsRoot).filter((d) => d.startsWith(`kiln-${workerPid}-`))).toEqual([]);
+  }
+}, 30_000);
+
+test("in mode 'off' too", async () => {
+  const marker = uniqueMarker('deadworkeroff');
+  await killWorkerMidCommand('off', marker);
+  expect(survivors(marker)).toEqual([]);
+}, 30_000);
