@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { fail, ok, type ToolOutcome } from './outcome.js';
 import { entryKind, resolveWorkspacePath, safeReadFile, safeWriteFile, WorkspacePathError } from './safe-fs.js';
 import type { CreateFileInput, EditInput } from './schemas.js';
+
+/** What callers may pass: parsed input, or the same with replace_all left out (false). */
+export type EditRequest = Omit<EditInput, 'replace_all'> & { replace_all?: boolean };
 import { isBinary, lineAt, numberLines, splitLines } from './text.js';
 
 /*
@@ -219,12 +222,12 @@ function prepareCreate(workspace: string, input: CreateFileInput): PreparedEdit 
   };
 }
 
-export function prepareEdit(workspace: string, name: 'edit', input: EditInput): PreparedEdit;
+export function prepareEdit(workspace: string, name: 'edit', input: EditRequest): PreparedEdit;
 export function prepareEdit(workspace: string, name: 'create_file', input: CreateFileInput): PreparedEdit;
-export function prepareEdit(workspace: string, name: EditToolName, input: EditInput | CreateFileInput): PreparedEdit;
-export function prepareEdit(workspace: string, name: EditToolName, input: EditInput | CreateFileInput): PreparedEdit {
+export function prepareEdit(workspace: string, name: EditToolName, input: EditRequest | CreateFileInput): PreparedEdit;
+export function prepareEdit(workspace: string, name: EditToolName, input: EditRequest | CreateFileInput): PreparedEdit {
   if (name === 'create_file') return prepareCreate(workspace, input as CreateFileInput);
-  const e = input as EditInput;
+  const e = input as EditRequest;
   return prepareReplace(workspace, { ...e, replace_all: e.replace_all ?? false });
 }
 
@@ -271,7 +274,7 @@ export async function commitEdit(workspace: string, prepared: PreparedEdit): Pro
 export async function applyEdit(
   workspace: string,
   name: EditToolName,
-  input: EditInput | CreateFileInput,
+  input: EditRequest | CreateFileInput,
 ): Promise<ToolOutcome> {
   return commitEdit(workspace, prepareEdit(workspace, name, input));
 }

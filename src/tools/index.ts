@@ -26,6 +26,7 @@ export {
   sha256,
   nearMatchHint,
   type PreparedEdit,
+  type EditRequest,
   type EditToolName,
 } from './edit.js';
 export { runFileTool, isFileToolCall, type FileToolCall } from './run.js';

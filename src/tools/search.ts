@@ -79,14 +79,13 @@ export async function searchMatches(workspace: string, o: SearchOptions): Promis
     const colon = rest.indexOf(':');
     const line = Number(rest.slice(0, colon));
     if (colon < 0 || !Number.isInteger(line)) continue;
-    total++;
-    if (matches.length < limit) {
-      matches.push({ path: raw.slice(0, nul).replace(/^\.\//, ''), line, text: rest.slice(colon + 1) });
-    } else {
+    if (matches.length >= limit) {
       stopped = true;
       sub.kill();
       break;
     }
+    total++;
+    matches.push({ path: raw.slice(0, nul).replace(/^\.\//, ''), line, text: rest.slice(colon + 1) });
   }
   rl.close();
   const res = await sub;
