@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import path from 'node:path';
 import { listWorkspaceFiles } from '../tools/list-files.js';
 import { workspaceRealpath } from '../tools/safe-fs.js';
+import { SECRET_FILE_GLOBS } from '../tools/search.js';
 import { keywordWeight, splitIdentifier } from './keywords.js';
 
 export interface RankedFile {
@@ -30,7 +31,7 @@ export interface RankOptions {
 export async function countMatches(workspace: string, keyword: string): Promise<Map<string, number>> {
   const res = await execa(
     rgPath,
-    ['--count', '--null', '--fixed-strings', '--ignore-case', '--hidden', '--glob=!.git', '--max-filesize=2M', '-e', keyword, '--', '.'],
+    ['--count', '--null', '--fixed-strings', '--ignore-case', '--hidden', '--glob=!.git', '--max-filesize=2M', ...SECRET_FILE_GLOBS.map((g) => `--glob=${g}`), '-e', keyword, '--', '.'],
     { cwd: workspaceRealpath(workspace), reject: false, stdin: 'ignore', maxBuffer: 256 * 1024 * 1024, timeout: 60_000 },
   );
   const counts = new Map<string, number>();

@@ -12,6 +12,13 @@ const SEARCH_MAX_COLUMNS = 300;
 const SEARCH_MAX_CHARS = 40_000;
 const SEARCH_TIMEOUT_MS = 60_000;
 
+/**
+ * Files whose content must not reach the model through a search, whatever policy says
+ * about reading them: search output is not checked per file. .gitignore usually hides
+ * them already; these globs cover repositories that commit them or forgot to ignore.
+ */
+export const SECRET_FILE_GLOBS = ['!.env', '!.env.*', '!*.pem', '!*.key', '!id_rsa*', '!id_ed25519*', '!id_ecdsa*', '!.npmrc', '!.netrc', '!.pypirc'];
+
 export interface SearchMatch {
   path: string;
   line: number;
@@ -52,6 +59,8 @@ function ripgrepArgs(o: SearchOptions): string[] {
   const mode = o.case ?? 'smart';
   args.push(mode === 'sensitive' ? '--case-sensitive' : mode === 'insensitive' ? '--ignore-case' : '--smart-case');
   if (o.path_glob) args.push(`--glob=${o.path_glob}`);
+  // After path_glob: for ripgrep the last matching glob wins, so "*.env" cannot undo these.
+  args.push(...SECRET_FILE_GLOBS.map((g) => `--glob=${g}`));
   // -e keeps a pattern that starts with "-" from being read as a flag.
   args.push('-e', o.pattern, '--', '.');
   return args;

@@ -141,6 +141,9 @@ describe('search', () => {
     const r = await search(ws, { pattern: 'checkPassword', path_glob: '*.md' });
     expect(r.content).toContain('docs/notes.md');
     expect(r.content).not.toContain('src/');
+    const nested = await search(ws, { pattern: 'checkPassword', path_glob: 'src/**/*.ts' });
+    expect(nested.content).toContain('[2 matching lines in 2 files]');
+    expect((await search(ws, { pattern: 'checkPassword', path_glob: '!src/**' })).content).not.toContain('src/');
     expect((await search(ws, { pattern: 'zzz-nothing' })).content).toBe('No matches for "zzz-nothing".');
   });
 
@@ -149,6 +152,20 @@ describe('search', () => {
     expect(r.content).toContain('[showing 10 of 50 matching lines');
     expect(r.content).toContain('40 cut');
     expect(r.fullOutput).toContain('line 50');
+  });
+
+  it('never shows the content of secret files such as .env, even when tracked', async () => {
+    fs.writeFileSync(path.join(ws, '.env'), 'checkPassword=hunter2\n');
+    fs.writeFileSync(path.join(ws, 'server.pem'), 'checkPassword key\n');
+    try {
+      const r = await search(ws, { pattern: 'checkPassword' });
+      expect(r.content).not.toContain('hunter2');
+      expect(r.content).not.toContain('server.pem');
+      expect((await search(ws, { pattern: 'hunter2', path_glob: '.env' })).content).toContain('No matches');
+    } finally {
+      fs.rmSync(path.join(ws, '.env'));
+      fs.rmSync(path.join(ws, 'server.pem'));
+    }
   });
 
   it('does not go through symlinks to outside files', async () => {
