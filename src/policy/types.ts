@@ -1,5 +1,8 @@
+import type { PolicyConfig } from './config.js';
+
 export type Decision = 'allow' | 'deny' | 'ask';
 export type ApprovalMode = 'strict' | 'default' | 'auto';
+export type { PolicyConfig } from './config.js';
 
 /** One simple command found by the shell parser, wrappers (bash -c, env, xargs...) unwrapped. */
 export interface CommandSegment {
@@ -8,6 +11,8 @@ export interface CommandSegment {
   text: string;
   /** e.g. ["bash -c"] when the segment came from inside a wrapper */
   via?: string[];
+  /** redirections, e.g. ["> out.txt", "2>&1"]; part of the hash, so `> a` and `> b` differ */
+  redirects?: string[];
 }
 
 export interface PolicyDecision {
@@ -24,4 +29,17 @@ export interface PolicyDecision {
   segments?: CommandSegment[];
   /** run_command only: re-running after a crash cannot do harm (read-only commands, the checks) */
   safeToRepeat?: boolean;
+}
+
+export interface PolicyContext {
+  /** absolute path of the worktree */
+  workspace: string;
+  config: PolicyConfig;
+  mode: ApprovalMode;
+  /** the repo's check commands: always allowed, safe to repeat */
+  checks: string[];
+  /** this run may change protected files (tests) */
+  allowProtectedWrites?: boolean;
+  /** home directory used for `~` and $HOME in commands; defaults to os.homedir() */
+  home?: string;
 }

@@ -1,0 +1,352 @@
+import { readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import picomatch from 'picomatch';
+import { judgeCommandRead, judgeCommandWrite } from './files.js';
+import { globTargetsSensitive, isSensitivePath } from './globs.js';
+import { physicalPath } from './paths.js';
+import { parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
+import { shellSyntaxError } from './shell/validate.js';
+import type { CommandSegment, PolicyContext } from './types.js';
+import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
+import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';
+
+export interface CommandJudgement {
+  verdict: Verdict;
+  segments: CommandSegment[];
+}
+
+// bash -c inside bash -c inside ...: deeper than this is not a command anyone writes by hand
+const MAX_NESTING = 4;
+
+const lit = (value: string): Word => ({ raw: value, value, dynamic: false, glob: false, tilde: false });
+
+function words(text: string): string[] {
+  return text.trim().split(/\s+/).filter(Boolean);
+}
+
+/** `npm install` for `npm install left-pad`: the program and, where it has them, its subcommand. */
+export function grantKeyFor(argv: readonly string[]): string {
+  const [prog = '', sub] = argv;
+  const base = prog.split('/').pop() ?? prog;
+  const hasSub = /^(npm|pnpm|yarn|npx|pip3?|uv|poetry|git|cargo|go|docker|podman|apt|apt-get|brew|gem|bundle|kubectl|make|python3?|node|deno|bun)$/.test(base);
+  return `run_command:${hasSub && sub && !sub.startsWith('-') ? `${base} ${sub}` : base}`;
+}
+
+function matchesRule(rule: string, argv: readonly string[]): boolean {
+  const joined = argv.join(' ');
+  const r = rule.trim();
+  if (/[*?]/.test(r)) {
+    const re = new RegExp('^' + r.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+    return re.test(joined);
+  }
+  const rw = words(r).join(' ');
+  return joined === rw || joined.startsWith(rw + ' ');
+}
+
+class CommandJudge implements ProgramJudge {
+  readonly segments: CommandSegment[] = [];
+  readonly verdicts: Verdict[] = [];
+  cwd: string;
+  cwdKnown = true;
+  readonly home: string;
+  readonly functions = new Set<string>();
+  /** shell variables with values known before the command runs (`X=a`, `for X in a b`) */
+  private readonly vars = new Map<string, Word[]>();
+  private pipedFrom: ShellCommand | undefined;
+  private readonly checkArgvs: string[];
+
+  constructor(readonly ctx: PolicyContext) {
+    this.cwd = physicalPath(ctx.workspace) ?? resolve(ctx.workspace);
+    this.home = ctx.home ?? homedir();
+    this.checkArgvs = ctx.checks.map((c) => words(c).join(' '));
+  }
+
+  async script(src: string, via: string[], depth: number): Promise<void> {
+    if (depth > MAX_NESTING) {
+      this.verdicts.push(ask('command.too-nested', 'The command nests shells too deeply to judge; run the inner command directly.'));
+      return;
+    }
+    if (depth > 0) {
+      const err = await shellSyntaxError(src);
+      if (err) {
+        this.verdicts.push(deny('command.parse-error', `The shell code passed to ${via[via.length - 1]} does not parse: ${err}.`));
+        return;
+      }
+    }
+    let cmds: ShellCommand[];
+    try {
+      cmds = parseShell(src, via);
+    } catch (e) {
+      if (!(e instanceof ShellParseError)) throw e;
+      this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
+      return;
+    }
+    let prev: ShellCommand | undefined;
+    for (const c of cmds) {
+      if (c.via.length !== via.length) {
+        await this.command(c, depth, undefined);
+        continue;
+      }
+      await this.command(c, depth, prev?.pipedTo ? prev : undefined);
+      prev = c;
+    }
+    this.forkBombs(cmds);
+  }
+
+  private forkBombs(cmds: ShellCommand[]): void {
+    for (const c of cmds) {
+      const name = c.words[0]?.value;
+      if (name && this.functions.has(name) && (c.pipedTo || c.background)) {
+        this.verdicts.push(deny('command.fork-bomb', `The function ${name} calls itself in the background or through a pipe: a fork bomb shape.`));
+        return;
+      }
+    }
+  }
+
+  /** A path argument as an absolute path, or null when it depends on runtime values. */
+  pathOf(w: Word): string | null {
+    let v = w.value;
+    if (w.dynamic) {
+      const m = /^\$(?:\{(HOME|PWD)\}|(HOME|PWD))(?![A-Za-z0-9_])/.exec(v);
+      if (!m) return null;
+      const rest = v.slice(m[0].length);
+      if (rest.includes('$') || rest.includes('`')) return null;
+      v = ((m[1] ?? m[2]) === 'HOME' ? this.home : this.cwd) + rest;
+    } else if (w.tilde) {
+      const m = /^~([^/]*)(.*)$/.exec(v);
+      if (m) v = (m[1] ? join(dirname(this.home), m[1]) : this.home) + m[2];
+    }
+    if (!isAbsolute(v) && !this.cwdKnown) return null;
+    return resolve(this.cwd, v);
+  }
+
+  /** Expands an unquoted glob against the disk (as the shell would, without globstar). */
+  private expand(abs: string): string[] {
+    const parts = abs.split('/').filter(Boolean);
+    let bases = ['/'];
+    for (const part of parts) {
+      const next: string[] = [];
+      if (!/[*?[]/.test(part)) {
+        for (const b of bases) next.push(join(b, part));
+      } else {
+        const isMatch = picomatch(part.replace(/\*\*/g, '*'), { dot: part.startsWith('.') });
+        for (const b of bases) {
+          let entries: string[] = [];
+          try {
+            entries = readdirSync(b);
+          } catch {
+            /* not a directory: nothing matches */
+          }
+          for (const e of entries) if (isMatch(e)) next.push(join(b, e));
+        }
+      }
+      bases = next.slice(0, 2000);
+      if (bases.length === 0) return [abs];
+    }
+    return bases;
+  }
+
+  /** `$f` where f was bound earlier in the command: each value it can take */
+  private bound(w: Word): Word[] {
+    if (!w.dynamic) return [w];
+    const m = /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))([^$`]*)$/s.exec(w.value);
+    const values = m ? this.vars.get((m[1] ?? m[2])!) : undefined;
+    if (!m || !values) return [w];
+    return values.map((b) => ({ ...b, value: b.value + m[3], raw: b.raw + m[3] }));
+  }
+
+  private paths(ws: readonly Word[], judge: (shown: string, abs: string) => Verdict, what: string): Verdict[] {
+    const out: Verdict[] = [];
+    for (const w of ws.flatMap((x) => this.bound(x))) {
+      if (w.fromFind) {
+        out.push(what === 'reads' ? allow('command.path', 'The paths come from find inside the roots it was given.', true) : ask('command.dynamic-path', `The command ${what} the files find lists, only known when it runs; a person must check them.`));
+        continue;
+      }
+      const abs = this.pathOf(w);
+      if (abs === null) {
+        out.push(ask('command.dynamic-path', `The command ${what} ${w.value}, a path only known when it runs; a person must check it.`));
+        continue;
+      }
+      if (w.glob) {
+        if (globTargetsSensitive(w.value, this.ctx.config)) {
+          out.push(deny('command.sensitive-path', `The command ${what} ${w.value}, which matches files that may hold credentials.`));
+          continue;
+        }
+        for (const p of this.expand(abs)) out.push(judge(p === abs ? w.value : p, p));
+        continue;
+      }
+      out.push(judge(w.value, abs));
+    }
+    return out;
+  }
+
+  readPaths(ws: readonly Word[]): Verdict[] {
+    return this.paths(ws, (s, a) => judgeCommandRead(this.ctx, s, a), 'reads');
+  }
+
+  writePaths(ws: readonly Word[]): Verdict[] {
+    return this.paths(ws, (s, a) => judgeCommandWrite(this.ctx, s, a), 'writes');
+  }
+
+  /** Any static argument naming a credentials file, in any spelling: `.env`, `--file=.env`, `HEAD:.env`. */
+  sensitiveArgs(ws: readonly Word[]): Verdict[] {
+    const out: Verdict[] = [];
+    for (const w of ws) {
+      if (w.dynamic) continue;
+      const forms = [w.value];
+      const eq = w.value.indexOf('=');
+      if (eq > 0) forms.push(w.value.slice(eq + 1));
+      const colon = w.value.indexOf(':');
+      if (colon > 0 && !w.value.includes('://')) forms.push(w.value.slice(colon + 1));
+      for (const f of forms) {
+        if (!f || f.startsWith('-')) continue;
+        const abs = this.pathOf({ ...w, value: f, tilde: f.startsWith('~') });
+        const hit = (w.glob && globTargetsSensitive(f, this.ctx.config)) || (abs !== null && judgeCommandRead(this.ctx, f, abs).rule === 'command.sensitive-path') || isSensitivePath(f, this.ctx.config);
+        if (hit) {
+          out.push(deny('command.sensitive-path', `The command names ${f}, which may hold credentials.`));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  cd(w: Word | undefined): Verdict {
+    if (!w) {
+      this.cwd = this.home;
+      return ask('command.outside-path', 'cd without a directory goes to the home directory, outside the repository.', 'run_command:cd');
+    }
+    const abs = this.pathOf(w);
+    if (abs === null || w.value === '-') {
+      this.cwdKnown = false;
+      return allow('command.cd', 'cd changes the directory for the commands after it.');
+    }
+    this.cwd = physicalPath(abs) ?? abs;
+    const v = judgeCommandRead(this.ctx, w.value, abs);
+    if (v.decision !== 'allow') return ask('command.outside-path', `cd ${w.value} leaves the repository; the commands after it would work outside.`, 'run_command:cd');
+    return allow('command.cd', 'cd changes the directory for the commands after it.', true);
+  }
+
+  nested(src: string, via: string[], depth: number): Promise<void> {
+    return this.script(src, via, depth + 1);
+  }
+
+  private redirects(c: ShellCommand): { verdicts: Verdict[]; stdin?: string } {
+    const verdicts: Verdict[] = [];
+    let stdin: string | undefined;
+    for (const r of c.redirects) {
+      const t = r.target;
+      if (r.op === '<<' || r.op === '<<-') {
+        stdin = r.heredoc ?? '';
+        continue;
+      }
+      if (r.op === '<<<') {
+        stdin = t.value;
+        continue;
+      }
+      if ((r.op === '>&' || r.op === '<&') && /^(\d+-?|-)$/.test(t.value)) continue;
+      if (r.op === '<') verdicts.push(...this.readPaths([t]));
+      else verdicts.push(...this.writePaths([t]));
+    }
+    return stdin === undefined ? { verdicts } : { verdicts, stdin };
+  }
+
+  private async command(c: ShellCommand, depth: number, pipedFrom: ShellCommand | undefined): Promise<void> {
+    if (c.binds) {
+      this.vars.set(c.binds.name, c.binds.words);
+      return;
+    }
+    if (c.words.length === 0) {
+      for (const a of c.assigns) {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(a.value);
+        if (!m) continue;
+        if (a.dynamic) this.vars.delete(m[1]!);
+        else this.vars.set(m[1]!, [{ ...a, value: m[2]!, raw: m[2]! }]);
+      }
+    }
+    this.pipedFrom = pipedFrom;
+    const redirectsText = c.redirects.map((r) => `${r.fd ?? ''}${r.op}${r.op.startsWith('<<') && r.op !== '<<<' ? r.target.value : ' ' + r.target.value}`);
+    if (c.defines !== undefined) {
+      this.functions.add(c.defines);
+      this.segments.push({ argv: [], text: c.text, ...(c.via.length ? { via: c.via } : {}) });
+      this.verdicts.push(ask('command.function-def', `The command defines the shell function ${c.defines}; a person must read it.`, 'run_command:function'));
+      return;
+    }
+    const { verdicts: redirectVerdicts, stdin } = this.redirects(c);
+    await this.argv(c.words, c, c.via, depth, redirectVerdicts, stdin, redirectsText);
+  }
+
+  /** Judges one program invocation; wrappers (env, timeout, xargs, bash -c) come back here with their inner command. */
+  async argv(ws: Word[], c: ShellCommand, via: string[], depth: number, extra: Verdict[], stdin: string | undefined, redirectsText: string[]): Promise<void> {
+    const argv = ws.map((w) => w.value);
+    const segment: CommandSegment = { argv, text: c.text, ...(via.length ? { via } : {}), ...(redirectsText.length ? { redirects: redirectsText } : {}) };
+    const local: Verdict[] = [...extra];
+    if (c.opaque) local.push(ask('command.opaque', 'The command hides a substitution inside a parameter expansion; a person must read it.'));
+    if (c.builtinTest) {
+      this.segments.push({ ...segment, argv: [c.text.startsWith('((') ? '((' : '[['] });
+      local.push(allow('command.readonly', 'A shell test only reads.', true));
+      this.verdicts.push(mostSevere(local)!);
+      return;
+    }
+    if (ws.length === 0) {
+      this.segments.push(segment);
+      local.push(allow('command.assign', 'Assignments and redirections only.', true));
+      this.verdicts.push({ ...mostSevere(local)!, safe: local.every((x) => x.safe === true) });
+      return;
+    }
+    const { deny: userDeny, allow: userAllow, ask: userAsk } = this.ctx.config.commands;
+    const ruleDeny = userDeny.find((r) => matchesRule(r, argv));
+    if (ruleDeny) {
+      this.segments.push(segment);
+      this.verdicts.push(deny('command.user-deny', `The repository's policy denies "${ruleDeny}".`));
+      return;
+    }
+    const isCheck = this.checkArgvs.includes(argv.join(' '));
+    const result: ProgramResult = isCheck ? allow('command.check', `${argv.join(' ')} is one of the repository's checks.`, true) : await judgeProgram(ws, this, { via, depth, stdin, command: c, pipedFrom: this.pipedFrom });
+    if ('unwrap' in result) {
+      // the wrapper itself adds nothing; its command is judged as if run directly
+      await this.argv(result.unwrap, c, [...via, result.via], depth, [...local, ...(result.verdicts ?? [])], stdin, redirectsText);
+      return;
+    }
+    this.segments.push(segment);
+    let v: Verdict = result;
+    local.push(...(result.extra ?? []));
+    const worst = mostSevere([v, ...local])!;
+    if (worst.decision !== 'deny') {
+      if (userAllow.some((r) => matchesRule(r, argv))) {
+        v = allow('command.user-allow', `The repository's policy allows ${argv.join(' ')}.`, result.safe === true);
+        local.length = 0;
+      } else if (userAsk.some((r) => matchesRule(r, argv))) {
+        v = ask('command.user-ask', `The repository's policy asks before ${argv.join(' ')}.`, grantKeyFor(argv));
+      } else if (this.ctx.mode === 'strict' && v.decision === 'allow' && !v.safe && !isCheck) {
+        v = ask('command.strict', `Strict mode: ${argv[0]} is not a check or a read-only command, so a person approves it.`, grantKeyFor(argv));
+      }
+    }
+    if (v.decision === 'ask' && !v.grantKey) v = { ...v, grantKey: grantKeyFor(argv) };
+    const all = [v, ...local.map((l) => (l.decision === 'ask' && !l.grantKey ? { ...l, grantKey: grantKeyFor(argv) } : l))];
+    // safe to repeat only when the program and every path it touches only read
+    this.verdicts.push({ ...mostSevere(all)!, safe: all.every((x) => x.safe === true) });
+  }
+}
+
+/** Judges a whole command line: every segment, the most severe one decides. */
+export async function judgeCommand(command: string, ctx: PolicyContext): Promise<CommandJudgement> {
+  const src = command.trim();
+  if (!src) return { verdict: deny('input.invalid', 'The command is empty.'), segments: [] };
+  const isCheck = ctx.checks.some((c) => c.trim() === src);
+  const err = await shellSyntaxError(src);
+  if (err && !isCheck) {
+    return { verdict: deny('command.parse-error', `The command does not parse as shell (${err}); fix the quoting or split it up.`), segments: [] };
+  }
+  const j = new CommandJudge(ctx);
+  if (!err) await j.script(src, [], 0);
+  if (isCheck) {
+    return { verdict: allow('command.check', `${src} is one of the repository's checks.`, true), segments: j.segments };
+  }
+  const worst = mostSevere(j.verdicts) ?? allow('command.readonly', 'Nothing to run.', true);
+  const safe = j.verdicts.every((v) => v.decision === 'allow' && v.safe === true);
+  return { verdict: { ...worst, safe }, segments: j.segments };
+}
+
+export { lit };

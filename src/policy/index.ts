@@ -1,0 +1,16 @@
+export { evaluate, canonicalJson } from './evaluate.js';
+export { judgeCommand, grantKeyFor, type CommandJudgement } from './commands.js';
+export {
+  loadPolicyConfig,
+  defaultPolicyConfig,
+  parsePolicyConfig,
+  parsePolicyConfigText,
+  policyConfigSchema,
+  PolicyConfigError,
+  DEFAULT_PROTECTED,
+  type PolicyConfig,
+} from './config.js';
+export { resolveWorkspacePath, type ResolvedPath } from './paths.js';
+export { isSensitivePath, isExecutableConfig, globTargetsSensitive, BUILTIN_SENSITIVE, EXECUTABLE_CONFIG } from './globs.js';
+export { runPolicyCases, type PolicyCaseResult, type PolicyCasesReport } from './cases.js';
+export type { ApprovalMode, CommandSegment, Decision, PolicyContext, PolicyDecision } from './types.js';

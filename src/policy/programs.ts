@@ -1,0 +1,529 @@
+import { basename } from 'node:path';
+import type { ShellCommand, Word } from './shell/parse.js';
+import type { PolicyContext } from './types.js';
+import { allow, ask, deny, type Verdict } from './verdict.js';
+import { judgeGit } from './git.js';
+
+/** What the program table needs from the command judge (paths, cwd, nested shells). */
+export interface ProgramJudge {
+  readonly ctx: PolicyContext;
+  readonly cwd: string;
+  readonly home: string;
+  readonly functions: Set<string>;
+  pathOf(w: Word): string | null;
+  readPaths(ws: readonly Word[]): Verdict[];
+  writePaths(ws: readonly Word[]): Verdict[];
+  sensitiveArgs(ws: readonly Word[]): Verdict[];
+  cd(w: Word | undefined): Verdict;
+  nested(src: string, via: string[], depth: number): Promise<void>;
+}
+
+export interface ProgramInfo {
+  via: string[];
+  depth: number;
+  /** here-document or here-string fed to the program */
+  stdin: string | undefined;
+  command: ShellCommand;
+  /** the command whose output this one reads through a pipe */
+  pipedFrom?: ShellCommand | undefined;
+}
+
+/** What a pipe feeds: known only for `cat <<EOF`, `echo 'static'` and `printf 'static'`. */
+function pipedText(prev: ShellCommand | undefined): string | undefined {
+  if (!prev || prev.words.some((w) => w.dynamic)) return undefined;
+  const [prog, ...rest] = prev.words.map((w) => w.value);
+  if (prog === 'cat' && rest.length === 0) {
+    const r = prev.redirects.find((x) => x.op === '<<' || x.op === '<<-' || x.op === '<<<');
+    return r ? (r.heredoc ?? r.target.value) : undefined;
+  }
+  if (prog === 'echo' && rest.every((a) => !a.startsWith('-'))) return rest.join(' ');
+  if (prog === 'printf' && rest.length === 1 && !rest[0]!.includes('%')) return rest[0];
+  return undefined;
+}
+
+export type ProgramResult = (Verdict & { extra?: Verdict[] }) | { unwrap: Word[]; via: string; verdicts?: Verdict[] };
+
+const v = (verdict: Verdict, extra: Verdict[] = []): ProgramResult => ({ ...verdict, extra });
+
+/** Positional arguments: options skipped, with the value of those in `valueOpts`; everything after `--`. */
+export function positionals(args: readonly Word[], valueOpts: readonly string[] = []): Word[] {
+  const out: Word[] = [];
+  let rest = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (rest) out.push(a);
+    else if (a.value === '--') rest = true;
+    else if (a.value.startsWith('-') && a.value !== '-') {
+      if (valueOpts.includes(a.value)) i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+function optValue(args: readonly Word[], names: readonly string[]): Word[] {
+  const out: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.value;
+    for (const n of names) {
+      if (a === n && args[i + 1]) out.push(args[i + 1]!);
+      else if (n.startsWith('--') && a.startsWith(n + '=')) out.push({ ...args[i]!, value: a.slice(n.length + 1), tilde: a.slice(n.length + 1).startsWith('~') });
+    }
+  }
+  return out;
+}
+
+const has = (args: readonly Word[], ...flags: string[]) => args.some((a) => flags.includes(a.value));
+/** a short-option cluster like -rf contains the letter */
+const hasShort = (args: readonly Word[], letter: string) => args.some((a) => /^-[A-Za-z]+$/.test(a.value) && a.value.includes(letter));
+
+const readonly = (what: string) => allow('command.readonly', `${what} only reads.`, true);
+const testRunner = (what: string) => allow('command.test', `${what} runs the tests.`, true);
+const worktree = (what: string) => allow('command.worktree', `${what} only changes files inside the repository (the sandbox keeps it there).`);
+
+const NETWORK = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'ssh', 'scp', 'sftp', 'telnet', 'ftp', 'socat', 'nmap', 'dig', 'nslookup', 'host', 'ping', 'traceroute', 'gh', 'aria2c', 'httpie', 'http', 'https', 'lftp', 'ssh-keygen', 'ssh-add', 'ssh-copy-id', 'tailscale', 'ngrok']);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0']);
+const SYSTEM = new Set(['dd', 'fdisk', 'parted', 'mount', 'umount', 'shutdown', 'reboot', 'halt', 'poweroff', 'init', 'telinit', 'systemctl', 'service', 'launchctl', 'crontab', 'at', 'chroot', 'nsenter', 'unshare', 'iptables', 'ip6tables', 'nft', 'modprobe', 'insmod', 'rmmod', 'sysctl', 'swapon', 'swapoff', 'useradd', 'userdel', 'usermod', 'passwd', 'chpasswd', 'visudo', 'shred', 'wipefs', 'losetup']);
+const NO_FILE_ARGS = new Set(['echo', 'printf', 'pwd', 'true', 'false', ':', 'which', 'type', 'whoami', 'id', 'uname', 'date', 'hostname', 'nproc', 'seq', 'sleep', 'expr', 'basename', 'dirname', 'test', '[', 'printenv', 'tput', 'locale', 'export', 'unset', 'set', 'shift', 'local', 'readonly', 'declare', 'typeset', 'read', 'wait', 'exit', 'return', 'shopt', 'umask', 'hash', 'getopts', 'break', 'continue', 'let', 'yes', 'tty', 'arch', 'groups', 'logname', 'uptime', 'free', 'clear']);
+const FILE_READERS: Record<string, string[]> = {
+  cat: [], head: ['-n', '-c'], tail: ['-n', '-c'], wc: [], nl: [], tac: [], rev: [], od: ['-t', '-A', '-N', '-j'], xxd: ['-l', '-s', '-c', '-g'], hexdump: ['-n', '-s'],
+  strings: ['-n'], file: [], stat: ['-c', '--format'], md5sum: [], sha1sum: [], sha256sum: [], sha512sum: [], cksum: [], b2sum: [], du: ['-d'], tree: ['-L', '-I', '-P'],
+  ls: ['-I', '--ignore'], realpath: [], readlink: [], diff: ['-U', '-C', '--label', '-x', '-X'], cmp: [], comm: [], cut: ['-d', '-f', '-c', '-b'], column: ['-s', '-t'],
+  paste: ['-d'], fold: ['-w'], fmt: ['-w'], expand: ['-t'], unexpand: ['-t'], tr: [], base64: [], less: [], more: [], zcat: [], bat: ['-l', '--language', '-r'],
+};
+const TEST_RUNNERS = new Set(['pytest', 'py.test', 'mocha', 'ava', 'tap', 'phpunit', 'rspec']);
+const INSTALL_MANAGERS = new Set(['apt', 'apt-get', 'yum', 'dnf', 'apk', 'brew', 'snap', 'port', 'pacman', 'zypper', 'conda', 'mamba', 'pipx', 'composer']);
+const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'fish']);
+const PY = /^python(\d+(\.\d+)?)?$/;
+
+const NET_CODE = /\b(?:urllib\d?|requests|httpx|aiohttp|socket|http\.client|ftplib|smtplib|telnetlib|paramiko|websockets?|fetch|https?|net|dgram|tls|dns|undici|axios|node-fetch|XMLHttpRequest|WebSocket|LWP|IO::Socket|Net::\w+|open-uri|Socket)\b/;
+const SPAWN_CODE = /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system\s*\(|exec\s*\(|eval\s*\(|`)/;
+const SECRET_CODE = /(?:^|[\s'"/])(?:\.env(?:\.[\w.-]+)?|id_rsa|id_ed25519|\.ssh\/|\.aws\/|\.npmrc|\.netrc|\.git-credentials)(?=$|[\s'"),])/;
+
+/** Code given to an interpreter on the command line or through a here-document. */
+function judgeCode(code: string, lang: string): Verdict {
+  if (NET_CODE.test(code)) return deny('command.network', `The ${lang} code uses the network (downloads and uploads are not allowed); work with the files in the repository.`);
+  if (SECRET_CODE.test(code) && !/\.env\.(?:example|sample|template|dist)/.test(code)) return deny('command.sensitive-path', `The ${lang} code names a file that may hold credentials.`);
+  if (SPAWN_CODE.test(code)) return ask('command.interpreter-exec', `The ${lang} code starts other programs; a person must read it.`);
+  return allow('command.interpreter', `Inline ${lang} code without network or process access.`);
+}
+
+function sedScriptRisky(script: string): boolean {
+  for (const raw of script.split(/[;\n]/)) {
+    // drop addresses: line numbers, $, /regex/, ranges
+    const cmd = raw.trim().replace(/^(?:\d+|\$|\/(?:[^/\\]|\\.)*\/)(?:\s*,\s*(?:\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/, '').replace(/^[{}]\s*/, '');
+    if (/^[eEwWrR]/.test(cmd)) return true;
+    if (cmd.startsWith('s') && cmd.length > 1) {
+      const d = cmd[1]!;
+      let i = 2;
+      let seen = 0;
+      while (i < cmd.length && seen < 2) {
+        if (cmd[i] === '\\') i++;
+        else if (cmd[i] === d) seen++;
+        i++;
+      }
+      if (/[ewW]/.test(cmd.slice(i).split(/\s/)[0] ?? '')) return true;
+    }
+  }
+  return false;
+}
+
+function judgeSed(args: Word[], j: ProgramJudge): ProgramResult {
+  const scripts = optValue(args, ['-e', '--expression']).map((w) => w.value);
+  const scriptFiles = optValue(args, ['-f', '--file']);
+  let files = positionals(args, ['-e', '--expression', '-f', '--file', '-l', '--line-length']);
+  if (scripts.length === 0 && scriptFiles.length === 0) {
+    const first = files[0];
+    if (first) scripts.push(first.value);
+    files = files.slice(1);
+  }
+  if (scriptFiles.length > 0 || scripts.some(sedScriptRisky)) {
+    return v(ask('command.reader-exec', 'The sed script runs commands or writes/reads other files (e, w, r); a person must read it.'), j.sensitiveArgs(args));
+  }
+  const inPlace = args.some((a) => /^(-i|--in-place)/.test(a.value) || /^-[a-zA-Z]*i[a-zA-Z]*$/.test(a.value) && !a.value.startsWith('--'));
+  if (inPlace) return v(worktree('sed -i'), [...j.writePaths(files)]);
+  return v(readonly('sed'), j.readPaths(files));
+}
+
+function judgeAwk(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  if (optValue(args, ['-f', '--file']).length > 0) return v(ask('command.reader-exec', `${name} -f runs a program from a file; a person must read it.`), j.sensitiveArgs(args));
+  const pos = positionals(args, ['-F', '-v', '--field-separator', '--assign']);
+  const program = pos[0]?.value ?? '';
+  if (/\bsystem\s*\(|\|&?\s*["$A-Za-z_(]|>>?\s*["$(]|\bgetline\b/.test(program)) {
+    return v(ask('command.reader-exec', `The ${name} program runs commands or writes files (system(), pipes, redirects); a person must read it.`));
+  }
+  return v(readonly(name), j.readPaths(pos.slice(1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value))));
+}
+
+function judgeGrep(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  if (name === 'rg' && args.some((a) => /^--pre(-glob)?(=|$)/.test(a.value))) {
+    return v(ask('command.reader-exec', 'rg --pre runs a program on every file searched; a person must approve it.'));
+  }
+  const valueOpts = name === 'rg'
+    ? ['-e', '-f', '-g', '--glob', '-t', '-T', '--type', '--type-not', '-m', '-A', '-B', '-C', '-M', '-j', '--iglob', '--type-add', '-E', '--encoding', '--sort', '--sortr', '-r', '--replace', '--max-depth', '-d']
+    : ['-e', '-f', '-m', '-A', '-B', '-C', '-d', '-D', '--exclude', '--include', '--exclude-dir', '--label'];
+  const pos = positionals(args, valueOpts);
+  const patternGiven = optValue(args, ['-e', '--regexp']).length > 0 || optValue(args, ['-f', '--file']).length > 0;
+  const files = patternGiven ? pos : pos.slice(1);
+  return v(readonly(name), [...j.readPaths(files), ...j.readPaths(optValue(args, ['-f', '--file']))]);
+}
+
+function judgeFind(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramResult {
+  const roots: Word[] = [];
+  let i = 0;
+  while (i < args.length && !/^[-(!]/.test(args[i]!.value)) roots.push(args[i++]!);
+  const extra: Verdict[] = [...j.readPaths(roots), ...j.sensitiveArgs(args.slice(i).filter((a) => !a.value.includes('*')))];
+  let verdict: Verdict = readonly('find');
+  for (; i < args.length; i++) {
+    const a = args[i]!.value;
+    if (/^-(exec|execdir|ok|okdir)$/.test(a)) {
+      const inner: Word[] = [];
+      for (i++; i < args.length && args[i]!.value !== ';' && args[i]!.value !== '+'; i++) {
+        const w = args[i]!;
+        inner.push(w.value.includes('{}') ? { ...w, dynamic: true, fromFind: true } : w);
+      }
+      return { unwrap: inner, via: `find ${a}`, verdicts: [...extra, worktree('find -exec')] };
+    }
+    if (a === '-delete') {
+      for (const r of roots.length ? roots : []) {
+        const abs = j.pathOf(r);
+        if (abs === null || !extra.every((e) => e.decision === 'allow')) continue;
+      }
+      if (extra.some((e) => e.decision !== 'allow')) return v(deny('command.destructive', 'find -delete outside the repository deletes files that are not the project\'s.'), extra);
+      verdict = worktree('find -delete');
+    }
+    if (/^-(fprint|fprint0|fprintf|fls)$/.test(a) && args[i + 1]) extra.push(...j.writePaths([args[i + 1]!]));
+  }
+  void info;
+  return v(verdict, extra);
+}
+
+function judgeRm(args: Word[], j: ProgramJudge): ProgramResult {
+  const recursive = has(args, '-r', '-R', '--recursive') || hasShort(args, 'r') || hasShort(args, 'R');
+  const targets = positionals(args);
+  const root = j.pathOf({ raw: '.', value: j.ctx.workspace, dynamic: false, glob: false, tilde: false });
+  const extra: Verdict[] = [];
+  for (const t of targets) {
+    const abs = j.pathOf(t);
+    if (abs === null) {
+      extra.push(ask('command.dynamic-path', `rm ${t.value}: what it deletes is only known when it runs; a person must check it.`));
+      continue;
+    }
+    const wsRoot = j.cwd === abs ? abs : null;
+    const atRoot = (p: string) => root !== null && (p === root || root.startsWith(p.endsWith('/') ? p : p + '/'));
+    const everythingAtRoot = t.glob && /^(\.\/)?\.?\*$/.test(t.value) && root !== null && j.cwd === root;
+    if (atRoot(abs) || everythingAtRoot || (wsRoot !== null && atRoot(wsRoot))) {
+      return v(deny('command.destructive', `rm ${t.value} would delete the whole repository or more; delete specific files instead.`));
+    }
+    const w = j.writePaths([t]);
+    for (const x of w) {
+      if (x.rule === 'command.outside-write' || x.rule === 'command.system-write') {
+        return v(deny('command.destructive', `rm ${t.value} deletes files outside the repository.`));
+      }
+    }
+    extra.push(...w);
+  }
+  return v(worktree(recursive ? 'rm -r of a subdirectory' : 'rm of files'), extra);
+}
+
+function judgeChmod(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  const refMode = args.some((a) => a.value.startsWith('--reference'));
+  const pos = positionals(args);
+  const files = refMode ? pos : pos.slice(1);
+  const w = j.writePaths(files);
+  if (w.some((x) => x.rule === 'command.outside-write' || x.rule === 'command.system-write')) {
+    return v(deny('command.chmod-outside', `${name} changes files outside the repository.`));
+  }
+  if (name !== 'chmod') return v(ask('command.chown', `${name} changes file ownership; a person must approve it.`), w);
+  return v(worktree('chmod'), w);
+}
+
+function judgeCopy(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  const target = optValue(args, ['-t', '--target-directory']);
+  const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
+  if (name === 'rsync' && args.some((a) => /^[^/]*:|^rsync:\/\//.test(a.value) && !a.value.startsWith('-'))) {
+    return v(deny('command.network', 'rsync to or from another host uses the network.'));
+  }
+  const sources = target.length ? pos : pos.slice(0, -1);
+  const dests = target.length ? target : pos.slice(-1);
+  const reads = name === 'mv' ? j.writePaths(sources) : j.readPaths(sources);
+  return v(worktree(name), [...reads, ...j.sensitiveArgs(sources), ...j.writePaths(dests)]);
+}
+
+function shellOf(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string): Promise<ProgramResult> | ProgramResult {
+  let i = 0;
+  let command: Word | undefined;
+  for (; i < args.length; i++) {
+    const a = args[i]!.value;
+    if (a === '-o' || a === '+o' || a === '-O' || a === '+O') {
+      i++;
+      continue;
+    }
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(a)) {
+      command = args[i + 1];
+      break;
+    }
+    if (a.startsWith('-') || a.startsWith('+')) continue;
+    break;
+  }
+  if (command) {
+    if (command.dynamic) return v(ask('command.dynamic', `${name} -c runs code that is only known when it runs; a person must check it.`));
+    return j.nested(command.value, [...info.via, `${name} -c`], info.depth).then(() => allow('command.wrapper', `${name} -c: the code inside was judged.`, true));
+  }
+  const script = args[i];
+  if (script && script.value !== '-') return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox.`), j.readPaths([script]));
+  if (info.stdin !== undefined) {
+    return j.nested(info.stdin, [...info.via, `${name} <<here-doc`], info.depth).then(() => allow('command.wrapper', `${name} <<here-doc: the code inside was judged.`, true));
+  }
+  const piped = pipedText(info.pipedFrom);
+  if (piped !== undefined) {
+    return j.nested(piped, [...info.via, `| ${name}`], info.depth).then(() => allow('command.wrapper', `${name}: the code piped into it was judged.`, true));
+  }
+  return v(ask('command.pipe-to-shell', `${name} runs whatever it reads on its input; a person must check it.`));
+}
+
+function judgeInterpreter(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string): ProgramResult {
+  const lang = PY.test(name) ? 'Python' : name === 'node' ? 'JavaScript' : name;
+  const codeOpts = PY.test(name) ? ['-c'] : name === 'node' ? ['-e', '--eval', '-p', '--print'] : ['-e', '-E'];
+  const valueOpts = PY.test(name) ? ['-W', '-X', '-m', '-c'] : ['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--env-file', '-I', '-M'];
+  if (args.some((a) => a.value === '--env-file' || a.value.startsWith('--env-file='))) {
+    return v(deny('command.sensitive-path', `${name} --env-file loads a file of secrets.`));
+  }
+  if (has(args, '--version', '-v', '-V') && args.length === 1) return v(readonly(`${name} --version`));
+  const code = optValue(args, codeOpts);
+  if (code.length > 0) {
+    if (code.some((c) => c.dynamic)) return v(ask('command.dynamic', `The ${lang} code is only known when it runs; a person must check it.`));
+    return v(judgeCode(code.map((c) => c.value).join('\n'), lang));
+  }
+  if (PY.test(name)) {
+    const m = optValue(args, ['-m'])[0];
+    if (m) {
+      const rest = args.slice(args.indexOf(m) + 1);
+      if (m.value === 'pytest' || m.value === 'unittest') return v(testRunner(`${name} -m ${m.value}`), j.readPaths(positionals(rest).filter((w) => !w.value.includes('::'))));
+      if (m.value === 'pip') return judgePip(rest, 'pip');
+      if (m.value === 'http.server' || m.value === 'smtpd' || m.value === 'ftplib') return v(deny('command.network', `${name} -m ${m.value} serves or uses the network.`));
+      if (['venv', 'py_compile', 'compileall', 'json.tool', 'black', 'mypy', 'ruff', 'flake8', 'pylint'].includes(m.value)) return v(worktree(`${name} -m ${m.value}`), j.sensitiveArgs(rest));
+      return v(ask('command.unknown', `${name} -m ${m.value} is not a module Kiln knows to be safe.`));
+    }
+  }
+  if (name === 'node') {
+    if (has(args, '--check', '-c')) return v(readonly('node --check'), j.readPaths(positionals(args)));
+    if (has(args, '--test')) return v(testRunner('node --test'), j.readPaths(positionals(args, valueOpts)));
+  }
+  const script = positionals(args, valueOpts)[0];
+  if (script && script.value !== '-') {
+    return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox (no network, only the repository writable).`), [...j.readPaths([script]), ...j.sensitiveArgs(args)]);
+  }
+  if (info.stdin !== undefined) return v(judgeCode(info.stdin, lang));
+  return v(ask('command.interpreter-stdin', `${name} without a script runs what it reads on its input; a person must check it.`));
+}
+
+function judgePip(args: Word[], name: string): ProgramResult {
+  const sub = positionals(args)[0]?.value;
+  if (sub === 'install' || sub === 'uninstall' || sub === 'download') return v(ask('command.install', `${name} ${sub} changes the installed packages; a person must approve it.`, `run_command:${name} ${sub}`));
+  if (sub === 'list' || sub === 'show' || sub === 'freeze' || sub === 'check' || has(args, '--version', '-V')) return v(readonly(`${name} ${sub ?? ''}`.trim()));
+  return v(ask('command.unknown', `${name} ${sub ?? ''} is not a subcommand Kiln knows to be safe.`.replace('  ', ' ')));
+}
+
+const NPM_INSTALL = new Set(['install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'ci', 'add', 'update', 'up', 'upgrade', 'uninstall', 'un', 'rm', 'r', 'remove', 'unlink', 'dedupe', 'ddp', 'prune', 'link', 'ln', 'rebuild', 'rb', 'install-test', 'it', 'install-ci-test', 'cit', 'import']);
+const NPM_PUBLISH = new Set(['publish', 'unpublish', 'deprecate', 'dist-tag', 'owner', 'access', 'adduser', 'login', 'logout', 'token', 'team', 'star', 'unstar', 'hook', 'org']);
+
+function judgeNodePm(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  const pos = positionals(args, ['--prefix', '-C', '--dir', '-w', '--workspace', '--filter', '-F']);
+  const sub = pos[0]?.value;
+  if (has(args, '--version', '-v') && !sub) return v(readonly(`${name} --version`));
+  if (sub === undefined) {
+    if (name === 'yarn') return v(ask('command.install', 'yarn installs the dependencies; a person must approve it.', 'run_command:yarn install'));
+    return v(ask('command.unknown', `${name} without a subcommand.`));
+  }
+  if (sub === 'test' || sub === 't' || sub === 'tst') return v(testRunner(`${name} test`));
+  if (NPM_PUBLISH.has(sub) || (name === 'yarn' && sub === 'npm' && pos[1]?.value === 'publish')) {
+    return v(deny('command.publish', `${name} ${sub} publishes or changes the registry; Kiln never publishes.`));
+  }
+  if (NPM_INSTALL.has(sub) || (name === 'yarn' && sub === 'install')) {
+    return v(ask('command.install', `${name} ${sub} changes the installed packages (and runs their install scripts); a person must approve it.`, `run_command:${name} ${sub}`));
+  }
+  if (sub === 'exec' || sub === 'x' || sub === 'dlx') {
+    return { unwrap: pos.slice(1), via: `${name} ${sub}` };
+  }
+  if (sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' || (name !== 'npm' && !['ls', 'list', 'll', 'why', 'explain', 'help', 'info', 'view', 'outdated', 'audit', 'config', 'pkg', 'init', 'create'].includes(sub))) {
+    const script = sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' ? pos[1]?.value : sub;
+    if (script === 'test') return v(testRunner(`${name} run test`));
+    if (script === undefined) return v(readonly(`${name} run`));
+    return v(ask('command.npm-script', `${name} run ${script} runs a package script Kiln cannot inspect; a person must approve it (or make it a check).`, `run_command:${name} run ${script}`));
+  }
+  if (['ls', 'list', 'll', 'la', 'why', 'explain', 'help', 'prefix', 'root', 'bin'].includes(sub)) return v(readonly(`${name} ${sub}`));
+  if (sub === 'pkg' && pos[1]?.value === 'get') return v(readonly(`${name} pkg get`));
+  if (sub === 'config' && (pos[1]?.value === 'get' || pos[1]?.value === 'list' || pos[1]?.value === 'ls')) return v(readonly(`${name} config ${pos[1].value}`));
+  void j;
+  return v(ask('command.unknown', `${name} ${sub} is not a subcommand Kiln knows to be safe.`, `run_command:${name} ${sub}`));
+}
+
+function judgeLangTool(args: Word[], name: 'go' | 'cargo'): ProgramResult {
+  const sub = positionals(args)[0]?.value;
+  if (sub === 'test') return v(testRunner(`${name} test`));
+  if (name === 'go') {
+    if (sub === 'vet' || sub === 'version' || sub === 'env' || sub === 'list' || sub === 'doc') return v(readonly(`go ${sub}`));
+    if (sub === 'build' || sub === 'fmt' || sub === 'run') return v(worktree(`go ${sub}`));
+    if (sub === 'get' || sub === 'install' || sub === 'mod') return v(ask('command.install', `go ${sub} changes or downloads modules; a person must approve it.`, `run_command:go ${sub}`));
+  } else {
+    if (sub === 'check' || sub === 'clippy' || sub === 'tree' || sub === 'metadata' || sub === 'version' || sub === '--version') return v(allow('command.readonly', `cargo ${sub} only reads and builds.`, true));
+    if (sub === 'build' || sub === 'fmt' || sub === 'doc' || sub === 'run' || sub === 'bench') return v(worktree(`cargo ${sub}`));
+    if (sub === 'add' || sub === 'install' || sub === 'update' || sub === 'remove' || sub === 'fetch') return v(ask('command.install', `cargo ${sub} changes or downloads crates; a person must approve it.`, `run_command:cargo ${sub}`));
+    if (sub === 'publish' || sub === 'login' || sub === 'owner' || sub === 'yank') return v(deny('command.publish', `cargo ${sub} publishes or changes the registry; Kiln never publishes.`));
+  }
+  return v(ask('command.unknown', `${name} ${sub ?? ''} is not a subcommand Kiln knows to be safe.`.replace(/ +\./, '.'), `run_command:${name}${sub ? ' ' + sub : ''}`));
+}
+
+/** Skips a wrapper's own options; returns the index of its command. */
+function skipOptions(args: readonly Word[], valueOpts: readonly string[], positionalsToSkip = 0): number {
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!.value;
+    if (a === '--') return i + 1 + positionalsToSkip;
+    if (a.startsWith('-') && a.length > 1) {
+      if (valueOpts.includes(a)) i++;
+      continue;
+    }
+    break;
+  }
+  return i + positionalsToSkip;
+}
+
+/** The verdict for one program invocation, or the inner command of a wrapper to judge instead. */
+export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInfo): Promise<ProgramResult> {
+  const first = ws[0]!;
+  const args = ws.slice(1);
+  if (first.dynamic) return v(ask('command.dynamic', `The program to run (${first.value}) is only known when it runs; a person must check it.`));
+  let name = first.value;
+  // a tool from the project's own node_modules/.bin is that tool
+  if (name.includes('/') && /(^|\/)node_modules\/\.bin\/[^/]+$/.test(name)) name = basename(name);
+  if (j.functions.has(name)) return v(allow('command.function-call', `${name} is a function defined earlier in the command; its body was judged.`));
+
+  if (PRIVILEGE.has(name)) return v(deny('command.privilege', `${name} runs commands as another user; Kiln never raises privileges.`));
+  if (NETWORK.has(name)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
+  if (SYSTEM.has(name) || /^mkfs(\.|$)/.test(name)) return v(deny('command.system', `${name} changes the machine, not the project.`));
+  if (name === 'twine' && args[0]?.value === 'upload') return v(deny('command.publish', 'twine upload publishes a package; Kiln never publishes.'));
+  if ((name === 'docker' || name === 'podman') && (args[0]?.value === 'push' || args[0]?.value === 'login')) return v(deny('command.publish', `${name} ${args[0]?.value} talks to a registry; Kiln never publishes.`));
+  if ((name === 'gem' && args[0]?.value === 'push') || (name === 'poetry' && args[0]?.value === 'publish')) return v(deny('command.publish', `${name} ${args[0]?.value} publishes a package; Kiln never publishes.`));
+
+  if (NO_FILE_ARGS.has(name)) return v(readonly(name));
+  if (name === 'env') {
+    const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
+    const split = optValue(args, ['-S', '--split-string'])[0];
+    if (split) return shellOf([{ ...split, value: '-c' }, split], j, info, 'env -S') as ProgramResult;
+    let k = i;
+    while (k < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[k]!.value)) k++;
+    if (k >= args.length) return v(readonly('env'));
+    return { unwrap: args.slice(k), via: 'env' };
+  }
+  if (name === 'cd' || name === 'pushd') return v(j.cd(args.find((a) => !a.value.startsWith('-'))));
+  if (name === 'popd') return v(allow('command.cd', 'popd changes the directory.', false));
+  if (name === 'timeout') return { unwrap: args.slice(skipOptions(args, ['-s', '--signal', '-k', '--kill-after'], 1)), via: 'timeout' };
+  if (name === 'nice') return { unwrap: args.slice(skipOptions(args, ['-n', '--adjustment'])), via: 'nice' };
+  if (name === 'nohup' || name === 'builtin') return { unwrap: args, via: name };
+  if (name === 'stdbuf') return { unwrap: args.slice(skipOptions(args, ['-i', '-o', '-e'])), via: 'stdbuf' };
+  if (name === 'ionice') return { unwrap: args.slice(skipOptions(args, ['-c', '-n', '-p', '-P', '-u'])), via: 'ionice' };
+  if (name === 'time') return { unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) };
+  if (name === 'exec') {
+    const rest = args.slice(skipOptions(args, ['-a']));
+    return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
+  }
+  if (name === 'command') {
+    if (has(args, '-v', '-V')) return v(readonly('command -v'));
+    return { unwrap: args.slice(skipOptions(args, [])), via: 'command' };
+  }
+  if (name === 'xargs') {
+    const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
+    const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
+    if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
+    const inner = rest[0]!.value;
+    const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
+    const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
+    return { unwrap: rest, via: 'xargs', verdicts: extra };
+  }
+  if (SHELLS.has(name)) return shellOf(args, j, info, name);
+  if (name === 'eval') {
+    if (args.some((a) => a.dynamic)) return v(ask('command.dynamic', 'eval runs code only known when it runs; a person must check it.'));
+    await j.nested(args.map((a) => a.value).join(' '), [...info.via, 'eval'], info.depth);
+    return v(allow('command.wrapper', 'eval: the code inside was judged.', true));
+  }
+  if (name === 'source' || name === '.') return v(allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1)));
+  if (name === 'trap' || name === 'alias' || name === 'watch' || name === 'make' || name === 'deno' || name === 'bun' || name === 'bunx') {
+    return v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
+  }
+
+  if (name in FILE_READERS) {
+    const files = positionals(args, FILE_READERS[name]!);
+    return v(readonly(name), [...j.readPaths(files), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
+  }
+  if (['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].includes(name)) return judgeGrep(args, j, name);
+  if (name === 'sed' || name === 'gsed') return judgeSed(args, j);
+  if (['awk', 'gawk', 'mawk', 'nawk'].includes(name)) return judgeAwk(args, j, name);
+  if (name === 'jq' || name === 'yq') return v(readonly(name), j.sensitiveArgs(args));
+  if (name === 'find') return judgeFind(args, j, info);
+  if (name === 'sort') return v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]);
+  if (name === 'uniq') {
+    const pos = positionals(args, ['-f', '-s', '-w']);
+    return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
+  }
+  if (name === 'tee') return v(worktree('tee'), j.writePaths(positionals(args)));
+  if (name === 'rm') return judgeRm(args, j);
+  if (['mkdir', 'touch', 'rmdir', 'truncate'].includes(name)) return v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])));
+  if (name === 'ln') {
+    const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
+    return v(worktree('ln'), j.writePaths(pos.length > 1 ? pos.slice(-1) : []));
+  }
+  if (name === 'chmod' || name === 'chown' || name === 'chgrp') return judgeChmod(args, j, name);
+  if (name === 'cp' || name === 'mv' || name === 'rsync' || name === 'install') return judgeCopy(args, j, name === 'install' ? 'cp' : name);
+  if (['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz', 'patch'].includes(name)) {
+    return v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
+  }
+  if (name === 'kill' || name === 'pkill' || name === 'killall') return v(ask('command.kill', `${name} stops processes; a person must approve it.`));
+
+  if (name === 'git') return judgeGit(args, j);
+  if (name === 'node' || PY.test(name) || name === 'perl' || name === 'ruby' || name === 'tsx' || name === 'ts-node') return judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name);
+  if (name === 'npx' || name === 'bunx') {
+    const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
+    const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
+    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
+  }
+  if (name === 'npm' || name === 'pnpm' || name === 'yarn') return judgeNodePm(args, j, name);
+  if (name === 'pip' || name === 'pip3') return judgePip(args, name);
+  if (name === 'uv' || name === 'poetry' || name === 'pipenv') {
+    const sub = positionals(args)[0]?.value;
+    if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
+    if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
+    return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+  }
+  if (name === 'go' || name === 'cargo') return judgeLangTool(args, name);
+  if (name === 'gem' || name === 'bundle' || INSTALL_MANAGERS.has(name)) {
+    const sub = positionals(args)[0]?.value;
+    if (name === 'bundle' && sub === 'exec') return { unwrap: args.slice(args.findIndex((a) => a.value === 'exec') + 1), via: 'bundle exec' };
+    return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+  }
+
+  // tools whose normal use only reads (and, for compilers, writes build output)
+  if (name === 'tsc' || name === 'vue-tsc') {
+    if (has(args, '--watch', '-w')) return v(ask('command.watch', `${name} --watch never ends; run it without --watch.`));
+    return v(readonly(name), j.writePaths(optValue(args, ['--outDir', '--outFile', '--declarationDir'])));
+  }
+  if (name === 'vitest') {
+    if (args[0]?.value === 'run' || has(args, '--run')) return v(testRunner('vitest run'));
+    return v(ask('command.watch', 'vitest without run starts watch mode and never ends; use vitest run.'));
+  }
+  if (name === 'jest') {
+    if (has(args, '--watch', '--watchAll')) return v(ask('command.watch', 'jest --watch never ends; run it without --watch.'));
+    return v(testRunner('jest'));
+  }
+  if (TEST_RUNNERS.has(name)) return v(testRunner(name), j.sensitiveArgs(args));
+  if (name === 'eslint' || name === 'prettier' || name === 'ruff' || name === 'black' || name === 'biome' || name === 'rustfmt' || name === 'gofmt') {
+    const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
+    return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
+  }
+  if (['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].includes(name)) return v(readonly(name), j.sensitiveArgs(args));
+
+  return v(
+    ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`),
+    j.sensitiveArgs(args),
+  );
+}
