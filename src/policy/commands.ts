@@ -344,7 +344,9 @@ export async function judgeCommand(command: string, ctx: PolicyContext): Promise
   if (isCheck) {
     return { verdict: allow('command.check', `${src} is one of the repository's checks.`, true), segments: j.segments };
   }
-  const worst = mostSevere(j.verdicts) ?? allow('command.readonly', 'Nothing to run.', true);
+  let worst = mostSevere(j.verdicts) ?? allow('command.readonly', 'Nothing to run.', true);
+  // among allows, name the segment that changes something: it is why the command is not safe to repeat
+  if (worst.decision === 'allow') worst = j.verdicts.find((x) => x.safe !== true) ?? worst;
   const safe = j.verdicts.every((v) => v.decision === 'allow' && v.safe === true);
   return { verdict: { ...worst, safe }, segments: j.segments };
 }

@@ -5,7 +5,7 @@ import { judgeRead, judgeWrite } from './files.js';
 import { globTargetsSensitive } from './globs.js';
 import { lifecycleScriptChange } from './lifecycle.js';
 import { resolveWorkspacePath } from './paths.js';
-import type { PolicyContext, PolicyDecision } from './types.js';
+import type { CommandSegment, PolicyContext, PolicyDecision } from './types.js';
 import { allow, applyMode, deny, ask, type Verdict } from './verdict.js';
 
 /** JSON with sorted keys, so equal values hash equally whatever order they were built in. */
@@ -23,6 +23,11 @@ export function canonicalJson(value: unknown): string {
 export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 type Input = Record<string, unknown>;
+
+/** The approval binding of a command: what runs (argv, wrappers, redirects), not how it was spaced. */
+function commandHash(segments: readonly CommandSegment[]): string {
+  return sha256(canonicalJson({ tool: 'run_command', segments: segments.map((s) => ({ argv: s.argv, via: s.via, redirects: s.redirects })) }));
+}
 
 function str(input: Input, key: string): string | undefined {
   const v = input[key];
@@ -111,7 +116,7 @@ async function judgeTool(tool: string, input: unknown, ctx: PolicyContext): Prom
       const c = need(inp, 'command', tool);
       if (typeof c !== 'string') return { verdict: c };
       const { verdict, segments } = await judgeCommand(c, ctx);
-      return { verdict, extra: { segments, safeToRepeat: verdict.decision === 'allow' && verdict.safe === true, hash: sha256(canonicalJson({ tool, segments })) } };
+      return { verdict, extra: { segments, safeToRepeat: verdict.decision === 'allow' && verdict.safe === true, hash: commandHash(segments) } };
     }
     case 'update_plan':
       if (!Array.isArray(inp.steps)) return { verdict: deny('input.invalid', 'update_plan needs "steps" as an array.') };

@@ -22,7 +22,8 @@ function realWorkspace(workspace: string): string {
  * appended as written. Returns the absolute result, or null on a symlink loop.
  */
 export function physicalPath(p: string): string | null {
-  const parts = resolve(p).split(sep).filter(Boolean);
+  // split the path as written: normalising first would apply `..` lexically, not physically
+  const parts = (isAbsolute(p) ? p : process.cwd() + sep + p).split(sep).filter(Boolean);
   let cur: string = sep;
   let links = 0;
   let missing = false;
@@ -80,7 +81,10 @@ export function resolveWorkspacePath(workspace: string, p: string): ResolvedPath
   const lexicalRoot = resolve(workspace);
   const lexicallyInside = inside(root, lexical) || inside(lexicalRoot, lexical);
   // an absolute path spelled with the workspace's unresolved name still names the worktree
-  const start = inside(lexicalRoot, lexical) && !inside(root, lexical) ? join(root, relative(lexicalRoot, lexical)) : lexical;
+  let start = isAbsolute(p) ? p : root + sep + p;
+  if (isAbsolute(p) && inside(lexicalRoot, lexical) && !inside(root, lexical)) {
+    start = root + sep + p.slice(lexicalRoot.length);
+  }
   const phys = physicalPath(start);
   if (phys === null) {
     return { ok: false, rule: 'path.symlink-loop', reason: `${p} is a symlink loop.` };

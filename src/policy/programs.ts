@@ -74,7 +74,10 @@ function optValue(args: readonly Word[], names: readonly string[]): Word[] {
 
 const has = (args: readonly Word[], ...flags: string[]) => args.some((a) => flags.includes(a.value));
 /** a short-option cluster like -rf contains the letter */
-const hasShort = (args: readonly Word[], letter: string) => args.some((a) => /^-[A-Za-z]+$/.test(a.value) && a.value.includes(letter));
+const hasShort = (args: readonly Word[], letter: string) => {
+  const end = args.findIndex((a) => a.value === '--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => /^-[A-Za-z]+$/.test(a.value) && a.value.includes(letter));
+};
 
 const readonly = (what: string) => allow('command.readonly', `${what} only reads.`, true);
 const testRunner = (what: string) => allow('command.test', `${what} runs the tests.`, true);
@@ -198,7 +201,9 @@ function judgeFind(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramRes
 }
 
 function judgeRm(args: Word[], j: ProgramJudge): ProgramResult {
-  const recursive = has(args, '-r', '-R', '--recursive') || hasShort(args, 'r') || hasShort(args, 'R');
+  const dashes = args.findIndex((a) => a.value === '--');
+  const opts = dashes < 0 ? args : args.slice(0, dashes);
+  const recursive = has(opts, '-r', '-R', '--recursive') || hasShort(args, 'r') || hasShort(args, 'R');
   const targets = positionals(args);
   const root = j.pathOf({ raw: '.', value: j.ctx.workspace, dynamic: false, glob: false, tilde: false });
   const extra: Verdict[] = [];
