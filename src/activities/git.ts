@@ -1,38 +1,31 @@
 /**
- * Git that Kiln runs on the host. The repository's own config must not run code here: no hooks,
- * no fsmonitor, no pager, no external diff, no credential helper.
+ * Git that Kiln runs on the host through simple-git, with the repository's own config
+ * neutralised (no hooks, fsmonitor, pager, external diff or credential helper).
  */
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { gitHardeningEnv, hardenedGitConfig } from '../sandbox/git-hardening.js';
 
-const HARDENING = [
-  'core.hooksPath=/dev/null',
-  'core.fsmonitor=false',
-  'core.pager=cat',
-  'diff.external=',
-  'credential.helper=',
-  'core.sshCommand=false',
-];
+// simple-git refuses to set these keys at all unless told; Kiln sets them only to switch them off.
+const UNSAFE_OK = {
+  allowUnsafeHooksPath: true,
+  allowUnsafeFsMonitor: true,
+  allowUnsafePager: true,
+  allowUnsafeEditor: true,
+  allowUnsafeAskPass: true,
+  allowUnsafeSshCommand: true,
+  allowUnsafeCredentialHelper: true,
+  allowUnsafeProtocolOverride: true,
+  allowUnsafeGpgProgram: true,
+};
 
 export function git(dir: string, env: NodeJS.ProcessEnv = process.env, indexFile?: string): SimpleGit {
-  // simple-git refuses to set these keys at all unless told; we set them only to neutralise them.
-  const unsafe = {
-    allowUnsafeHooksPath: true,
-    allowUnsafeFsMonitor: true,
-    allowUnsafePager: true,
-    allowUnsafeDiffExternal: true,
-    allowUnsafeCredentialHelper: true,
-    allowUnsafeSshCommand: true,
-    allowUnsafeAskPass: true,
-  };
-  return simpleGit({ baseDir: dir, config: HARDENING, unsafe, allowEnvironment: ['GIT_CONFIG_NOSYSTEM', 'GIT_TERMINAL_PROMPT', 'GIT_PAGER', 'GIT_ASKPASS', 'GIT_INDEX_FILE'] } as never)
-    .env({
-      PATH: env.PATH ?? '/usr/bin:/bin',
-      HOME: env.HOME ?? '/tmp',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_PAGER: 'cat',
-      GIT_ASKPASS: '',
-      LANG: 'C',
-      ...(indexFile ? { GIT_INDEX_FILE: indexFile } : {}),
-    });
+  // only what git needs: the worker's own environment (editors, pagers, GIT_*) stays out
+  const base = { PATH: env.PATH ?? '/usr/bin:/bin', HOME: env.HOME ?? '/tmp', ...(env.TMPDIR ? { TMPDIR: env.TMPDIR } : {}) };
+  const vars = { ...gitHardeningEnv(base), LANG: 'C', ...(indexFile ? { GIT_INDEX_FILE: indexFile } : {}) };
+  return simpleGit({
+    baseDir: dir,
+    config: hardenedGitConfig(),
+    unsafe: UNSAFE_OK,
+    allowEnvironment: Object.keys(vars).filter((k) => k.startsWith('GIT_')),
+  } as never).env(vars);
 }

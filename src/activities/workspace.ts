@@ -14,6 +14,7 @@ import type { RunInput } from '../shared/types.js';
 import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { git } from './git.js';
+import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
 import { heartbeating } from './heartbeat.js';
 import {
   appendEvent,
@@ -187,7 +188,7 @@ export async function diffAgainstBase(worktree: string, base: string, scratchDir
   try {
     await g.raw(['read-tree', base]);
     await g.raw(['add', '-A', '--', '.']);
-    return redact(await g.raw(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', base]));
+    return redact(await g.raw(['diff', '--cached', '--binary', '--no-color', ...HARDENED_DIFF_FLAGS, base]));
   } finally {
     await rm(index, { force: true });
   }
@@ -200,7 +201,7 @@ export async function changedFiles(worktree: string, base: string, scratchDir: s
   try {
     await g.raw(['read-tree', base]);
     await g.raw(['add', '-A', '--', '.']);
-    const out = await g.raw(['diff', '--cached', '--name-only', '--no-renames', base]);
+    const out = await g.raw(['diff', '--cached', '--name-only', '--no-renames', ...HARDENED_DIFF_FLAGS, base]);
     return out.split('\n').filter(Boolean);
   } finally {
     await rm(index, { force: true });

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startWorker, type RunningWorker } from '../worker.js';
 import { findTemporalCli } from '../temporal/binary.js';
+import { temporalSettings } from '../temporal/connection.js';
 import { startDevServer } from '../temporal/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
 
@@ -67,7 +68,7 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
   }
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  const worker = o.worker ? await startWorker({ settings: { address, namespace: 'default' } }) : undefined;
+  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' } }) : undefined;
   return {
     address,
     uiUrl,

@@ -1,0 +1,46 @@
+/** Temporary git repos for tests, made from the bundled example or from given files. */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const EXAMPLE = join(ROOT, 'examples', 'revoked-session');
+export const EXAMPLE_SCRIPT = join(ROOT, 'examples', 'scripts', 'revoked-session.json');
+
+const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+
+export function git(repo: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd: repo, env: GIT_ENV, encoding: 'utf8' });
+}
+
+export function commitAll(repo: string, message = 'base'): void {
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', message);
+}
+
+export function exampleRepo(prefix = 'kiln-test-'): string {
+  const repo = join(mkdtempSync(join(tmpdir(), prefix)), 'repo');
+  cpSync(EXAMPLE, repo, { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  commitAll(repo, 'example');
+  return repo;
+}
+
+export function repoWith(files: Record<string, string>, prefix = 'kiln-test-'): string {
+  const repo = join(mkdtempSync(join(tmpdir(), prefix)), 'repo');
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(repo, rel)), { recursive: true });
+    writeFileSync(join(repo, rel), content);
+  }
+  git(repo, 'init', '-q', '-b', 'main');
+  commitAll(repo, 'base');
+  return repo;
+}
+
+export function writeScript(dir: string, name: string, script: unknown): string {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(script, null, 2));
+  return file;
+}

@@ -1,0 +1,167 @@
+/**
+ * Crash resume with real worker processes: the worker kills itself (SIGKILL) at a named point,
+ * a fresh worker process finishes the run, and the result is the same patch as an undisturbed run.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approveSignal, statusQuery } from '../../src/shared/messages.js';
+import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
+import type { kilnRun } from '../../src/workflows/run.js';
+import { EXAMPLE_SCRIPT, exampleRepo, repoWith, writeScript } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import { startTestServer } from '../helpers/temporal.js';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
+
+let env: TestWorkflowEnvironment;
+let address: string;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  env = await startTestServer();
+  address = env.address;
+});
+
+afterAll(async () => {
+  for (const w of workers) await w.kill9();
+  await env?.teardown();
+});
+
+let n = 0;
+function scenario(crashAt?: string) {
+  const id = `crash-${process.pid}-${++n}`;
+  const markers = mkdtempSync(join(tmpdir(), 'kiln-markers-'));
+  const wenv: Record<string, string> = {
+    TEMPORAL_ADDRESS: address,
+    KILN_TASK_QUEUE: id,
+    KILN_HOST: id,
+    KILN_TEST_CRASH_MARKERS: markers,
+    ...(crashAt ? { KILN_TEST_CRASH_AT: crashAt } : {}),
+  };
+  return {
+    queue: id,
+    async worker() {
+      const w = await spawnWorker(wenv);
+      workers.push(w);
+      return w;
+    },
+    async start(input: RunInput) {
+      return env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: id, args: [input] });
+    },
+  };
+}
+
+type Handle = Awaited<ReturnType<ReturnType<typeof scenario>['start']>>;
+
+async function state(h: Handle): Promise<RunState | undefined> {
+  try {
+    return await h.query(statusQuery);
+  } catch {
+    return undefined;
+  }
+}
+
+async function approveWhenAsked(h: Handle): Promise<void> {
+  for (;;) {
+    const st = await state(h);
+    if (st?.pendingApprovals.length) {
+      await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'test' });
+      return;
+    }
+    if (st && ['succeeded', 'blocked', 'cancelled'].includes(st.phase)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Runs the example with a crash at `point`; returns the result and the patch. */
+async function crashRun(point: string): Promise<{ r: RunResult; patch: string; first: WorkerProcess }> {
+  const sc = scenario(point);
+  const first = await sc.worker();
+  const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+  const h = await sc.start(input);
+  const approving = approveWhenAsked(h);
+  const code = await Promise.race([first.exited, h.result().then(() => 'finished' as const)]);
+  expect(code, `the worker should have crashed at ${point}; output:\n${first.output()}`).not.toBe('finished');
+  expect(first.output()).toContain(`test crash point ${point}`);
+  await sc.worker();
+  await approving;
+  const r = await h.result();
+  return { r, patch: readFileSync(r.patchPath, 'utf8'), first };
+}
+
+let reference: string;
+
+describe('crash resume (kill -9 of a real worker process)', () => {
+  it('an undisturbed run, for reference', async () => {
+    const sc = scenario();
+    await sc.worker();
+    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+    const h = await sc.start(input);
+    await approveWhenAsked(h);
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    reference = readFileSync(r.patchPath, 'utf8');
+    expect(reference).toContain('.filter((s) => !s.revokedAt)');
+  });
+
+  it('during a model turn: a new worker finishes with the same patch', async () => {
+    const { r, patch } = await crashRun('model-turn@3');
+    expect(r.state).toBe('succeeded');
+    expect(patch).toBe(reference);
+  });
+
+  it('after an edit is written but before its result is reported: the edit is not applied twice', async () => {
+    const { r, patch } = await crashRun('after-edit-write');
+    expect(r.state).toBe('succeeded');
+    // the new text contains the old text: applying it twice would filter twice
+    expect(patch.match(/\.filter\(/g)).toHaveLength(1);
+    expect(patch).toBe(reference);
+  });
+
+  it('while awaiting approval, with the approval sent while no worker runs', async () => {
+    const sc = scenario();
+    const first = await sc.worker();
+    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+    const h = await sc.start(input);
+    let st: RunState | undefined;
+    while (!st?.pendingApprovals.length) {
+      st = await state(h);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await first.kill9();
+    // no worker: the signal is stored by the server and applied when one comes back
+    await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'offline approver' });
+    await sc.worker();
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(r.patchPath, 'utf8')).toBe(reference);
+    expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('offline approver');
+  });
+
+  it('during a running command: nothing of it survives, and an unsafe command is not re-run', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    const marker = `kiln-crash-${process.pid}-${Date.now()}`;
+    const script = writeScript(join(repo, '..'), 'long-command', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: `touch started.txt; sleep 30 # ${marker}`, reason: 'a long job' } }] },
+        { expect: { tool_result_contains: 'outcome of this command is unknown' }, tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const sc = scenario('command-running');
+    const first = await sc.worker();
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap' }));
+    await first.exited;
+    await new Promise((r) => setTimeout(r, 500));
+    const survivors = execFileSync('sh', ['-c', `pgrep -f '${marker}' || true`], { encoding: 'utf8' }).trim();
+    expect(survivors, 'a process of the killed attempt survived').toBe('');
+    await sc.worker();
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
+    expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The run workflow on the real dev server with an in-process worker, real activities, the real
+ * sandbox and git, and the scripted model server (a test double for the model only).
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approveSignal, approveUpdate, statusQuery } from '../../src/shared/messages.js';
+import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
+import { startWorker, type RunningWorker } from '../../src/worker.js';
+import { defaultDeps } from '../../src/activities/index.js';
+import { startTestServer } from '../helpers/temporal.js';
+import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, writeScript } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import type { kilnRun } from '../../src/workflows/run.js';
+
+const QUEUE = 'kiln-workflow-tests';
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+
+beforeAll(async () => {
+  env = await startTestServer();
+  worker = await startWorker({
+    connection: env.nativeConnection,
+    settings: { address: '', namespace: 'default', taskQueue: QUEUE },
+    deps: { ...defaultDeps(), hostQueue: `${QUEUE}-host` },
+  });
+});
+
+afterAll(async () => {
+  await worker?.shutdown();
+  await env?.teardown();
+});
+
+async function start(input: RunInput) {
+  return env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: QUEUE, args: [input] });
+}
+
+async function waitFor(handle: Awaited<ReturnType<typeof start>>, pred: (s: RunState) => boolean, ms = 60_000): Promise<RunState> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const st = await handle.query(statusQuery);
+    if (pred(st)) return st;
+    if (Date.now() > deadline) throw new Error(`timed out waiting; state: ${st.phase} ${st.log.map((l) => l.text).join(' | ')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The validator's message, as the sender of a rejected Update reads it. */
+async function rejection(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    return (err as WorkflowUpdateFailedError).cause?.message ?? '';
+  }
+  throw new Error('the update was accepted');
+}
+
+describe('the run workflow', () => {
+  it('fixes the example end to end: one approval, succeeded, artifacts written, the patch applies to the base', async () => {
+    const repo = exampleRepo();
+    const input = testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}` });
+    const handle = await start(input);
+    const st = await waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    const pending = st.pendingApprovals[0]!;
+    expect(st.phase).toBe('awaiting_approval');
+    expect(pending.summary).toContain('npm run lint');
+    expect(pending.id).toBe('ap-1');
+
+    expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-9', approve: true }] }))).toMatch(/unknown approval ap-9 \(pending: ap-1\)/);
+    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'alice', note: 'lint is fine' }] });
+    expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true }] }))).toMatch(/already decided/);
+
+    const r: RunResult = await handle.result();
+    expect(r.state).toBe('succeeded');
+    expect(r.scripted).toBe(true);
+    expect(r.turns).toBe(7);
+
+    const dir = r.artifactsDir;
+    for (const f of ['patch.diff', 'tests.log', 'events.jsonl', 'metrics.json', 'audit.jsonl']) expect(existsSync(join(dir, f)), f).toBe(true);
+    const patch = readFileSync(r.patchPath, 'utf8');
+    expect(patch).toContain('.filter((s) => !s.revokedAt)');
+    const audit = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(audit).toEqual([expect.objectContaining({ kind: 'approval', id: 'ap-1', decision: 'approved', by: 'alice', note: 'lint is fine' })]);
+    const metrics = JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8'));
+    expect(metrics).toMatchObject({ state: 'succeeded', turns: 7, scripted: true });
+    expect(readFileSync(join(dir, 'tests.log'), 'utf8')).toContain('# fail 0');
+
+    // the worktree is gone and the user's checkout untouched
+    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+
+    // the patch applies cleanly to the base and makes the tests pass
+    git(repo, 'apply', '--check', r.patchPath);
+    git(repo, 'apply', r.patchPath);
+    execFileSync('node', ['--test', 'test/'], { cwd: repo, stdio: 'pipe' });
+  });
+
+  it('a rejection goes back to the model as the tool result, with its reason', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const dir = join(repo, '..');
+    const script = writeScript(dir, 'reject', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'npm install left-pad', reason: 'need it' } }] },
+        { expect: { tool_result_contains: 'not today' }, tool_use: [{ name: 'finish', input: { summary: 'gave up' } }] },
+      ],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}` }));
+    await waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    // a signal of the same name works too (the Web UI's way)
+    await handle.signal(approveSignal, { approvalId: 'ap-1', approve: false, reason: 'not today', by: 'bob' });
+    const r = await handle.result();
+    // the script's expectation proves the model saw the reason; nothing changed, so verification fails
+    expect(r.turns).toBeGreaterThanOrEqual(2);
+    const audit = readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8');
+    expect(audit).toContain('"decision":"rejected"');
+    expect(audit).toContain('"by":"bob"');
+  });
+
+  it('an approval wait that times out ends in needs_human, never in a silent approve', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const script = writeScript(join(repo, '..'), 'timeout', {
+      steps: [{ tool_use: [{ name: 'run_command', input: { command: 'npm install left-pad', reason: 'need it' } }] }],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, approvalTimeoutMs: 1500, humanTimeoutMs: 60_000 }));
+    const st = await waitFor(handle, (s) => s.phase === 'needs_human');
+    expect(st.reason).toMatch(/ap-1 timed out/);
+    // a stale approval changes nothing
+    expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true }] }))).toMatch(/timed out/);
+    await handle.cancel();
+  });
+
+  it('malformed model output (unknown tool, invalid input) becomes an error result, not a failing workflow task', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const script = writeScript(join(repo, '..'), 'malformed', {
+      steps: [
+        { tool_use: [{ name: 'delete_everything', input: {} }, { name: 'read_file', input: { path: 42 } }] },
+        { expect: { tool_result_contains: 'delete_everything' }, tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] },
+        { expect: { tool_result_contains: 'hello' }, tool_use: [{ name: 'finish', input: { summary: 'nothing to do' } }] },
+      ],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, humanTimeoutMs: 1000 }));
+    const r = await handle.result();
+    expect(r.turns).toBeGreaterThanOrEqual(3);
+    const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8');
+    expect(events).toContain('invalid');
+    // the workflow never failed a task: the history has no WorkflowTaskFailed event
+    const history = await handle.fetchHistory();
+    const failedTasks = history.events?.filter((e) => e.workflowTaskFailedEventAttributes) ?? [];
+    expect(failedTasks).toHaveLength(0);
+  });
+});

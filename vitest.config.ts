@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    // workflow and end-to-end tests start real servers and worker processes: on a 2-core
+    // machine two files at a time is the most that keeps timings honest
+    maxWorkers: 2,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
