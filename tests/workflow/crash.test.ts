@@ -92,6 +92,15 @@ async function crashRun(point: string): Promise<{ r: RunResult; patch: string; f
   return { r, patch: readFileSync(r.patchPath, 'utf8'), first };
 }
 
+/** pids whose command line holds the marker (pgrep itself excluded; exit 1 means none) */
+function pgrep(marker: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
 let reference: string;
 
 describe('crash resume (kill -9 of a real worker process)', () => {
@@ -156,7 +165,8 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const h = await sc.start(testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap' }));
     await first.exited;
     await new Promise((r) => setTimeout(r, 500));
-    const survivors = execFileSync('sh', ['-c', `pgrep -f '${marker}' || true`], { encoding: 'utf8' }).trim();
+    expect(existsSync(join(repo, '.kiln', 'worktrees', h.workflowId, 'started.txt')), 'the command had really started').toBe(true);
+    const survivors = pgrep(marker);
     expect(survivors, 'a process of the killed attempt survived').toBe('');
     await sc.worker();
     const r = await h.result();
