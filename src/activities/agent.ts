@@ -7,19 +7,23 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
-import { buildContext, readProjectRules } from '../context/index.js';
+import { buildContext, compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
+import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../agent/prompt.js';
 import { ModelError } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import { parseToolInput, toolDefinitions } from '../tools/index.js';
+import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, loadRun, readJson, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 import { callPath, describeCall, resultPath, type StoredCall, type StoredResult } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
 export const CONTEXT_TOKEN_BUDGET = 6000;
+/** Fold older turns once the conversation passes this share of the model's window. */
+export const COMPACT_AT = 0.6;
 const TEXT_SUMMARY_MAX_CHARS = 500;
 
 interface Conversation {
@@ -40,7 +44,22 @@ export function agentActivities(deps: ActivityDeps) {
     if (stored) return stored;
 
     const user = await nextUserMessage(rec, convo, inp);
-    const messages = [...convo.messages, user];
+    let messages = [...convo.messages, user];
+    let compacted: AgentTurnResult['compacted'];
+    const before = conversationTokens(messages);
+    if (before > (rec.input.contextTokens ?? DEFAULT_CONTEXT_TOKENS) * COMPACT_AT) {
+      const folded = compactConversation(messages, {
+        goal: rec.input.goal,
+        plan: inp.memory?.plan ?? [],
+        touchedFiles: inp.memory?.touchedFiles ?? [],
+        failures: inp.memory?.failures ?? [],
+      });
+      if (folded) {
+        messages = folded.messages;
+        compacted = { removedMessages: folded.removed, beforeTokens: before, afterTokens: conversationTokens(messages) };
+        await appendEvent(inp.repo, inp.runId, { type: 'compaction', turn: inp.turn, ...compacted });
+      }
+    }
     deps.crash('model-turn', inp.turn);
     const client = await deps.model(rec.input.model, rec.input.runId);
     let res;
@@ -70,14 +89,22 @@ export function agentActivities(deps: ActivityDeps) {
       const call: StoredCall = { id: block.id, name: block.name, input: block.input };
       await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
       const parsed = parseToolInput(block.name, block.input);
+      const fingerprint = createHash('sha256').update(`${block.name}\0${JSON.stringify(block.input)}`).digest('hex').slice(0, 16);
       calls.push(
         parsed.ok
-          ? { id: block.id, name: block.name, summary: redact(describeCall(parsed)).slice(0, 200) }
-          : { id: block.id, name: block.name, summary: `${block.name.slice(0, 40)} (invalid)`, inputError: redact(parsed.error) },
+          ? { id: block.id, name: block.name, fingerprint, summary: redact(describeCall(parsed)).slice(0, 200) }
+          : { id: block.id, name: block.name, fingerprint, summary: `${block.name.slice(0, 40)} (invalid)`, inputError: redact(parsed.error) },
       );
+      if (!parsed.ok && block.name === 'reflect') {
+        // the decision log keeps every reflection, the rejected ones too
+        await appendJsonl(join(runDir(inp.repo, inp.runId), 'decisions.jsonl'), {
+          at: new Date().toISOString(), type: 'reflection', valid: false, turn: inp.turn, error: parsed.error, input: block.input,
+        });
+      }
     }
     const result: AgentTurnResult = {
       calls,
+      ...(compacted ? { compacted } : {}),
       text: redact(texts.join('\n')).slice(0, TEXT_SUMMARY_MAX_CHARS),
       stopReason: res.stopReason,
       usage: res.usage,

@@ -21,6 +21,8 @@ export interface PrepareResult {
 export interface ToolCallView {
   id: string;
   name: string;
+  /** hash of name + input: the same call twice has the same fingerprint (stuck detection) */
+  fingerprint: string;
   /** one line for the log and the Web UI: "edit src/session.js" */
   summary: string;
   /** the call failed validation (unknown tool, bad input): this goes back to the model */
@@ -30,6 +32,8 @@ export interface ToolCallView {
 export interface AgentTurnInput extends RunRef {
   turn: number;
   attempt: number;
+  /** the plan, touched files and failures: what a compaction summary must keep */
+  memory?: { plan: PlanStep[]; touchedFiles: string[]; failures: string[] };
   /** text the workflow adds to the next user message (retry feedback, the stop gate, a hint) */
   userText?: string;
   /** results the workflow decided itself (a rejection, the stop gate's answer to finish) */
@@ -38,6 +42,8 @@ export interface AgentTurnInput extends RunRef {
 
 export interface AgentTurnResult {
   calls: ToolCallView[];
+  /** older turns were folded into a summary before this request */
+  compacted?: { removedMessages: number; beforeTokens: number; afterTokens: number };
   /** bounded, redacted text the model said */
   text: string;
   stopReason: string | null;
@@ -53,7 +59,7 @@ export interface RunToolInput extends RunRef {
   grants: string[];
 }
 
-export type ToolEffect = 'read' | 'edit' | 'command' | 'plan' | 'none';
+export type ToolEffect = 'read' | 'edit' | 'command' | 'plan' | 'reflect' | 'none';
 
 export type RunToolResult =
   | {

@@ -23,7 +23,7 @@ import {
 import type { RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
 export const MODEL_RESULT_MAX_CHARS = 30_000;
@@ -134,6 +134,12 @@ export function toolActivities(deps: ActivityDeps) {
         const plan = parsed.value.steps.map((s) => ({ step: redact(s.step).slice(0, 200), status: s.status }));
         const text = `Plan updated (${plan.filter((s) => s.status === 'done').length}/${plan.length} done).`;
         return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'plan', summary: text, plan });
+      }
+      case 'reflect': {
+        const r = parsed.value;
+        await appendJsonl(join(runDir(repo, runId), 'decisions.jsonl'), { at: new Date().toISOString(), type: 'reflection', valid: true, ...r });
+        const text = `Reflection recorded for attempt ${r.attempt}. Go ahead with the fix.`;
+        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'reflect', summary: `reflect: ${redact(r.this_fix).slice(0, 200)}` });
       }
       case 'finish': {
         const text = 'finish is handled by the workflow';
@@ -275,6 +281,8 @@ export function describeCall(p: Extract<ParsedToolInput, { ok: true }>): string 
       return `run_command: ${String(v.command).slice(0, 160)}`;
     case 'update_plan':
       return `update_plan (${(v.steps as unknown[]).length} steps)`;
+    case 'reflect':
+      return `reflect (attempt ${v.attempt})`;
     case 'finish':
       return 'finish';
   }

@@ -6,3 +6,4 @@ export { relevantSnippets, type SnippetOptions } from './snippets.js';
 export { currentDiff } from './diff.js';
 export { packByPriority, type ContextItem, type ContextKind, type PackedItem, type PackedContext } from './pack.js';
 export { buildContext, buildNaiveContext, PRIORITY, type BuildContextInput, type BuiltContext } from './build.js';
+export { compactConversation, conversationTokens, KEEP_RECENT_MESSAGES, type CompactionMemory } from './compact.js';

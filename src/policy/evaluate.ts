@@ -84,7 +84,7 @@ async function judgeFileWrite(tool: 'edit' | 'create_file', input: Input, ctx: P
 }
 
 async function judgeTool(tool: string, input: unknown, ctx: PolicyContext): Promise<{ verdict: Verdict; extra?: Partial<PolicyDecision> }> {
-  const known = ['read_file', 'list_files', 'search', 'edit', 'create_file', 'run_command', 'update_plan', 'finish'];
+  const known = ['read_file', 'list_files', 'search', 'edit', 'create_file', 'run_command', 'update_plan', 'reflect', 'finish'];
   if (!known.includes(tool)) return { verdict: deny('tool.unknown', `There is no tool named ${tool}; use one of ${known.join(', ')}.`) };
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     return { verdict: deny('input.invalid', `${tool} needs its input as a JSON object.`) };
@@ -121,6 +121,8 @@ async function judgeTool(tool: string, input: unknown, ctx: PolicyContext): Prom
     case 'update_plan':
       if (!Array.isArray(inp.steps)) return { verdict: deny('input.invalid', 'update_plan needs "steps" as an array.') };
       return { verdict: allow('tool.plan', 'Updating the plan changes nothing on disk.', true) };
+    case 'reflect':
+      return { verdict: allow('tool.reflect', 'A reflection is recorded in the decision log; it changes nothing on disk.', true) };
     default:
       if (typeof inp.summary !== 'string') return { verdict: deny('input.invalid', 'finish needs "summary" as a string.') };
       return { verdict: allow('tool.finish', 'Finishing is judged by the stop gate and the verifier, not by policy.', true) };

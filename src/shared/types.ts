@@ -14,6 +14,11 @@ export type Phase =
   | 'blocked'
   | 'cancelled';
 
+/** Defaults for the optional RunInput fields. */
+export const DEFAULT_CONTEXT_TOKENS = 200_000;
+/** 150 turns ≈ 2,500 events at the measured ~16 events per turn: far below the 50k limit, and replay stays quick. */
+export const DEFAULT_TURNS_PER_RUN = 150;
+
 export const TERMINAL_PHASES: readonly Phase[] = ['succeeded', 'blocked', 'cancelled'];
 
 export type ApprovalMode = 'strict' | 'default' | 'auto';
@@ -48,6 +53,12 @@ export interface RunInput {
   /** activity heartbeat timeout: how soon a dead worker is noticed */
   heartbeatTimeoutMs: number;
   commandTimeoutMs: number;
+  /** the model's context window in tokens; older turns are compacted before it fills */
+  contextTokens?: number;
+  /** continue-as-new after this many turns in one workflow run (history stays small) */
+  turnsPerRun?: number;
+  /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
+  searchAttributes?: boolean;
 }
 
 export interface PlanStep {
@@ -151,6 +162,8 @@ export interface RunState {
   pendingApprovals: PendingApproval[];
   grants: string[];
   budget: BudgetUsed;
+  /** per-turn usage of the last turns (metrics.json has every turn) */
+  recentTurns?: Array<Usage & { turn: number; costUsd: number }>;
   worktree?: string;
   baseCommit?: string;
   artifactsDir: string;

@@ -6,6 +6,7 @@ export const TOOL_NAMES = [
   'create_file',
   'run_command',
   'update_plan',
+  'reflect',
   'finish',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];

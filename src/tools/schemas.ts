@@ -136,6 +136,19 @@ export const updatePlanInput = z
       'Call it first with your plan and again when a step is done.',
   );
 
+export const reflectInput = z
+  .strictObject({
+    attempt: z.number().int().min(1).describe('The attempt you are starting now (2 for the first retry).'),
+    last_failure: z.string().trim().min(1).describe('What failed last time, as the verifier reported it.'),
+    last_cause: z.string().trim().min(1).describe('Why it failed: the cause in the code, not the symptom.'),
+    this_fix: z.string().trim().min(1).describe('What you will change now.'),
+    rationale: z.string().trim().min(1).describe('Why that change fixes the cause.'),
+    changed_files: z.array(z.string().min(1)).describe('The files you expect to change in this attempt.'),
+  })
+  .describe(
+    'Before any edit in a retry, reflect on the failed attempt. Required once per retry; edits are refused until a valid reflection is given.',
+  );
+
 export const finishInput = z
   .strictObject({
     summary: z
@@ -157,6 +170,7 @@ export const toolSchemas = {
   create_file: createFileInput,
   run_command: runCommandInput,
   update_plan: updatePlanInput,
+  reflect: reflectInput,
   finish: finishInput,
 } as const satisfies Record<ToolName, z.ZodType>;
 
@@ -169,6 +183,7 @@ export type CreateFileInput = ToolInputs['create_file'];
 export type RunCommandInput = ToolInputs['run_command'];
 export type UpdatePlanInput = ToolInputs['update_plan'];
 export type FinishInput = ToolInputs['finish'];
+export type ReflectInput = ToolInputs['reflect'];
 
 export interface ToolDefinition {
   name: ToolName;

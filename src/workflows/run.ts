@@ -1,23 +1,36 @@
 /**
  * The Kiln run workflow: orchestration only. Every effect is an activity; every decision that
- * can be made without a server lives in ./machine.ts.
+ * can be made without a server lives in ./machine.ts and ./stuck.ts.
  */
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  allHandlersFinished,
   condition,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
-  type ActivityInterfaceFor,
   setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityInterfaceFor,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
-import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
+import type { PrepareResult, RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
 import { PATCH_FILE } from '../shared/paths.js';
-import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState } from '../shared/types.js';
+import {
+  DEFAULT_TURNS_PER_RUN,
+  type ApprovalDecision,
+  type HumanDecision,
+  type RunInput,
+  type RunResult,
+  type RunState,
+  type Verdict,
+} from '../shared/types.js';
+import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import {
   addUsage,
   afterVerdict,
@@ -30,12 +43,15 @@ import {
   setPhase,
   touch,
 } from './machine.js';
+import { freshStuck, observeCall, observeIdleTurn, type StuckState } from './stuck.js';
 
 type Activities = ReturnType<typeof createActivities>;
 type Acts = ActivityInterfaceFor<Activities>;
 
 /** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
 const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
+/** Failures kept for the compaction summary and the Web UI. */
+const MAX_FAILURES = 10;
 
 /** prepareWorkspace runs on the shared queue; the worker that ran it names its host queue. */
 const shared = proxyActivities<Activities>({
@@ -44,24 +60,57 @@ const shared = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
+/** The state of the agent loop inside one attempt; carried across continue-as-new. */
+interface LoopState {
+  editedSinceChecks: boolean;
+  checksSinceEdit: string[];
+  /** a retry must start with a valid reflection before any edit */
+  needReflection: boolean;
+  reflectionBounces: number;
+  stuck: StuckState;
+  userText?: string;
+  toolResults: Record<string, { content: string; isError: boolean }>;
+}
+
+/** Everything a continued run needs to go on exactly where the previous run stopped. */
+export interface Carry {
+  state: RunState;
+  startedAtMs: number;
+  approvalSeq: number;
+  decided: string[];
+  expired: string[];
+  prep: PrepareResult;
+  previousSignature?: string;
+  failures: string[];
+  loop: LoopState;
+}
+
 type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
+  | { kind: 'stuck'; why: string }
   | { kind: 'budget'; which: string }
-  | { kind: 'approval_timeout'; approvalId: string }
-  | { kind: 'fatal'; reason: string };
+  | { kind: 'approval_timeout'; approvalId: string };
 
-export async function kilnRun(input: RunInput): Promise<RunResult> {
-  const state = initialState(input);
+function freshLoop(needReflection: boolean, userText?: string): LoopState {
+  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), userText, toolResults: {} };
+}
+
+export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
+  const state = carry?.state ?? initialState(input);
   const now = () => new Date().toISOString();
-  const started = Date.now();
+  const started = carry?.startedAtMs ?? Date.now();
+  const turnsPerRun = input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN;
+  const turnAtRunStart = state.turn;
 
   const decisions = new Map<string, ApprovalDecision>();
-  const decided = new Set<string>();
-  const expired = new Set<string>();
+  const decided = new Set<string>(carry?.decided);
+  const expired = new Set<string>(carry?.expired);
   let human: HumanDecision | undefined;
-  let approvalSeq = 0;
-  /** log lines not yet handed to an activity for events.jsonl */
-  let unwritten = 0;
+  let approvalSeq = carry?.approvalSeq ?? 0;
+  let previousSignature = carry?.previousSignature;
+  const failures: string[] = carry?.failures ?? [];
+  /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
+  let unwritten = carry ? state.log.length : 0;
 
   const events = () => {
     const fresh = state.log.slice(Math.max(0, state.log.length - unwritten));
@@ -72,42 +121,48 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
     log(state, now(), kind, text);
     unwritten++;
   };
-  const phase = (p: RunState['phase'], why?: string) => {
-    setPhase(state, p, now(), why);
-    unwritten++;
-    setCurrentDetails(details());
-  };
   const details = () =>
     [
-      `**${state.phase}** · attempt ${state.attempt}/${state.maxAttempts} · turn ${state.turn}`,
+      `**${state.phase}** · attempt ${state.attempt}/${state.maxAttempts} · turn ${state.turn}${state.scripted ? ' · SCRIPTED model' : ''}`,
       state.reason ? `reason: ${state.reason}` : '',
       state.pendingApprovals.map((a) => `waiting for approval ${a.id}: ${a.summary}`).join('\n'),
       state.plan.map((s) => `- [${s.status === 'done' ? 'x' : ' '}] ${s.step}`).join('\n'),
     ]
       .filter(Boolean)
       .join('\n');
+  const phase = (p: RunState['phase'], why?: string) => {
+    setPhase(state, p, now(), why);
+    unwritten++;
+    setCurrentDetails(details());
+    if (input.searchAttributes) upsertSearchAttributes([{ key: KilnPhase, value: p }]);
+  };
+  const fail = (text: string) => {
+    failures.push(text.slice(0, 300));
+    if (failures.length > MAX_FAILURES) failures.splice(0, failures.length - MAX_FAILURES);
+  };
 
   const acceptDecision = (d: ApprovalDecision) => {
     decisions.set(d.approvalId, d);
     decided.add(d.approvalId);
   };
   setHandler(statusQuery, () => ({ ...state, budget: { ...state.budget, wallMs: Date.now() - started } }));
-  setHandler(approveUpdate, (d) => {
-    acceptDecision(d);
-    return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
-  }, {
-    validator: (d) => {
-      const problem = approvalProblem(state, decided, expired, d);
-      if (problem) throw new Error(problem);
+  setHandler(
+    approveUpdate,
+    (d) => {
+      acceptDecision(d);
+      return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
     },
-  });
+    {
+      validator: (d) => {
+        const problem = approvalProblem(state, decided, expired, d);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
   setHandler(approveSignal, (d) => {
     const problem = approvalProblem(state, decided, expired, d);
-    if (problem) {
-      note('approval', `ignored approval signal: ${problem}`);
-      return;
-    }
-    acceptDecision(d);
+    if (problem) note('approval', `ignored approval signal: ${problem}`);
+    else acceptDecision(d);
   });
   /** read through a function: handlers set it while the workflow awaits, which narrowing cannot see */
   const takeHuman = (): HumanDecision | undefined => {
@@ -122,15 +177,19 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
     if (human) return 'a decision was already sent';
     return undefined;
   };
-  setHandler(humanUpdate, (d) => {
-    human = d;
-    return `${d.action} accepted`;
-  }, {
-    validator: (d) => {
-      const problem = humanProblem(d);
-      if (problem) throw new Error(problem);
+  setHandler(
+    humanUpdate,
+    (d) => {
+      human = d;
+      return `${d.action} accepted`;
     },
-  });
+    {
+      validator: (d) => {
+        const problem = humanProblem(d);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
   setHandler(humanSignal, (d) => {
     const problem = humanProblem(d);
     if (problem) note('human', `ignored signal: ${problem}`);
@@ -138,17 +197,15 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
   });
 
   const ref = () => ({ runId: input.runId, repo: input.repo, events: events() });
-  let host: Acts | undefined;
-  let gitPrepared = false;
-  let checks: string[] = [];
+  let prep: PrepareResult | undefined = carry?.prep;
+  let host: Acts | undefined = prep ? proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue }) : undefined;
 
   const finish = async (removeWorktree: boolean): Promise<RunResult> => {
     state.budget.wallMs = Date.now() - started;
     setCurrentDetails(details());
     let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
-    if (gitPrepared) {
-      const acts = host ?? shared;
-      const res = await acts.finalizeRun({ ...ref(), state, removeWorktree });
+    if (prep) {
+      const res = await (host ?? shared).finalizeRun({ ...ref(), state, removeWorktree });
       patchPath = res.patchPath;
     }
     return {
@@ -159,12 +216,7 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
       turns: state.turn,
       artifactsDir: state.artifactsDir,
       patchPath,
-      tokens: {
-        input: state.budget.input,
-        output: state.budget.output,
-        cacheRead: state.budget.cacheRead,
-        cacheWrite: state.budget.cacheWrite,
-      },
+      tokens: { input: state.budget.input, output: state.budget.output, cacheRead: state.budget.cacheRead, cacheWrite: state.budget.cacheWrite },
       costUsd: state.budget.costUsd,
       scripted: state.scripted,
       acceptedBy: state.acceptedBy,
@@ -172,34 +224,33 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
   };
 
   try {
-    phase('preparing');
-    const prep = await shared.prepareWorkspace.executeWithOptions(
-      { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
-      [input],
-    );
-    gitPrepared = true;
-    state.worktree = prep.worktree;
-    state.baseCommit = prep.baseCommit;
-    state.hostQueue = prep.hostQueue;
-    checks = prep.checks;
-    host = proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue });
-    if (!prep.ok) {
-      state.reason = prep.reason;
-      phase('blocked', 'setup failed');
-      return await finish(false);
-    }
-    note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
-
-    let userText: string | undefined;
-    let previousSignature: string | undefined;
-    for (;;) {
-      const end = await runAttempt(userText);
-      userText = undefined;
-      if (end.kind === 'fatal') {
-        state.reason = end.reason;
-        phase('blocked', end.reason);
+    let loop: LoopState | undefined = carry?.loop;
+    if (!prep) {
+      if (input.searchAttributes) upsertSearchAttributes([{ key: KilnRepo, value: input.repo }]);
+      phase('preparing');
+      prep = await shared.prepareWorkspace.executeWithOptions(
+        { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
+        [input],
+      );
+      state.worktree = prep.worktree;
+      state.baseCommit = prep.baseCommit;
+      state.hostQueue = prep.hostQueue;
+      host = proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue });
+      if (!prep.ok) {
+        state.reason = prep.reason;
+        phase('blocked', 'setup failed');
         return await finish(false);
       }
+      note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+      if (input.sandbox === 'off') {
+        note('note', 'SANDBOX OFF: commands run unsandboxed on this machine, as the user asked (--sandbox off)');
+        await host.recordAudit({ ...ref(), entry: { kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' } });
+      }
+    }
+
+    for (;;) {
+      const end = await runAttempt(loop ?? freshLoop(false));
+      loop = undefined;
       if (end.kind === 'budget') {
         state.reason = `budget exhausted: ${end.which}`;
         phase('blocked', state.reason);
@@ -209,13 +260,19 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
       if (end.kind === 'approval_timeout') {
         waitReason = `approval ${end.approvalId} timed out; a person must decide how to go on`;
       } else {
-        phase('verifying');
-        const verdict = await host.verify.executeWithOptions(
-          { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
-          [{ ...ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
-        );
+        let verdict: Verdict;
+        if (end.kind === 'stuck') {
+          verdict = stuckVerdict(end.why);
+          note('verdict', `stuck: ${end.why}`);
+        } else {
+          phase('verifying');
+          verdict = await host!.verify.executeWithOptions(
+            { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
+            [{ ...ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
+          );
+          note('verdict', verdict.summary);
+        }
         state.verdict = verdict;
-        note('verdict', verdict.summary);
         observe(state, verdict.summary);
         const next = afterVerdict(state, verdict, previousSignature);
         previousSignature = verdict.signature;
@@ -224,10 +281,11 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
           phase('succeeded');
           return await finish(true);
         }
+        fail(`attempt ${state.attempt}: ${verdict.summary}`);
         if (next.next === 'retry') {
           state.attempt = next.attempt;
           phase('retrying', verdict.summary);
-          userText = retryPrompt(state.attempt, state.maxAttempts, verdict.summary);
+          loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
           continue;
         }
         waitReason = next.reason;
@@ -238,8 +296,8 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
         state.attempt += 1;
         state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
         previousSignature = undefined;
-        userText = `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`;
         phase('retrying', `hint from ${decision.by ?? 'a person'}`);
+        loop = freshLoop(false, `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`);
         continue;
       }
       if (decision?.action === 'accept') {
@@ -284,18 +342,41 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
     return d;
   }
 
-  /** One attempt of the agent loop: turns until the agent finishes, a budget or an approval runs out. */
-  async function runAttempt(firstUserText: string | undefined): Promise<AttemptEnd> {
+  /** Continue-as-new between turns, once this run's history has grown enough; nothing is lost. */
+  async function maybeContinueAsNew(loop: LoopState): Promise<void> {
+    const info = workflowInfo();
+    if (state.turn - turnAtRunStart < turnsPerRun && !info.continueAsNewSuggested) return;
+    if (state.pendingApprovals.length) return;
+    await condition(allHandlersFinished);
+    note('note', `continuing as new after turn ${state.turn} (history ${info.historyLength} events)`);
+    const next: Carry = {
+      state,
+      startedAtMs: started,
+      approvalSeq,
+      decided: [...decided],
+      expired: [...expired],
+      prep: prep!,
+      previousSignature,
+      failures,
+      loop,
+    };
+    await continueAsNew<typeof kilnRun>(input, next);
+  }
+
+  /** One attempt of the agent loop: turns until the agent finishes, is stuck, or a budget or approval runs out. */
+  async function runAttempt(loop: LoopState): Promise<AttemptEnd> {
     const acts = host!;
-    phase(state.attempt === 1 ? 'planning' : 'editing');
-    let userText = firstUserText;
-    let toolResults: Record<string, { content: string; isError: boolean }> = {};
-    /** the stop gate: every check must have run since the last edit */
-    let editedSinceChecks = false;
-    const checksSinceEdit = new Set<string>();
-    const gateSatisfied = () => !editedSinceChecks || checks.every((c) => checksSinceEdit.has(c));
+    const checks = prep!.checks;
+    if (state.phase !== 'planning' && state.phase !== 'editing') phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
+    const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
+    const gateAnswer = () =>
+      `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
+        .filter((c) => !loop.checksSinceEdit.includes(c))
+        .map((c) => `\`${c}\``)
+        .join(' and ')} with run_command, then call finish.`;
 
     for (;;) {
+      await maybeContinueAsNew(loop);
       state.budget.wallMs = Date.now() - started;
       const over = budgetExceeded(state.budget, input.budgets);
       if (over) return { kind: 'budget', which: over };
@@ -303,60 +384,84 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
       state.turn += 1;
       const turn = await acts.agentTurn.executeWithOptions(
         { ...modelOptions(input), summary: `turn ${state.turn}: model` },
-        [{ ...ref(), turn: state.turn, attempt: state.attempt, userText, toolResults }],
+        [
+          {
+            ...ref(),
+            turn: state.turn,
+            attempt: state.attempt,
+            userText: loop.userText,
+            toolResults: loop.toolResults,
+            memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures },
+          },
+        ],
       );
-      userText = undefined;
-      toolResults = {};
+      loop.userText = undefined;
+      loop.toolResults = {};
       addUsage(state, turn.usage, turn.costUsd);
+      state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
       if (turn.text) observe(state, turn.text);
+      if (turn.compacted) note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
+      if (state.phase === 'planning' && turn.calls.some((c) => c.name !== 'update_plan' && c.name !== 'read_file' && c.name !== 'search' && c.name !== 'list_files')) {
+        phase('editing');
+      }
       note('turn', `turn ${state.turn}: ${turn.calls.map((c) => c.summary).join('; ') || turn.text.slice(0, 120) || turn.stopReason}`);
 
       let finished = false;
-      const gateAnswer = () =>
-        `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
-          .filter((c) => !checksSinceEdit.has(c))
-          .map((c) => `\`${c}\``)
-          .join(' and ')} with run_command, then call finish.`;
-
       if (turn.calls.length === 0) {
         // An end_turn without finish counts as a finish attempt.
-        if (gateSatisfied()) {
-          finished = true;
-        } else {
-          userText = gateAnswer();
+        if (gateSatisfied()) finished = true;
+        else {
+          loop.userText = gateAnswer();
           note('note', 'stop gate: finish refused until the checks run');
+          const stuck = observeIdleTurn(loop.stuck);
+          if (stuck) return { kind: 'stuck', why: stuck };
         }
       }
 
       for (const call of turn.calls) {
+        let result: { text: string; isError: boolean; malformed: boolean };
         if (call.inputError) {
-          toolResults[call.id] = { content: call.inputError, isError: true };
+          loop.toolResults[call.id] = { content: call.inputError, isError: true };
           note('tool', `${call.summary}: invalid call`);
-          continue;
-        }
-        if (call.name === 'finish') {
+          if (call.name === 'reflect' && loop.needReflection) loop.reflectionBounces += 1;
+          result = { text: call.inputError, isError: true, malformed: true };
+        } else if (call.name === 'finish') {
           if (gateSatisfied()) {
             finished = true;
-            toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
+            loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
           } else {
-            toolResults[call.id] = { content: gateAnswer(), isError: true };
+            loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
             note('note', 'stop gate: finish refused until the checks run');
           }
-          continue;
-        }
-        const outcome = await runOneTool(acts, call);
-        if (outcome.kind === 'approval_timeout') return outcome;
-        const res = outcome.result;
-        if (res.status === 'done') {
-          if (res.effect === 'edit' && res.path) {
-            touch(state, res.path);
-            editedSinceChecks = true;
-            checksSinceEdit.clear();
+          result = { text: loop.toolResults[call.id]!.content, isError: !finished, malformed: false };
+        } else if (loop.needReflection && (call.name === 'edit' || call.name === 'create_file') && loop.reflectionBounces < 1) {
+          // once per retry: edits wait for a reflection; after one bounce the coder may go on
+          loop.reflectionBounces += 1;
+          const text = 'Reflect first: before editing in a retry, call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files.';
+          loop.toolResults[call.id] = { content: text, isError: true };
+          note('note', 'reflection required before editing');
+          result = { text, isError: true, malformed: false };
+        } else {
+          const outcome = await runOneTool(acts, call);
+          if (outcome.kind === 'approval_timeout') return outcome;
+          const res = outcome.result;
+          if (res.status === 'done') {
+            if (res.effect === 'edit' && res.path) {
+              touch(state, res.path);
+              loop.editedSinceChecks = true;
+              loop.checksSinceEdit = [];
+            }
+            if (res.effect === 'reflect') loop.needReflection = false;
+            if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
+            if (res.plan) state.plan = res.plan;
+            observe(state, res.summary);
           }
-          if (res.checkRan) checksSinceEdit.add(res.checkRan);
-          if (res.plan) state.plan = res.plan;
-          observe(state, res.summary);
+          const isError = res.status !== 'done' || !res.ok;
+          result = { text: res.summary, isError, malformed: false };
+          if (res.status === 'denied') fail(`denied: ${res.summary} (${res.rule})`);
         }
+        const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed });
+        if (stuck && !finished) return { kind: 'stuck', why: stuck };
       }
       if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
     }
@@ -371,10 +476,7 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
         { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
         [{ ...ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
       );
-    let res = await exec();
-    if (res.status === 'ask' && res.grantKey && state.grants.includes(res.grantKey)) {
-      res = await exec(res.hash);
-    }
+    const res = await exec();
     if (res.status !== 'ask') {
       note('tool', `${call.summary}${res.status === 'denied' ? ` — denied (${res.rule})` : res.ok ? '' : ' — failed'}`);
       return { kind: 'done', result: res };
@@ -441,6 +543,12 @@ export async function kilnRun(input: RunInput): Promise<RunResult> {
   }
 }
 
+/** A stuck attempt counts like a failed verification, with a signature of its own kind. */
+function stuckVerdict(why: string): Verdict {
+  const kind = why.replace(/[\d]+/g, 'N').replace(/:.*$/, '');
+  return { pass: false, checks: [], outOfScope: [], protectedChanged: [], changedFiles: [], signature: `stuck:${kind}`, summary: `stuck: ${why}` };
+}
+
 function failureReason(err: ActivityFailure): string {
   const cause = err.cause;
   const what = cause instanceof ApplicationFailure && cause.type ? `${cause.type}: ` : '';
@@ -451,8 +559,8 @@ function retryPrompt(attempt: number, max: number, summary: string): string {
   return [
     `Verification failed. This is attempt ${attempt} of ${max}.`,
     `Failures:\n${summary}`,
-    'Before you edit anything, reflect: what failed, why, what you will change and why that fixes it.',
-    'Then fix it, run the checks, and call finish.',
+    'Before you edit anything, call reflect with: attempt, last_failure, last_cause, this_fix, rationale, changed_files.',
+    'Then fix the cause, run the checks, and call finish.',
   ].join('\n\n');
 }
 
