@@ -2,52 +2,28 @@
  * The run workflow on the real dev server with an in-process worker, real activities, the real
  * sandbox and git, and the scripted model server (a test double for the model only).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveSignal, approveUpdate, statusQuery } from '../../src/shared/messages.js';
+import { approveSignal, approveUpdate } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
-import { startWorker, type RunningWorker } from '../../src/worker.js';
-import { defaultDeps } from '../../src/activities/index.js';
-import { startTestServer } from '../helpers/temporal.js';
+import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
-import type { kilnRun } from '../../src/workflows/run.js';
 
-const QUEUE = 'kiln-workflow-tests';
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
+let t: WorkflowTestEnv;
+const start = (input: RunInput) => t.start(input);
+const waitFor = (h: RunHandle, pred: (s: RunState) => boolean, ms?: number) => t.waitFor(h, pred, ms);
 
 beforeAll(async () => {
-  env = await startTestServer();
-  worker = await startWorker({
-    connection: env.nativeConnection,
-    settings: { address: '', namespace: 'default', taskQueue: QUEUE },
-    deps: { ...defaultDeps(), hostQueue: `${QUEUE}-host` },
-  });
+  t = await workflowTestEnv('kiln-workflow-tests');
 });
 
 afterAll(async () => {
-  await worker?.shutdown();
-  await env?.teardown();
+  await t?.stop();
 });
-
-async function start(input: RunInput) {
-  return env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: QUEUE, args: [input] });
-}
-
-async function waitFor(handle: Awaited<ReturnType<typeof start>>, pred: (s: RunState) => boolean, ms = 60_000): Promise<RunState> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const st = await handle.query(statusQuery);
-    if (pred(st)) return st;
-    if (Date.now() > deadline) throw new Error(`timed out waiting; state: ${st.phase} ${st.log.map((l) => l.text).join(' | ')}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** The validator's message, as the sender of a rejected Update reads it. */
 async function rejection(p: Promise<unknown>): Promise<string> {

@@ -1,0 +1,46 @@
+/** One dev server and one in-process worker per test file, with helpers to start and watch runs. */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
+import { statusQuery } from '../../src/shared/messages.js';
+import type { RunInput, RunState } from '../../src/shared/types.js';
+import { startWorker, type RunningWorker } from '../../src/worker.js';
+import { defaultDeps, type ActivityDeps } from '../../src/activities/index.js';
+import type { kilnRun } from '../../src/workflows/run.js';
+import { startTestServer } from './temporal.js';
+
+export type RunHandle = WorkflowHandle<typeof kilnRun>;
+
+export interface WorkflowTestEnv {
+  env: TestWorkflowEnvironment;
+  worker: RunningWorker;
+  start(input: RunInput): Promise<RunHandle>;
+  waitFor(handle: RunHandle, pred: (s: RunState) => boolean, ms?: number): Promise<RunState>;
+  stop(): Promise<void>;
+}
+
+export async function workflowTestEnv(queue: string, deps: Partial<ActivityDeps> = {}): Promise<WorkflowTestEnv> {
+  const env = await startTestServer();
+  const worker = await startWorker({
+    connection: env.nativeConnection,
+    settings: { address: env.address, namespace: 'default', taskQueue: queue },
+    deps: { ...defaultDeps(), hostQueue: `${queue}-host`, ...deps },
+  });
+  return {
+    env,
+    worker,
+    start: (input) => env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] }),
+    async waitFor(handle, pred, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const st = await handle.query(statusQuery);
+        if (pred(st)) return st;
+        if (Date.now() > deadline) throw new Error(`timed out waiting; state: ${st.phase} — ${st.log.map((l) => l.text).join(' | ')}`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    },
+    async stop() {
+      await worker.shutdown();
+      await env.teardown();
+    },
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * Verification, retries with reflection, and needs_human as a waiting state — on the real dev
+ * server, the real example repo and its real tests; only the model is scripted.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { humanUpdate } from '../../src/shared/messages.js';
+import type { RunState } from '../../src/shared/types.js';
+import { exampleRepo, writeScript } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { writeFileSync } from 'node:fs';
+import { commitAll } from '../helpers/repo.js';
+
+let t: WorkflowTestEnv;
+beforeAll(async () => {
+  t = await workflowTestEnv('kiln-verify-tests');
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const LOOKUP = 'store.findByUser(userId)';
+const FILTERED = 'store.findByUser(userId)\n    .filter((s) => !s.revokedAt)';
+const SORTED = `${FILTERED}\n    .sort((a, b) => b.createdAt - a.createdAt)`;
+
+const edit = (old_string: string, new_string: string) => ({ name: 'edit', input: { path: 'src/session.js', old_string, new_string } });
+const test = { name: 'run_command', input: { command: 'npm test', reason: 'the checks' } };
+const finish = { name: 'finish', input: { summary: 'done' } };
+const reflect = (attempt: number, this_fix: string) => ({
+  name: 'reflect',
+  input: {
+    attempt,
+    last_failure: 'returns the newest active session failed',
+    last_cause: 'the lookup does not order sessions',
+    this_fix,
+    rationale: 'the test expects the newest active session',
+    changed_files: ['src/session.js'],
+  },
+});
+/** a change that fixes nothing: both behaviour tests keep failing */
+const noop = (n: number) => edit("'use strict';", `'use strict';\n// attempt ${n}`);
+
+function scriptFor(name: string, steps: unknown[]): string {
+  return writeScript(join(exampleRepo('kiln-script-'), '..'), name, { name, steps });
+}
+
+function decisions(dir: string): Array<Record<string, unknown>> {
+  return readFileSync(join(dir, 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+}
+
+describe('verification and retries', () => {
+  it('passes on retry 1 after a valid reflection', async () => {
+    const script = scriptFor('retry1', [
+      { tool_use: [edit(LOOKUP, FILTERED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { expect: { user_contains: 'attempt 2 of 3' }, tool_use: [reflect(2, 'sort by createdAt, newest first'), edit(FILTERED, SORTED)] },
+      { tool_use: [test] },
+      { expect: { tool_result_contains: '# fail 0' }, tool_use: [finish] },
+    ]);
+    const h = await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}` }));
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(r.attempts).toBe(2);
+    const log = decisions(r.artifactsDir);
+    expect(log).toEqual([expect.objectContaining({ type: 'reflection', valid: true, attempt: 2, this_fix: 'sort by createdAt, newest first' })]);
+  });
+
+  it('passes on retry 2; a reflection that misses a field is sent back once and kept in the decision log', async () => {
+    const bad = { name: 'reflect', input: { attempt: 2, last_failure: 'x', this_fix: 'y' } };
+    const script = scriptFor('retry2', [
+      { tool_use: [noop(1)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { tool_use: [bad] },
+      { expect: { tool_result_contains: 'last_cause' }, tool_use: [reflect(2, 'filter revoked sessions'), edit(LOOKUP, FILTERED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { expect: { user_contains: 'attempt 3 of 3' }, tool_use: [reflect(3, 'sort by createdAt'), edit(FILTERED, SORTED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+    ]);
+    const h = await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}` }));
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(r.attempts).toBe(3);
+    const log = decisions(r.artifactsDir);
+    expect(log.map((e) => e.valid)).toEqual([false, true, true]);
+    expect(String(log[0]!.error)).toMatch(/last_cause/);
+  });
+
+  it('an edit in a retry before any reflection is refused once with "reflect first"', async () => {
+    const script = scriptFor('reflect-first', [
+      { tool_use: [edit(LOOKUP, FILTERED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { tool_use: [edit(FILTERED, SORTED)] },
+      { expect: { tool_result_contains: 'Reflect first' }, tool_use: [reflect(2, 'sort'), edit(FILTERED, SORTED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+    ]);
+    const r = await (await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}` }))).result();
+    expect(r.state).toBe('succeeded');
+  });
+
+  it('the same failure twice in a row goes to needs_human at once; abandon ends it blocked', async () => {
+    const script = scriptFor('same-failure', [
+      { tool_use: [noop(1)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { tool_use: [reflect(2, 'another try'), noop(2)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+    ]);
+    const h = await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}` }));
+    const st = await t.waitFor(h, (s) => s.phase === 'needs_human');
+    expect(st.attempt).toBe(2);
+    expect(st.reason).toMatch(/same failure twice/);
+    expect(st.verdict?.checks[0]?.failingTests).toEqual(expect.arrayContaining(['should reject revoked session']));
+    await h.executeUpdate(humanUpdate, { args: [{ action: 'abandon', by: 'carol' }] });
+    const r = await h.result();
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toBe('abandoned by carol');
+    expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('"action":"abandon"');
+  });
+
+  it('exhausted attempts wait for a person; a hint rescues the run', async () => {
+    const script = scriptFor('hint', [
+      { tool_use: [noop(1)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { tool_use: [reflect(2, 'filter revoked'), edit(LOOKUP, FILTERED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+      { expect: { user_contains: 'newest first, please' }, tool_use: [edit(FILTERED, SORTED)] },
+      { tool_use: [test] },
+      { tool_use: [finish] },
+    ]);
+    const h = await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}`, maxAttempts: 2 }));
+    const st: RunState = await t.waitFor(h, (s) => s.phase === 'needs_human');
+    expect(st.reason).toMatch(/no attempts left \(2\)/);
+    await h.executeUpdate(humanUpdate, { args: [{ action: 'hint', text: 'sort by createdAt, newest first, please', by: 'dave' }] });
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(r.attempts).toBe(3);
+  });
+
+  it('a person can accept the patch as it is: succeeded, marked accepted by them', async () => {
+    const script = scriptFor('accept', [{ tool_use: [edit(LOOKUP, FILTERED)] }, { tool_use: [test] }, { tool_use: [finish] }]);
+    const h = await t.start(testInput({ repo: exampleRepo(), model: `scripted:${script}`, maxAttempts: 1 }));
+    await t.waitFor(h, (s) => s.phase === 'needs_human');
+    await h.executeUpdate(humanUpdate, { args: [{ action: 'accept', by: 'erin' }] });
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(r.acceptedBy).toBe('erin');
+    expect(readFileSync(r.patchPath, 'utf8')).toContain('.filter((s) => !s.revokedAt)');
+  });
+
+  it('the verifier refuses a change to a protected test file, even when the checks pass', async () => {
+    const repo = exampleRepo();
+    // a repo script that rewrites the tests: the coder reaches the test file through a command
+    writeFileSync(
+      join(repo, 'relax-tests.js'),
+      "const fs = require('fs');\nfs.writeFileSync('test/session.test.js', \"require('node:test')('ok', () => {});\\n\");\n",
+    );
+    commitAll(repo, 'add a script');
+    const script = scriptFor('edits-tests', [
+      { tool_use: [{ name: 'run_command', input: { command: 'node relax-tests.js', reason: 'update the tests' } }] },
+      { tool_use: [test] },
+      { expect: { tool_result_contains: '# fail 0' }, tool_use: [finish] },
+    ]);
+    const h = await t.start(testInput({ repo, model: `scripted:${script}`, maxAttempts: 1 }));
+    const st = await t.waitFor(h, (s) => s.phase === 'needs_human');
+    expect(st.verdict?.pass).toBe(false);
+    expect(st.verdict?.checks.every((c) => c.passed)).toBe(true);
+    expect(st.verdict?.protectedChanged).toEqual(['test/session.test.js']);
+    await h.cancel();
+  });
+});
