@@ -1,0 +1,54 @@
+/**
+ * Why a run failed, in one of five classes, from facts the run left behind. Pure and ordered:
+ * the first rule that holds wins, so each rule only has to say what it looks for.
+ *
+ *   1. success (and no test touched)                              → null
+ *   2. the model could not answer: ScriptError, ModelFatalError,
+ *      kiln_script_error (a scripted transcript that disagrees)    → model
+ *   3. Kiln's own machinery: setup failed, checks could not run,
+ *      an activity gave up, the run could not be followed          → infrastructure
+ *   4. approvals timed out, or denials are ≥ 2 and ≥ a third of
+ *      the tool calls (the agent kept hitting policy)              → policy
+ *   5. tool errors (checks excluded: a failing `npm test` is the
+ *      verifier's business) are ≥ 3 and ≥ half of the calls       → tool
+ *   6. stuck, no progress, a budget used up                        → model
+ *   7. the verifier's last verdict failed, or a success changed
+ *      a test file                                                 → verifier
+ *   8. anything else (it stopped with nothing to verify)           → model
+ */
+import type { FailureClass } from './types.js';
+
+export interface FailureFacts {
+  outcome: string;
+  /** the run's final reason */
+  reason: string;
+  /** why it asked for a person, each time */
+  needsHumanReasons: string[];
+  /** the last verdict, if verification ran */
+  verdictPass: boolean | null;
+  testsModified: boolean;
+  toolCalls: number;
+  toolDenied: number;
+  /** failed tool calls, check commands excluded */
+  toolErrors: number;
+  approvalTimeouts: number;
+  /** the eval could not follow the run to its end */
+  evalError?: string;
+}
+
+const MODEL_ERROR = /ScriptError|ModelFatalError|kiln_script_error|authentication_error|invalid_request_error/i;
+const INFRA = /setup command failed|setup failed|SandboxUnavailable|checks could not run|KilnConfigError|(prepareWorkspace|runTool|verify|finalizeRun|recordAudit|recordToolResult|agentTurn) failed|retries exhausted|timed out waiting/i;
+const STUCK = /stuck|no progress|budget exhausted|over budget/i;
+
+export function classifyFailure(f: FailureFacts): FailureClass | null {
+  if (f.outcome === 'succeeded' && !f.testsModified && !f.evalError) return null;
+  const text = [f.reason, ...f.needsHumanReasons, f.evalError ?? ''].join('\n');
+  if (MODEL_ERROR.test(text)) return 'model';
+  if (f.evalError || f.outcome === 'error' || INFRA.test(text)) return 'infrastructure';
+  if (f.approvalTimeouts > 0 || /approval \S+ timed out/i.test(text)) return 'policy';
+  if (f.toolDenied >= 2 && f.toolDenied * 3 >= f.toolCalls) return 'policy';
+  if (f.toolErrors >= 3 && f.toolErrors * 2 >= f.toolCalls) return 'tool';
+  if (STUCK.test(text)) return 'model';
+  if (f.verdictPass === false || f.testsModified) return 'verifier';
+  return 'model';
+}

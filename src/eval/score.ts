@@ -1,0 +1,230 @@
+/**
+ * One run → one score, deterministically, from what the run left behind (RunResult,
+ * metrics.json, state.json, events.jsonl, patch.diff) and what the eval saw while it ran.
+ * `scoreRun` is pure; `readArtifacts` is the only part that touches the disk.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import picomatch from 'picomatch';
+import type { RunResult, RunState, Usage } from '../shared/types.js';
+import { classifyFailure } from './classify.js';
+import type { EvalTask, Observed, RunScore } from './types.js';
+
+/** Test files as Kiln protects them by default (src/policy/config.ts), tests only. */
+const TEST_GLOBS = ['**/*.test.*', '**/*.spec.*', '**/__tests__/**', '**/__snapshots__/**', 'test/**', 'tests/**', 'spec/**'];
+
+export interface RunMetrics {
+  attempts?: number;
+  turns?: number;
+  tokens?: Usage;
+  costUsd?: number;
+  durationMs?: number;
+  diffLines?: number;
+  scripted?: boolean;
+}
+
+export interface EventLine {
+  type?: string;
+  text?: string;
+  id?: string;
+  tool?: string;
+  status?: string;
+  ok?: boolean;
+  summary?: string;
+  [k: string]: unknown;
+}
+
+export interface RunArtifacts {
+  dir: string | null;
+  metrics?: RunMetrics;
+  state?: Partial<RunState>;
+  events: EventLine[];
+  /** decisions.jsonl: reflections on retries and other recorded decisions */
+  decisions: EventLine[];
+  patch: string;
+}
+
+export async function readArtifacts(dir: string): Promise<RunArtifacts> {
+  const text = (name: string) => readFile(join(dir, name), 'utf8').catch(() => undefined);
+  const json = async <T>(name: string): Promise<T | undefined> => {
+    const t = await text(name);
+    try {
+      return t ? (JSON.parse(t) as T) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    dir,
+    metrics: await json<RunMetrics>('metrics.json'),
+    state: await json<Partial<RunState>>('state.json'),
+    events: parseEvents((await text('events.jsonl')) ?? ''),
+    decisions: parseEvents((await text('decisions.jsonl')) ?? ''),
+    patch: (await text('patch.diff')) ?? '',
+  };
+}
+
+export function parseEvents(text: string): EventLine[] {
+  const out: EventLine[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      out.push(JSON.parse(line) as EventLine);
+    } catch {
+      // a line cut by a crash says nothing we can score
+    }
+  }
+  return out;
+}
+
+/** Files a unified diff touches, both sides of a rename. */
+export function patchFiles(patch: string): string[] {
+  const files = new Set<string>();
+  for (const m of patch.matchAll(/^diff --git a\/(.+?) b\/(.+)$/gm)) {
+    files.add(m[1]!);
+    files.add(m[2]!);
+  }
+  return [...files].sort();
+}
+
+export function countDiffLines(patch: string): number {
+  return patch.split('\n').filter((l) => (l.startsWith('+') || l.startsWith('-')) && !l.startsWith('+++') && !l.startsWith('---')).length;
+}
+
+export interface ToolCounts {
+  calls: number;
+  denied: number;
+  errors: number;
+  approvalTimeouts: number;
+  needsHumanReasons: string[];
+}
+
+/**
+ * Tool calls as the activities recorded them (one line per call id); a failing check command
+ * is not a tool error (the verifier judges it), and neither is a call policy denied.
+ */
+export function countTools(events: EventLine[], checks: string[]): ToolCounts {
+  const byId = new Map<string, EventLine>();
+  let approvalTimeouts = 0;
+  const needsHumanReasons: string[] = [];
+  for (const e of events) {
+    if (e.type === 'tool' && typeof e.id === 'string' && typeof e.status === 'string') byId.set(e.id, e);
+    if (e.type === 'approval' && /timed out/.test(e.text ?? '')) approvalTimeouts++;
+    if (e.type === 'phase' && (e.text ?? '').startsWith('needs_human')) needsHumanReasons.push((e.text ?? '').replace(/^needs_human:?\s*/, ''));
+  }
+  let denied = 0;
+  let errors = 0;
+  for (const e of byId.values()) {
+    if (e.status === 'denied') denied++;
+    else if (e.ok === false && !isCheck(e, checks)) errors++;
+  }
+  return { calls: byId.size, denied, errors, approvalTimeouts, needsHumanReasons };
+}
+
+function isCheck(e: EventLine, checks: string[]): boolean {
+  const s = e.summary ?? '';
+  return e.tool === 'run_command' && checks.some((c) => s === `run_command: ${c}` || s.startsWith(`run_command: ${c}:`) || s.startsWith(`run_command: ${c} `));
+}
+
+export interface ScoreInput {
+  task: EvalTask;
+  repeat: number;
+  runId: string;
+  /** undefined when the run could not be followed to its end */
+  result?: RunResult;
+  artifacts: RunArtifacts;
+  observed: Observed;
+  /** the checks the run used (the task's, else the repo's) */
+  checks: string[];
+}
+
+export function scoreRun(i: ScoreInput): RunScore {
+  const { task, result: r, artifacts: a, observed: o } = i;
+  const m = a.metrics ?? {};
+  const st = a.state ?? {};
+  const outcome = o.error ? 'error' : (r?.state ?? st.phase ?? 'error');
+  const changedFiles = patchFiles(a.patch);
+  const isTest = picomatch([...TEST_GLOBS, ...task.tests], { dot: true });
+  const testsModified = changedFiles.some((f) => isTest(f));
+  const tokens: Usage = r?.tokens ?? m.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  const costUsd = r?.costUsd ?? m.costUsd ?? 0;
+  const turns = r?.turns ?? m.turns ?? st.turn ?? 0;
+  const attempts = r?.attempts ?? m.attempts ?? st.attempt ?? 0;
+  const durationMs = m.durationMs ?? o.wallMs;
+  const reason = r?.reason ?? st.reason ?? o.error ?? null;
+  const tools = countTools(a.events, i.checks);
+  const needsHumanReasons = [...new Set([...o.needsHumanReasons, ...tools.needsHumanReasons])];
+  const b = task.budgets;
+  const totalTokens = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
+  const overBudget =
+    /budget exhausted/i.test(reason ?? '') ||
+    (b.maxTurns !== undefined && turns > b.maxTurns) ||
+    (b.maxTokens !== undefined && totalTokens > b.maxTokens) ||
+    (b.maxUsd !== undefined && costUsd > b.maxUsd) ||
+    (b.maxWallMs !== undefined && durationMs > b.maxWallMs);
+  const verdict = st.verdict;
+  const failureClass = classifyFailure({
+    outcome,
+    reason: reason ?? '',
+    needsHumanReasons,
+    verdictPass: verdict ? verdict.pass : null,
+    testsModified,
+    toolCalls: tools.calls,
+    toolDenied: tools.denied,
+    toolErrors: tools.errors,
+    approvalTimeouts: tools.approvalTimeouts,
+    evalError: o.error,
+  });
+  const success = outcome === 'succeeded' && !testsModified && failureClass === null;
+  const expectedSet = new Set(task.expectedFiles);
+  const score: RunScore = {
+    task: task.name,
+    kind: task.kind,
+    repeat: i.repeat,
+    runId: i.runId,
+    outcome,
+    success,
+    attempts,
+    turns,
+    tokens,
+    costUsd,
+    durationMs,
+    diffLines: m.diffLines ?? countDiffLines(a.patch),
+    changedFiles,
+    unexpectedFiles: task.expectedFiles.length ? changedFiles.filter((f) => !expectedSet.has(f)) : [],
+    testsModified,
+    overBudget,
+    failureClass,
+    reason,
+    needsHuman: needsHumanReasons.length > 0,
+    humanAction: o.humanAction,
+    autoApproved: o.autoApproved,
+    toolCalls: tools.calls,
+    toolDenied: tools.denied,
+    toolErrors: tools.errors,
+    reflections: a.decisions.filter((d) => d.type === 'reflection' && d.valid !== false).length,
+    scripted: r?.scripted ?? m.scripted ?? st.scripted ?? false,
+    expected: task.expect,
+    asExpected: false,
+    mismatch: [],
+    artifacts: a.dir,
+  };
+  score.mismatch = mismatches(score);
+  score.asExpected = score.mismatch.length === 0;
+  return score;
+}
+
+/** How a score differs from what its task expects; empty when it is as expected. */
+export function mismatches(s: RunScore): string[] {
+  const e = s.expected;
+  const out: string[] = [];
+  if (s.outcome !== e.outcome) out.push(`outcome ${s.outcome}, expected ${e.outcome}`);
+  if (e.outcome === 'succeeded' && !s.success) out.push(`not a success (${s.failureClass ?? 'tests modified'})`);
+  const wantClass = e.failureClass !== undefined ? e.failureClass : e.outcome === 'succeeded' ? null : undefined;
+  if (wantClass !== undefined && s.failureClass !== wantClass) out.push(`failure class ${s.failureClass}, expected ${wantClass}`);
+  if (e.attempts !== undefined && s.attempts !== e.attempts) out.push(`attempts ${s.attempts}, expected ${e.attempts}`);
+  if (e.needsHuman !== undefined && s.needsHuman !== e.needsHuman) out.push(`needs_human ${s.needsHuman}, expected ${e.needsHuman}`);
+  if (e.reflections !== undefined && s.reflections !== e.reflections) out.push(`reflections ${s.reflections}, expected ${e.reflections}`);
+  if (e.testsModified !== undefined && s.testsModified !== e.testsModified) out.push(`testsModified ${s.testsModified}, expected ${e.testsModified}`);
+  return out;
+}

@@ -1,0 +1,119 @@
+/**
+ * A suite on disk: `<suite>/suite.json` (optional: name, defaults) and one folder per task with
+ * `task.json` and the fixture repo (`repo/`, or the folder task.json names). Validated up front
+ * so a typo fails before any run starts, naming the file and the field.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { loadScript } from '../model/index.js';
+import { UsageError } from '../cli/errors.js';
+import { FAILURE_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type TaskBudgets } from './types.js';
+
+const PHASES = ['succeeded', 'blocked', 'needs_human', 'cancelled'] as const;
+
+const budgetsSchema = z.strictObject({
+  maxTurns: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  maxUsd: z.number().positive().optional(),
+  maxWallMs: z.number().int().positive().optional(),
+});
+
+const expectSchema = z.strictObject({
+  outcome: z.enum(PHASES),
+  failureClass: z.enum(FAILURE_CLASSES).nullable().optional(),
+  attempts: z.number().int().positive().optional(),
+  needsHuman: z.boolean().optional(),
+  testsModified: z.boolean().optional(),
+  reflections: z.number().int().min(0).optional(),
+});
+
+const taskSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$/, 'letters, digits, ".", "_" or "-"'),
+  kind: z.enum(TASK_KINDS),
+  goal: z.string().trim().min(1),
+  description: z.string().optional(),
+  repo: z.string().default('repo'),
+  expected_files: z.array(z.string().min(1)).default([]),
+  tests: z.array(z.string().min(1)).default([]),
+  checks: z.array(z.string().min(1)).default([]),
+  setup: z.array(z.string().min(1)).default([]),
+  script: z.string().optional(),
+  budgets: budgetsSchema.optional(),
+  expect: expectSchema.optional(),
+});
+
+const suiteSchema = z.strictObject({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  defaults: z.strictObject({ budgets: budgetsSchema.optional(), checks: z.array(z.string()).optional() }).optional(),
+});
+
+export async function loadSuite(dirArg: string, only?: string[]): Promise<EvalSuite> {
+  const dir = resolve(dirArg);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--suite ${dirArg}: no such directory`);
+  const suiteFile = join(dir, 'suite.json');
+  const suite = existsSync(suiteFile) ? parse(suiteSchema, await readJsonFile(suiteFile), suiteFile) : {};
+  const tasks: EvalTask[] = [];
+  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    const file = join(dir, entry.name, 'task.json');
+    if (!entry.isDirectory() || !existsSync(file)) continue;
+    tasks.push(await loadTask(join(dir, entry.name), suite.defaults?.budgets ?? {}, suite.defaults?.checks ?? []));
+  }
+  if (!tasks.length) throw new UsageError(`${dir}: no tasks (a task is a folder with a task.json)`);
+  const names = new Set<string>();
+  for (const t of tasks) {
+    if (names.has(t.name)) throw new UsageError(`${dir}: two tasks are named ${t.name}`);
+    names.add(t.name);
+  }
+  let chosen = tasks;
+  if (only?.length) {
+    const unknown = only.filter((n) => !names.has(n));
+    if (unknown.length) throw new UsageError(`--task ${unknown.join(', ')}: not in ${dir} (tasks: ${[...names].join(', ')})`);
+    chosen = tasks.filter((t) => only.includes(t.name));
+  }
+  return { name: suite.name ?? basename(dir), dir, tasks: chosen };
+}
+
+async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks: string[]): Promise<EvalTask> {
+  const file = join(dir, 'task.json');
+  const t = parse(taskSchema, await readJsonFile(file), file);
+  const repoDir = resolve(dir, t.repo);
+  if (!existsSync(repoDir) || !statSync(repoDir).isDirectory()) throw new UsageError(`${file}: repo ${t.repo}: no such folder`);
+  let script: string | undefined;
+  if (t.script) {
+    script = resolve(dir, t.script);
+    await loadScript(script); // a broken transcript fails here, before any run starts
+  }
+  return {
+    name: t.name,
+    kind: t.kind,
+    goal: t.goal,
+    description: t.description,
+    dir,
+    repoDir,
+    expectedFiles: t.expected_files,
+    tests: t.tests,
+    checks: t.checks.length ? t.checks : defaultChecks,
+    setup: t.setup,
+    script,
+    budgets: { ...defaultBudgets, ...t.budgets },
+    expect: t.expect ?? { outcome: 'succeeded' },
+  };
+}
+
+async function readJsonFile(file: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${file}: ${(err as Error).message}`);
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, raw: unknown, file: string): z.infer<T> {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => `${file}: ${i.path.join('.') || '(root)'}: ${i.message}`);
+  throw new UsageError(lines.join('\n'));
+}

@@ -1,0 +1,132 @@
+/** What an eval reads (suite and tasks) and what it writes (one score per run, totals). */
+import type { Phase, Usage } from '../shared/types.js';
+
+export const TASK_KINDS = ['bugfix', 'feature', 'refactor'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+export const FAILURE_CLASSES = ['model', 'tool', 'policy', 'verifier', 'infrastructure'] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
+
+export interface TaskBudgets {
+  maxTurns?: number;
+  maxTokens?: number;
+  maxUsd?: number;
+  maxWallMs?: number;
+}
+
+/** What a task says its runs must show; a run that shows it is "as expected". */
+export interface TaskExpectation {
+  outcome: Phase;
+  failureClass?: FailureClass | null;
+  attempts?: number;
+  needsHuman?: boolean;
+  testsModified?: boolean;
+  /** valid structured reflections (decisions.jsonl) */
+  reflections?: number;
+}
+
+export interface EvalTask {
+  name: string;
+  kind: TaskKind;
+  goal: string;
+  description?: string;
+  /** the task's folder */
+  dir: string;
+  /** the fixture repo's files, copied and committed afresh for every run */
+  repoDir: string;
+  expectedFiles: string[];
+  tests: string[];
+  checks: string[];
+  setup: string[];
+  /** absolute path of the scripted transcript, when the task has one */
+  script?: string;
+  budgets: TaskBudgets;
+  expect: TaskExpectation;
+}
+
+export interface EvalSuite {
+  name: string;
+  dir: string;
+  tasks: EvalTask[];
+}
+
+/** What the eval itself saw and did while a run went on (not in the run's artifacts). */
+export interface Observed {
+  /** approvals the eval approved on the user's behalf */
+  autoApproved: string[];
+  /** why the run asked for a person, each time it did */
+  needsHumanReasons: string[];
+  /** what the eval answered: it never waits for a person */
+  humanAction: 'abandon' | null;
+  /** the run could not be followed to its end (workflow failure, eval timeout) */
+  error?: string;
+  wallMs: number;
+}
+
+export interface RunScore {
+  task: string;
+  kind: TaskKind;
+  repeat: number;
+  runId: string;
+  outcome: Phase | 'error';
+  success: boolean;
+  attempts: number;
+  turns: number;
+  tokens: Usage;
+  costUsd: number;
+  durationMs: number;
+  diffLines: number;
+  changedFiles: string[];
+  /** changed files that the task did not expect */
+  unexpectedFiles: string[];
+  testsModified: boolean;
+  overBudget: boolean;
+  failureClass: FailureClass | null;
+  reason: string | null;
+  needsHuman: boolean;
+  humanAction: 'abandon' | null;
+  autoApproved: string[];
+  toolCalls: number;
+  toolDenied: number;
+  toolErrors: number;
+  /** valid structured reflections the coder gave on retries (decisions.jsonl) */
+  reflections: number;
+  scripted: boolean;
+  expected: TaskExpectation;
+  asExpected: boolean;
+  /** why not, when it is not */
+  mismatch: string[];
+  artifacts: string | null;
+}
+
+export interface KindTotals {
+  runs: number;
+  passed: number;
+  failed: number;
+}
+
+export interface EvalTotals {
+  suite: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  passRate: number;
+  asExpected: number;
+  allAsExpected: boolean;
+  scripted: boolean;
+  byKind: Record<string, KindTotals>;
+  byFailureClass: Record<FailureClass, number>;
+  tokens: Usage;
+  costUsd: number;
+  turns: number;
+  meanTurns: number;
+  meanCostUsd: number;
+  durationMs: number;
+  autoApproved: number;
+  abandoned: number;
+}
+
+export interface EvalReport {
+  totals: EvalTotals;
+  runs: RunScore[];
+}
