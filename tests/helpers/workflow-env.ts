@@ -7,8 +7,18 @@ import { startWorker, type RunningWorker } from '../../src/worker.js';
 import { defaultDeps, type ActivityDeps } from '../../src/activities/index.js';
 import type { kilnRun } from '../../src/workflows/run.js';
 import { startTestServer } from './temporal.js';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
 export type RunHandle = WorkflowHandle<typeof kilnRun>;
+
+async function saveHistory(handle: RunHandle, dir: string, input: RunInput): Promise<void> {
+  const history = await handle.fetchHistory();
+  const name = `${basename(input.model.replace(/^scripted:/, ''), '.json')}-${input.runId}.json`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), historyToJSON(history));
+}
 
 export interface WorkflowTestEnv {
   env: TestWorkflowEnvironment;
@@ -28,7 +38,23 @@ export async function workflowTestEnv(queue: string, deps: Partial<ActivityDeps>
   return {
     env,
     worker,
-    start: (input) => env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] }),
+    async start(input) {
+      const handle = await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] });
+      const record = process.env.KILN_RECORD_HISTORIES;
+      if (record) {
+        // `KILN_RECORD_HISTORIES=dir npx vitest run tests/workflow` saves every finished run's
+        // history; the replay tests keep a chosen few in tests/replay/histories/
+        const result = handle.result.bind(handle);
+        handle.result = async () => {
+          try {
+            return await result();
+          } finally {
+            await saveHistory(handle, record, input);
+          }
+        };
+      }
+      return handle;
+    },
     async waitFor(handle, pred, ms = 60_000) {
       const deadline = Date.now() + ms;
       for (;;) {

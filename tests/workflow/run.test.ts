@@ -129,4 +129,22 @@ describe('the run workflow', () => {
     const failedTasks = history.events?.filter((e) => e.workflowTaskFailedEventAttributes) ?? [];
     expect(failedTasks).toHaveLength(0);
   });
+
+  it('cancel mid-run: cancelled, worktree removed, artifacts still written', async () => {
+    const repo = exampleRepo();
+    const input = testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}` });
+    const handle = await start(input);
+    const st = await waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(existsSync(st.worktree!)).toBe(true);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    const desc = await handle.describe();
+    expect(desc.status.name).toBe('CANCELLED');
+    expect(existsSync(st.worktree!)).toBe(false);
+    const dir = st.artifactsDir;
+    for (const f of ['patch.diff', 'events.jsonl', 'metrics.json', 'state.json']) expect(existsSync(join(dir, f)), f).toBe(true);
+    // the edit made before the cancel is in the patch
+    expect(readFileSync(join(dir, 'patch.diff'), 'utf8')).toContain('.filter((s) => !s.revokedAt)');
+    expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
+  });
 });

@@ -1,0 +1,42 @@
+/**
+ * Recorded histories replayed against today's workflow code: a change that would break runs in
+ * flight (a reordered activity, a new one without patched()) fails here, not in production.
+ * Record new ones with `KILN_RECORD_HISTORIES=/tmp/h npx vitest run tests/workflow` and keep the
+ * interesting shapes; keep old ones while runs of that shape may still be open.
+ */
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { workflowBundle } from '../../src/worker.js';
+
+const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+const load = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(DIR, file), 'utf8')));
+
+describe('replay of recorded histories', () => {
+  it('has recordings of every shape that matters', () => {
+    expect(files.sort()).toEqual(
+      expect.arrayContaining(['accept.json', 'cancelled.json', 'compacted.json', 'continued-as-new.json', 'stuck.json', 'hint.json', 'malformed.json', 'reject.json', 'retry2.json', 'revoked-session.json', 'same-failure.json']),
+    );
+  });
+
+  it.each(files)('%s replays against the current workflow code', async (file) => {
+    const bundle = await workflowBundle();
+    await Worker.runReplayHistory({ workflowBundle: bundle, replayName: file }, load(file), `replay-${file}`);
+  });
+
+  it('a history whose commands no longer match the code fails with a determinism error', async () => {
+    const history = load('revoked-session.json');
+    // as if the workflow had once scheduled a different first activity
+    const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes)!;
+    scheduled.activityTaskScheduledEventAttributes!.activityType = { name: 'somethingElse' };
+    const bundle = await workflowBundle();
+    await expect(Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'mutated' }, history, 'replay-mutated')).rejects.toBeInstanceOf(
+      DeterminismViolationError,
+    );
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Smoke test of `npm run bench` at tiny sizes: the Temporal and in-process runs of a 5-turn
+ * scripted task really complete, and every figure the report prints is there and positive.
+ * Values are not asserted: they are measurements, not requirements.
+ */
+import { describe, expect, it } from 'vitest';
+import { benchRedaction } from '../../../bench/redaction.js';
+import { historySection, turnsSection } from '../../../bench/report.js';
+import { parseArgs } from '../../../bench/run.js';
+import { taskScript } from '../../../bench/task.js';
+import { benchTurns } from '../../../bench/turns.js';
+
+const positive = (x: number) => expect(Number.isFinite(x) && x > 0, String(x)).toBe(true);
+
+describe('the bench', () => {
+  it('scripts exactly the asked number of turns, with edits, commands and a final check + finish', () => {
+    const s = taskScript(100);
+    const turns = s.steps.reduce((n, st) => n + (st.repeat ?? 1), 0);
+    expect(turns).toBe(100);
+    const names = s.steps.flatMap((st) => Array<string[]>(st.repeat ?? 1).fill(st.tool_use.map((t) => t.name))).flat();
+    expect(names.filter((n) => n === 'edit')).toHaveLength(10); // turns 10…90 and 99
+    expect(s.steps.some((st) => (st.repeat ?? 1) > 1)).toBe(true);
+    expect(s.steps.at(-1)!.tool_use.map((t) => t.name)).toEqual(['run_command', 'finish']);
+  });
+
+  it('rejects bad options with a message', () => {
+    expect(parseArgs(['--turns', '5', '--search-files', '100', '--json'])).toMatchObject({ turns: 5, searchFiles: 100, json: true });
+    expect(() => parseArgs(['--turns', 'many'])).toThrow(/--turns needs an integer/);
+    expect(() => parseArgs(['--sandbox', 'docker'])).toThrow(/bwrap or off/);
+  });
+
+  it('redaction finds every planted secret and reports a throughput', () => {
+    const [row] = benchRedaction([0.25], 1);
+    expect(row!.redactions).toBeGreaterThanOrEqual(row!.planted);
+    expect(row!.planted).toBeGreaterThan(0);
+    positive(row!.mbPerSec);
+  });
+
+  it('runs 5 turns through Temporal and in process, and reports every figure', async () => {
+    const r = await benchTurns({ turns: 5 });
+    expect(r.turns).toBe(5);
+    for (const loop of [r.temporal, r.inProcess]) {
+      expect(loop.turnMs.n).toBe(4);
+      positive(loop.turnMs.p50);
+      positive(loop.turnMs.p95);
+      positive(loop.firstRequestMs);
+      positive(loop.wallMs);
+    }
+    positive(r.temporal.serverStartMs);
+    positive(r.overhead.p50Ratio);
+    positive(r.overhead.wallRatio);
+    // 5 turns, each with at least the model call and two tools, are all in the history
+    expect(r.history.events).toBeGreaterThan(5 * 3 * 3);
+    expect(r.history.byType.ACTIVITY_TASK_COMPLETED).toBeGreaterThanOrEqual(5 * 3);
+    positive(r.history.bytesPerTurn);
+    positive(r.history.turnsToEventLimit);
+    positive(r.history.turnsToByteLimit);
+
+    const text = [...turnsSection(r), ...historySection(r)].join('\n');
+    expect(text).toContain(`p50 ×${r.overhead.p50Ratio}`);
+    expect(text).toMatch(/Temporal \+ worker\s+\d+\.\d ms\s+\d+\.\d ms/);
+    expect(text).toMatch(/in-process loop\s+\d+\.\d ms\s+\d+\.\d ms/);
+    expect(text).toContain(`${r.history.eventsPerTurn} per turn`);
+    expect(text).toMatch(/51200 events → ~\d+ turns;\s+50 MB → ~\d+ turns/);
+  }, 120_000);
+});
