@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
+import { createSandbox } from './sandbox/index.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 
@@ -27,6 +28,16 @@ export interface RunningWorker {
   hostQueue: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
+}
+
+/** The start-up probe, said once so an operator sees at start whether commands will run. */
+export async function sandboxStatus(): Promise<string> {
+  try {
+    await createSandbox({ mode: 'bwrap' });
+    return 'sandbox: bubblewrap probe passed (no writes outside the worktree, no HOME, no network)';
+  } catch (err) {
+    return `sandbox: UNAVAILABLE — run_command will be refused unless a run uses --sandbox off: ${(err as Error).message}`;
+  }
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -78,8 +89,9 @@ export async function startWorker(opts: {
 // `node dist/src/worker.js`: a worker process on its own (tests start it as a real child process).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   startWorker()
-    .then((w) => {
+    .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
+      process.stdout.write(`${await sandboxStatus()}\n`);
       return w.run;
     })
     .catch((err: unknown) => {

@@ -1,0 +1,81 @@
+/**
+ * runTool as an activity, outside any server (MockActivityEnvironment): the tool journal that
+ * makes effects happen once, and a sandbox that is unavailable refusing commands.
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
+import { callPath } from '../../../src/activities/tools.js';
+import { writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
+import { repoWith } from '../../helpers/repo.js';
+import { testInput } from '../../helpers/run-input.js';
+
+async function prepared(deps: Partial<ActivityDeps> = {}) {
+  const repo = repoWith({ 'a.txt': 'alpha\n' });
+  const input = testInput({ repo, model: 'scripted:/dev/null' });
+  const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', ...deps });
+  const env = new MockActivityEnvironment();
+  const prep = await env.run(acts.prepareWorkspace, input);
+  const call = async (id: string, name: string, callInput: unknown) => {
+    await writeJsonAtomic(callPath(repo, input.runId, id), { id, name, input: callInput });
+    return env.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });
+  };
+  return { repo, input, prep, acts, env, call };
+}
+
+describe('runTool', () => {
+  it('an edit whose new text contains the old text is applied once, even when the activity runs again', async () => {
+    const { prep, call } = await prepared();
+    const input = { path: 'a.txt', old_string: 'alpha', new_string: 'alpha beta' };
+    const first = await call('toolu_1', 'edit', input);
+    expect(first).toMatchObject({ status: 'done', ok: true, effect: 'edit', path: 'a.txt' });
+    const again = await call('toolu_1', 'edit', input);
+    expect(again).toEqual(first);
+    expect(readFileSync(join(prep.worktree, 'a.txt'), 'utf8')).toBe('alpha beta\n');
+  });
+
+  it('a crash between "started" and the result is recovered without applying the edit twice', async () => {
+    const { prep, repo, input, call } = await prepared();
+    // what a worker leaves when it dies right after writing the file: the journal says started,
+    // the file has the new text, and no result was recorded
+    const edit = { path: 'a.txt', old_string: 'alpha', new_string: 'alpha beta' };
+    const { prepareEdit } = await import('../../../src/tools/index.js');
+    const p = prepareEdit(prep.worktree, 'edit', { ...edit, replace_all: false });
+    if (!p.ok) throw new Error(p.error);
+    await writeJsonAtomic(join(repo, '.kiln', 'runs', input.runId, 'state', 'journal', 'toolu_2.started.json'), { at: 'x', name: 'edit', prepared: p });
+    writeFileSync(join(prep.worktree, 'a.txt'), p.after);
+    const res = await call('toolu_2', 'edit', edit);
+    expect(res).toMatchObject({ status: 'done', ok: true, recovered: true });
+    expect(readFileSync(join(prep.worktree, 'a.txt'), 'utf8')).toBe('alpha beta\n');
+  });
+
+  it('an unknown tool is denied (fail closed) and the model is told which tools exist', async () => {
+    const { call } = await prepared();
+    const res = await call('toolu_3', 'rm_rf', { path: '/' });
+    expect(res.status).toBe('denied');
+  });
+
+  it('without a working sandbox, run_command is refused and nothing runs', async () => {
+    const { prep, call } = await prepared({
+      sandbox: async () => {
+        throw new SandboxUnavailableError('bubblewrap (bwrap) is not installed: apt-get install bubblewrap');
+      },
+    });
+    const res = await call('toolu_4', 'run_command', { command: 'touch ran.txt', reason: 'probe' });
+    expect(res).toMatchObject({ status: 'done', ok: false });
+    expect(res.status === 'done' && res.summary).toMatch(/refused.*bubblewrap/);
+    expect(existsSync(join(prep.worktree, 'ran.txt'))).toBe(false);
+  });
+
+  it('a command that needs approval is not run until approved with the matching hash', async () => {
+    const { prep, call, env, acts, repo, input } = await prepared();
+    const ask = await call('toolu_5', 'run_command', { command: 'npm install left-pad && touch installed.txt', reason: 'need it' });
+    expect(ask.status).toBe('ask');
+    expect(existsSync(join(prep.worktree, 'installed.txt'))).toBe(false);
+    const wrong = await env.run(acts.runTool, { runId: input.runId, repo, toolUseId: 'toolu_5', grants: [], approvedHash: 'not-the-hash' });
+    expect(wrong.status).toBe('ask');
+  });
+});
