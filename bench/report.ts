@@ -1,0 +1,84 @@
+/** Plain-text sections of the benchmark report: one heading each, figures aligned for reading. */
+import type { BenchSearchResult } from './search.js';
+import { HISTORY_BYTE_LIMIT, HISTORY_EVENT_LIMIT } from './history.js';
+import type { HostFacts } from './host-facts.js';
+import type { PolicyRow } from './policy-latency.js';
+import type { RedactionRow } from './redaction.js';
+import type { LoopFigures, TurnBenchResult } from './turns.js';
+
+export function heading(title: string): string {
+  return `\n== ${title} ${'='.repeat(Math.max(3, 76 - title.length))}`;
+}
+
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
+
+export function hostSection(h: HostFacts): string[] {
+  return [
+    heading('Machine'),
+    `cores        ${h.cores} (${h.cpu})`,
+    `memory       ${h.memGb} GB`,
+    `node         ${h.node}`,
+    `os           ${h.os}`,
+    `load avg     ${h.loadavg.join(' / ')} (1/5/15 min, at start)`,
+    `temporal     ${h.temporalCli}`,
+    `git          ${h.git}`,
+  ];
+}
+
+function loopLine(name: string, f: LoopFigures): string {
+  return `${name.padEnd(20)} ${ms(f.turnMs.p50).padStart(10)} ${ms(f.turnMs.p95).padStart(10)} ${ms(f.turnMs.mean).padStart(10)} ${ms(f.firstRequestMs).padStart(12)} ${(f.wallMs / 1000).toFixed(2).padStart(8)} s`;
+}
+
+export function turnsSection(r: TurnBenchResult): string[] {
+  return [
+    heading(`Turns: ${r.turns}-turn scripted task, Temporal vs in-process (sandbox ${r.sandbox})`),
+    `per turn = model request of turn N → model request of turn N+1 (${r.temporal.turnMs.n} samples each)`,
+    `${'run'.padEnd(20)} ${'p50'.padStart(10)} ${'p95'.padStart(10)} ${'mean'.padStart(10)} ${'1st request'.padStart(12)} ${'wall'.padStart(10)}`,
+    loopLine('Temporal + worker', r.temporal),
+    loopLine('in-process loop', r.inProcess),
+    `overhead     p50 ×${r.overhead.p50Ratio} (+${r.overhead.p50AddedMs} ms a turn), p95 ×${r.overhead.p95Ratio}, wall ×${r.overhead.wallRatio}`,
+    `setup        dev server start ${(r.temporal.serverStartMs / 1000).toFixed(1)} s, worker start (bundle + connect) ${(r.temporal.workerStartMs / 1000).toFixed(1)} s — not in the figures above`,
+  ];
+}
+
+export function historySection(r: TurnBenchResult): string[] {
+  const h = r.history;
+  const top = Object.entries(h.byType).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ');
+  return [
+    heading(`History of the ${h.turns}-turn run`),
+    `events       ${h.events} in all, ${h.eventsPerTurn} per turn`,
+    `size         ${kb(h.bytes)} in all (protobuf-encoded History), ${kb(h.bytesPerTurn)} per turn`,
+    `by type      ${top}`,
+    `limits       ${HISTORY_EVENT_LIMIT} events → ~${h.turnsToEventLimit} turns;  ${HISTORY_BYTE_LIMIT / 1024 ** 2} MB → ~${h.turnsToByteLimit} turns (Temporal's default hard limits)`,
+    `first limit  ${h.turnsToEventLimit <= h.turnsToByteLimit ? 'the event count' : 'the size'}, at ~${Math.min(h.turnsToEventLimit, h.turnsToByteLimit)} turns of this shape`,
+  ];
+}
+
+export function searchSection(s: BenchSearchResult): string[] {
+  const out = [
+    heading(`Search: ${s.files} files (${(s.bytes / 1024 ** 2).toFixed(1)} MB), ours vs git grep, median of ${s.runs}`),
+    `repository   ${s.dir}${s.setupMs ? ` (generated in ${(s.setupMs / 1000).toFixed(1)} s)` : ' (reused)'}`,
+    `${'pattern'.padEnd(18)} ${'ours'.padStart(10)} ${'git grep'.padStart(10)} ${'ratio'.padStart(7)}   matches (git grep lines; ours)`,
+  ];
+  for (const r of s.rows) {
+    out.push(`${r.label.padEnd(18)} ${ms(r.oursMs).padStart(10)} ${ms(r.gitGrepMs).padStart(10)} ${r.ratio.toFixed(2).padStart(7)}   ${r.gitGrepLines}; ${r.oursSummary}`);
+  }
+  out.push('ratio = ours ÷ git grep: below 1 means our search tool is faster');
+  return out;
+}
+
+export function redactionSection(rows: RedactionRow[]): string[] {
+  return [
+    heading('Redaction: redact() on mixed text (code, logs, JSON, prose, planted secrets)'),
+    ...rows.map((r) => `${`${r.mb} MB`.padEnd(8)} ${ms(r.ms).padStart(10)}   ${String(r.mbPerSec).padStart(6)} MB/s   ${r.redactions} redactions (${r.planted} secrets planted)`),
+  ];
+}
+
+export function policySection(rows: PolicyRow[]): string[] {
+  return [
+    heading(`Policy: evaluate('run_command', …) latency, ${rows[0]?.ms.n ?? 0} calls each`),
+    `${'p50'.padStart(9)} ${'p95'.padStart(9)}   decision  command`,
+    ...rows.map((r) => `${`${r.ms.p50.toFixed(3)} ms`.padStart(9)} ${`${r.ms.p95.toFixed(3)} ms`.padStart(9)}   ${r.decision.padEnd(8)}  ${r.command}  (${r.rule})`),
+  ];
+}
