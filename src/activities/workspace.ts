@@ -178,34 +178,31 @@ async function agentsMdChecks(wt: string): Promise<string[]> {
 }
 
 /**
- * The worktree's changes against the base, new files included, through a throwaway index so the
- * worktree's own index is never disturbed.
+ * Runs git against a throwaway index holding the base plus every worktree change (new files
+ * included), so the worktree's own index is never disturbed.
  */
-export async function diffAgainstBase(worktree: string, base: string, scratchDir: string): Promise<string> {
+async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: ReturnType<typeof git>) => Promise<T>): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
-  const index = join(scratchDir, `diff-index-${process.pid}`);
+  const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const g = git(worktree, process.env, index);
   try {
     await g.raw(['read-tree', base]);
     await g.raw(['add', '-A', '--', '.']);
-    return redact(await g.raw(['diff', '--cached', '--binary', '--no-color', ...HARDENED_DIFF_FLAGS, base]));
+    return await fn(g);
   } finally {
     await rm(index, { force: true });
   }
 }
 
+/** The worktree's changes against the base, as a patch that applies with `git apply`. */
+export async function diffAgainstBase(worktree: string, base: string, scratchDir: string): Promise<string> {
+  return againstBase(worktree, base, scratchDir, async (g) => redact(await g.raw(['diff', '--cached', '--binary', '--no-color', ...HARDENED_DIFF_FLAGS, base])));
+}
+
 export async function changedFiles(worktree: string, base: string, scratchDir: string): Promise<string[]> {
-  await mkdir(scratchDir, { recursive: true });
-  const index = join(scratchDir, `names-index-${process.pid}`);
-  const g = git(worktree, process.env, index);
-  try {
-    await g.raw(['read-tree', base]);
-    await g.raw(['add', '-A', '--', '.']);
-    const out = await g.raw(['diff', '--cached', '--name-only', '--no-renames', ...HARDENED_DIFF_FLAGS, base]);
-    return out.split('\n').filter(Boolean);
-  } finally {
-    await rm(index, { force: true });
-  }
+  return againstBase(worktree, base, scratchDir, async (g) =>
+    (await g.raw(['diff', '--cached', '--name-only', '--no-renames', ...HARDENED_DIFF_FLAGS, base])).split('\n').filter(Boolean),
+  );
 }
 
 export async function removeWorktree(repo: string, wt: string): Promise<void> {

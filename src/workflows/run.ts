@@ -564,41 +564,21 @@ function retryPrompt(attempt: number, max: number, summary: string): string {
   ].join('\n\n');
 }
 
-function sharedOptions(input: RunInput) {
+/** Activity options from the run's settings; Temporal owns every retry. */
+function options(input: RunInput, startToCloseTimeout: string | number, maximumAttempts: number) {
   return {
-    startToCloseTimeout: '30 minutes',
+    startToCloseTimeout,
     heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
-  } as const;
+    retry: { maximumAttempts, nonRetryableErrorTypes: NON_RETRYABLE },
+  };
 }
 
-function hostOptions(input: RunInput) {
-  return {
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: { maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
-  } as const;
-}
+const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3);
+const hostOptions = (input: RunInput) => options(input, '30 minutes', 5);
+const toolOptions = (input: RunInput) => options(input, input.commandTimeoutMs + 60_000, 5);
 
-/** Model turns: Temporal owns retries (the SDK's are off); retry-after comes back as nextRetryDelay. */
+/** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
 function modelOptions(input: RunInput) {
-  return {
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 8,
-      nonRetryableErrorTypes: NON_RETRYABLE,
-    },
-  } as const;
-}
-
-function toolOptions(input: RunInput) {
-  return {
-    startToCloseTimeout: input.commandTimeoutMs + 60_000,
-    heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: { maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
-  } as const;
+  const o = options(input, '10 minutes', 8);
+  return { ...o, retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } };
 }
