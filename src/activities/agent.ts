@@ -149,7 +149,7 @@ async function nextUserMessage(rec: RunRecord, convo: Conversation, inp: AgentTu
   const blocks: Anthropic.ContentBlockParam[] = [];
   const last = convo.messages[convo.messages.length - 1];
   if (!last) {
-    const ctx = await buildContext({ workspace: rec.worktree, goal: rec.input.goal, maxTokens: CONTEXT_TOKEN_BUDGET });
+    const ctx = await buildContext({ workspace: rec.worktree, goal: rec.input.goal, maxTokens: CONTEXT_TOKEN_BUDGET, includeRules: false });
     blocks.push({ type: 'text', text: redact(initialUserMessage(rec.input.goal, ctx.text)) });
   } else if (last.role === 'assistant' && Array.isArray(last.content)) {
     for (const b of last.content) {

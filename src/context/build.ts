@@ -18,6 +18,8 @@ export interface BuildContextInput {
   maxTokens: number;
   /** ranked files to show; default 8 */
   maxFiles?: number;
+  /** false when the rules already travel in the system prompt (Kiln's agent): never pay twice */
+  includeRules?: boolean;
 }
 
 export interface BuiltContext {
@@ -38,7 +40,8 @@ export const PRIORITY = { rules: 100, diff: 90, touched: 85, search: 80, fileTop
 const SEARCH_KEYWORDS = 5;
 const SEARCH_LINES_PER_KEYWORD = 8;
 
-async function searchSection(workspace: string, keywords: readonly string[]): Promise<string> {
+/** Search hits outside the files already shown as snippets: a map of the rest of the repo. */
+async function searchSection(workspace: string, keywords: readonly string[], shown: ReadonlySet<string>): Promise<string> {
   const blocks: string[] = [];
   for (const k of keywords.slice(0, SEARCH_KEYWORDS)) {
     const r = await searchMatches(workspace, { pattern: k, case: 'insensitive', maxCollected: 500 });
@@ -46,7 +49,7 @@ async function searchSection(workspace: string, keywords: readonly string[]): Pr
     const files = new Set(r.matches.map((m) => m.path)).size;
     // Lock files and bundles match every name and explain nothing: counted, not shown.
     const lines = r.matches
-      .filter((m) => !isNoiseFile(m.path))
+      .filter((m) => !isNoiseFile(m.path) && !shown.has(m.path))
       .slice(0, SEARCH_LINES_PER_KEYWORD).map((m) => `${m.path}:${m.line}: ${m.text.trim()}`);
     if (lines.length === 0) continue;
     const more = r.total > lines.length ? `\n  (${r.complete ? r.total : `${r.total}+`} matching lines in ${files}${r.complete ? '' : '+'} files)` : '';
@@ -90,12 +93,12 @@ export async function buildContext(input: BuildContextInput): Promise<BuiltConte
   const touched = validTouched(workspace, input.touchedPaths ?? []);
   const keywords = extractKeywords(goal);
   const allFiles = await listWorkspaceFiles(workspace);
-  const [rules, diff, searchText, ranked] = await Promise.all([
-    readProjectRules(workspace, touched),
+  const [rules, diff, ranked] = await Promise.all([
+    input.includeRules === false ? Promise.resolve('') : readProjectRules(workspace, touched),
     currentDiff(workspace),
-    searchSection(workspace, keywords),
     rankFiles(workspace, keywords, { limit: input.maxFiles ?? 8, files: allFiles }),
   ]);
+  const searchText = await searchSection(workspace, keywords, new Set([...touched, ...ranked.map((f) => f.path)]));
 
   const items: ContextItem[] = [];
   if (rules) items.push({ kind: 'rule', title: 'Project rules', content: rules, priority: PRIORITY.rules });
@@ -123,7 +126,7 @@ export async function buildNaiveContext(input: BuildContextInput): Promise<Built
   const touched = validTouched(workspace, input.touchedPaths ?? []);
   const keywords = extractKeywords(goal);
   const [rules, ranked] = await Promise.all([
-    readProjectRules(workspace, touched),
+    input.includeRules === false ? Promise.resolve('') : readProjectRules(workspace, touched),
     rankFiles(workspace, keywords, { limit: input.maxFiles ?? 8 }),
   ]);
   const items: ContextItem[] = [];

@@ -9,6 +9,7 @@ import { kilnHome } from '../embedded.js';
 import { UsageError } from '../errors.js';
 import { formatTable, formatTotals, renderMarkdown } from '../../eval/report.js';
 import { runSuite } from '../../eval/runner.js';
+import { contextSavings, formatSavings } from '../../eval/context-savings.js';
 import { loadSuite } from '../../eval/suite.js';
 import { EXAMPLES_DIR } from './demo.js';
 
@@ -42,13 +43,15 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   out('the eval approves every approval and abandons every run that needs a person (both recorded per run)');
   const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out });
 
-  const md = renderMarkdown(report, { startedAt, model: o.model ?? 'scripted', repeat });
+  const savings = await contextSavings(suite, report.runs);
+  const md = `${renderMarkdown(report, { startedAt, model: o.model ?? 'scripted', repeat })}\n## Context\n\n\`\`\`\n${formatSavings(savings)}\n\`\`\`\n`;
   await writeFile(join(outDir, 'report.md'), md);
-  await writeFile(join(outDir, 'results.json'), JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', ...report }, null, 2) + '\n');
+  await writeFile(join(outDir, 'results.json'), JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', ...report, context: savings }, null, 2) + '\n');
   out('');
   out(formatTable(report.runs));
   out('');
   out(formatTotals(report.totals));
+  out(formatSavings(savings));
   out(`  report: ${join(outDir, 'report.md')}`);
   out(`  results: ${join(outDir, 'results.json')}`);
   if (o.json) out(JSON.stringify(report));

@@ -175,9 +175,21 @@ describe('buildContext', () => {
     expect(c.text).toContain('## src/api/session.ts');
     expect(c.text).toContain('  42\texport function refreshSession');
     expect(c.text).not.toContain('package-lock.json:1');
-    expect(c.text).toMatch(/Search results for: refreshSession/);
     expect(c.files[0]!.path).toBe('src/api/session.ts');
+    // search hits are a map of the rest: files already shown as snippets are not repeated there
+    const search = c.items.find((i) => i.kind === 'search');
+    const shown = new Set(c.files.map((f) => f.path));
+    for (const line of (search ? c.text.split('## Search results')[1] ?? '' : '').split('\n')) {
+      const file = /^([\w./-]+):\d+:/.exec(line)?.[1];
+      if (file) expect(shown.has(file), line).toBe(false);
+    }
     expect(c.items.find((i) => i.kind === 'rule')?.priority).toBe(100);
+  });
+
+  it('leaves the rules out when they already travel in the system prompt', async () => {
+    const c = await buildContext({ workspace: ws, goal: 'refreshSession throws', maxTokens: 4000, includeRules: false });
+    expect(c.text).not.toContain('Root rule: use pnpm');
+    expect(c.text).toContain('## src/api/session.ts');
   });
 
   it('respects a small budget by dropping the weakest items', async () => {
