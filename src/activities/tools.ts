@@ -59,6 +59,9 @@ function startedPath(repo: string, runId: string, id: string): string {
 }
 
 export function toolActivities(deps: ActivityDeps) {
+  /** the policy decision of each call in flight, so its event line names the rule that let it run */
+  const decided = new Map<string, PolicyDecision>();
+
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
@@ -71,6 +74,7 @@ export function toolActivities(deps: ActivityDeps) {
     if (!parsed.ok) return record(rec, call, { content: parsed.error, isError: true }, { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error });
 
     const decision = await decide(rec, call);
+    decided.set(call.id, decision);
     const summary = describeCall(parsed);
     if (decision.decision === 'deny') {
       const text = `Denied by policy (${decision.rule}): ${decision.reason}`;
@@ -245,8 +249,10 @@ export function toolActivities(deps: ActivityDeps) {
     });
   }
 
-  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, view: RunToolResult, decision?: PolicyDecision): Promise<RunToolResult> {
+  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, view: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
+    const decision = decisionArg ?? decided.get(call.id);
+    decided.delete(call.id);
     const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
     await writeJsonAtomic(resultPath(repo, runId, call.id), stored);
     await appendEvent(repo, runId, {

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../config/repo-config.js';
-import { redact } from '../redact/index.js';
+import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
 import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
@@ -118,7 +118,8 @@ export function workspaceActivities(deps: ActivityDeps) {
     const patchPath = join(dir, PATCH_FILE);
     let patch = '';
     if (existsSync(rec.worktree)) {
-      patch = await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
+      // written once, so it also gets secretlint's rule set on top of the fast patterns
+      patch = await redactAsync(await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)));
       await writeTextAtomic(patchPath, patch);
     } else if (!existsSync(patchPath)) {
       await writeTextAtomic(patchPath, '');

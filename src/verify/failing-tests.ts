@@ -3,9 +3,9 @@
  * mocha, pytest, go test). Unknown formats give an empty list; the verdict then carries the tail.
  */
 const PATTERNS: RegExp[] = [
-  // vitest / jest: " FAIL  src/a.test.ts > suite > name" and " ✗ name" / " × name"
-  /^\s*FAIL\s+(.+?)\s*$/gm,
-  /^\s*[×✗✕]\s+(.+?)(?:\s+\d+ms)?\s*$/gm,
+  // vitest / jest: " FAIL  src/a.test.ts > suite > name" (a test file, not go's "FAIL\tpkg") and " × name"
+  /^\s*FAIL {1,2}(\S*(?:\.test\.|\.spec\.|__tests__)\S*(?: > .+?)?)\s*$/gm,
+  /^\s*[×✗✕]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?\s*$/gm,
   // node:test TAP: "not ok 3 - name"
   /^\s*not ok \d+ - (.+?)\s*$/gm,
   // mocha: "  1) suite name:" style failures
