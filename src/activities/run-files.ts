@@ -16,6 +16,8 @@ export interface RunRecord {
   checks: string[];
   hostQueue: string;
   createdAt: string;
+  /** targets of the paths `.kiln/config` links into the worktree: readable by commands */
+  linked?: string[];
 }
 
 export function runDir(repo: string, runId: string): string {

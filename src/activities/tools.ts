@@ -203,7 +203,7 @@ export function toolActivities(deps: ActivityDeps) {
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, signal: Context.current().cancellationSignal });
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;

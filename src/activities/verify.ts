@@ -35,7 +35,7 @@ export function verifyActivities(deps: ActivityDeps) {
         const sandbox = await deps.sandbox(rec.input.sandbox);
         for (const command of rec.checks) {
           const res = await heartbeating(() =>
-            sandbox.run(command, { workspace: rec.worktree, timeoutMs: rec.input.commandTimeoutMs, signal: Context.current().cancellationSignal }),
+            sandbox.run(command, { workspace: rec.worktree, timeoutMs: rec.input.commandTimeoutMs, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal }),
           );
           const out = redact(res.output);
           await appendFile(log, `$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]\n`);

@@ -70,6 +70,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       checks,
       hostQueue: deps.hostQueue,
       createdAt: existing?.createdAt ?? new Date().toISOString(),
+      linked: config.link.map((rel) => join(repo, rel)),
     };
     await saveRun(rec);
     await mkdir(artifactsDir(repo, input.runId), { recursive: true });
@@ -95,7 +96,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const log: string[] = [];
       for (const command of setup) {
         const res = await heartbeating(() =>
-          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, signal: Context.current().cancellationSignal }),
+          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal }),
         );
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);

@@ -12,6 +12,8 @@ export interface BwrapArgsInput {
   shell: string;
   command: string;
   tmpfsBytes: number;
+  /** outside paths bound read-only after the masks (absolute, existing) */
+  readOnlyPaths?: string[];
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
   statusFd?: number;
 }
@@ -165,6 +167,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--dir', input.home);
   // The worktree comes after the masks: it may itself live under /tmp or /root.
   args.push('--bind', ws, ws);
+  for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
   for (const p of gitReadOnlyPaths(ws)) args.push('--ro-bind', p, p);
   args.push('--chdir', ws, '--clearenv');
   for (const [k, v] of Object.entries(input.env)) args.push('--setenv', k, v);

@@ -100,6 +100,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
         command,
         tmpfsBytes: config.limits.tmpfsBytes,
         statusFd: 3,
+        ...(opts.readOnlyPaths ? { readOnlyPaths: opts.readOnlyPaths } : {}),
       }),
     ];
     const result = await launchAndWait(

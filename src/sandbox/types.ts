@@ -22,6 +22,11 @@ export interface CommandOptions {
   /** only the repo's setup step gets the network */
   network?: boolean;
   maxOutputBytes?: number;
+  /**
+   * host paths the command may read (never write) although they sit outside the worktree:
+   * dependencies a repo's `.kiln/config` links into it, which may live under a masked /home or /tmp
+   */
+  readOnlyPaths?: string[];
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */

@@ -4,7 +4,7 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveSignal, approveUpdate } from '../../src/shared/messages.js';
@@ -146,5 +146,43 @@ describe('the run workflow', () => {
     // the edit made before the cancel is in the patch
     expect(readFileSync(join(dir, 'patch.diff'), 'utf8')).toContain('.filter((s) => !s.revokedAt)');
     expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
+  });
+
+  it('a failed setup ends the run blocked with its output, before any model turn is paid for', async () => {
+    const repo = repoWith({ 'a.txt': 'x\n' });
+    const input = testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}`, setup: ['echo "cannot resolve dependency left-pad" >&2; exit 3'] });
+    const r = await (await start(input)).result();
+    expect(r.state).toBe('blocked');
+    expect(r.turns).toBe(0);
+    expect(r.reason).toContain('setup command failed');
+    expect(r.reason).toContain('cannot resolve dependency left-pad');
+    expect(readFileSync(join(r.artifactsDir, 'setup.log'), 'utf8')).toContain('[exit 3]');
+  });
+
+  it('setup runs in the worktree and .kiln/config includes ignored files from the checkout', async () => {
+    const repo = repoWith({ '.gitignore': 'local.env.json\nvendor/\n', 'a.txt': 'x\n' });
+    writeFileSync(join(repo, 'local.env.json'), '{"port": 1}\n');
+    mkdirSync(join(repo, 'vendor'));
+    writeFileSync(join(repo, 'vendor', 'lib.js'), 'module.exports = 1;\n');
+    mkdirSync(join(repo, '.kiln'));
+    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ include: ['local.env.json'], link: ['vendor'], setup: ['echo prepared > setup-marker.txt'] }));
+    const script = writeScript(join(repo, '..'), 'look', {
+      steps: [
+        { tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },
+        // a linked path serves commands (dependencies); the file tools stay inside the worktree
+        { expect: { tool_result_contains: 'prepared' }, tool_use: [{ name: 'read_file', input: { path: 'vendor/lib.js' } }] },
+        { expect: { tool_result_contains: 'symlink' }, tool_use: [{ name: 'run_command', input: { command: "node -e \"console.log(require('./vendor/lib.js') + 41)\"", reason: 'use the dependency' } }] },
+        { expect: { tool_result_contains: '42' }, tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'x', new_string: 'y' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'ok' } }] },
+      ],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}` }));
+    const st = await waitFor(handle, (s) => s.turn >= 1);
+    expect(readFileSync(join(st.worktree!, 'local.env.json'), 'utf8')).toContain('"port"');
+    const r = await handle.result();
+    expect(r.state).toBe('succeeded');
+    // the user's checkout is untouched: .kiln/ is excluded, nothing else changed
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(readFileSync(join(repo, '.git', 'info', 'exclude'), 'utf8')).toContain('.kiln/');
   });
 });
