@@ -1,0 +1,50 @@
+/** `kiln run` input validation: bad input is refused before anything starts, naming what to fix. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildRunInput, duration } from '../../src/cli/run-options.js';
+import { EXAMPLE_SCRIPT, repoWith } from './../helpers/repo.js';
+
+const model = `scripted:${EXAMPLE_SCRIPT}`;
+
+describe('run options', () => {
+  it('a bad .kiln/policy.json stops the run before it starts, naming the field', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    mkdirSync(join(repo, '.kiln'));
+    writeFileSync(join(repo, '.kiln', 'policy.json'), JSON.stringify({ writeAllow: ['src/**', 7] }));
+    await expect(buildRunInput({ repo, goal: 'g', model })).rejects.toThrow(/writeAllow\[1\]/);
+  });
+
+  it('a bad .kiln/config names the field too', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    mkdirSync(join(repo, '.kiln'));
+    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ setup: 'npm ci' }));
+    await expect(buildRunInput({ repo, goal: 'g', model })).rejects.toThrow(/\.kiln\/config: setup: /);
+  });
+
+  it('a script that cannot be read is refused up front', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    await expect(buildRunInput({ repo, goal: 'g', model: 'scripted:/nope/missing.json' })).rejects.toThrow(/missing\.json/);
+  });
+
+  it('a real model without a key says how to get going', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    await expect(buildRunInput({ repo, goal: 'g', model: 'claude-sonnet-5-5' }, {})).rejects.toThrow(/ANTHROPIC_API_KEY.*scripted:FILE/);
+  });
+
+  it('durations read like people write them', () => {
+    expect(duration('90s', '--x', 1)).toBe(90_000);
+    expect(duration('15m', '--x', 1)).toBe(900_000);
+    expect(duration('2h', '--x', 1)).toBe(7_200_000);
+    expect(duration(undefined, '--x', 5)).toBe(5);
+    expect(() => duration('soon', '--approval-timeout', 1)).toThrow(/--approval-timeout soon: expected a duration like/);
+  });
+
+  it('good input becomes a complete RunInput with an absolute script path', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    const input = await buildRunInput({ repo, goal: '  fix it  ', model, check: ['npm test'], approvalTimeout: '30m' });
+    expect(input).toMatchObject({ repo, goal: 'fix it', checks: ['npm test'], approvalTimeoutMs: 1_800_000, sandbox: 'bwrap', maxAttempts: 3 });
+    expect(input.model).toBe(`scripted:${EXAMPLE_SCRIPT}`);
+    expect(input.runId).toMatch(/^run-\d{14}-[0-9a-f]{6}$/);
+  });
+});
