@@ -185,4 +185,27 @@ describe('the run workflow', () => {
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(readFileSync(join(repo, '.git', 'info', 'exclude'), 'utf8')).toContain('.kiln/');
   });
+
+  it('an approval for the rest of the run covers the same kind of call; a different kind still asks', async () => {
+    const repo = repoWith({ 'a.txt': 'x\n' });
+    const script = writeScript(join(repo, '..'), 'grant', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'mytool lint src', reason: 'the team linter' } }] },
+        { tool_use: [{ name: 'run_command', input: { command: 'mytool format src', reason: 'the team formatter' } }] },
+        { tool_use: [{ name: 'run_command', input: { command: 'make release', reason: 'a different kind' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, humanTimeoutMs: 1000 }));
+    const first = await waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    const key = first.pendingApprovals[0]!.grantKey;
+    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, scope: 'run', by: 'alice' }] });
+    const second = await waitFor(handle, (s) => s.pendingApprovals.length > 0 || s.turn >= 4);
+    // turn 2 ran without asking; the next approval is for turn 3's different kind of call
+    expect(second.grants).toEqual([key]);
+    expect(second.pendingApprovals.map((a) => a.summary)).toEqual([expect.stringContaining('make release')]);
+    expect(second.pendingApprovals[0]!.id).toBe('ap-2');
+    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-2', approve: false, reason: 'no releases', by: 'alice' }] });
+    await handle.result();
+  });
 });
