@@ -3,7 +3,7 @@
  * budgets, the stop gate, prompt-cache accounting, stuck detection, compaction and
  * continue-as-new. The scripted server is the model's test double; everything else is real.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../../src/shared/messages.js';
@@ -175,4 +175,31 @@ describe('the agent loop', () => {
     const history = await h.fetchHistory();
     expect(history.events!.length).toBeLessThan(2000);
   }, 300_000);
+
+  it('secrets are redacted before the model, the logs, the artifacts and the workflow history see them', async () => {
+    const aws = 'AKIAZ7QW3RT5YU8IOP2L';
+    const gh = 'ghp_' + 'k3J9mQ2xV7bN4pL8sT1wY6zR0cF5hD2gA9eU';
+    const r0 = repoWith({ ...FILES, 'src/config.js': `module.exports = { aws: '${aws}', token: '${gh}' };\n` });
+    const s = writeScript(join(r0, '..'), 'secrets', {
+      name: 'secrets',
+      steps: [
+        { tool_use: [{ name: 'read_file', input: { path: 'src/config.js' } }, { name: 'run_command', input: { command: 'cat src/config.js', reason: 'show it' } }] },
+        { expect: { tool_result_contains: '[REDACTED:' }, tool_use: [fix] },
+        { tool_use: [runCheck] },
+        { tool_use: [finish] },
+      ],
+    });
+    const h = await t.start(testInput({ repo: r0, model: `scripted:${s}`, checks: [CHECK] }));
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    const history = JSON.stringify(await h.fetchHistory());
+    const convo = readFileSync(join(r.artifactsDir, 'state', 'conversation.json'), 'utf8');
+    const evts = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8');
+    const outputs = readdirSync(join(r.artifactsDir, 'outputs')).map((f) => readFileSync(join(r.artifactsDir, 'outputs', f), 'utf8')).join('\n');
+    for (const [name, text] of Object.entries({ history, convo, evts, outputs })) {
+      expect(text.includes(aws), `${name} holds the AWS key`).toBe(false);
+      expect(text.includes(gh), `${name} holds the GitHub token`).toBe(false);
+    }
+    expect(convo).toContain('[REDACTED:');
+  });
 });
