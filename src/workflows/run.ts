@@ -404,7 +404,8 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       if (state.phase === 'planning' && turn.calls.some((c) => c.name !== 'update_plan' && c.name !== 'read_file' && c.name !== 'search' && c.name !== 'list_files')) {
         phase('editing');
       }
-      note('turn', `turn ${state.turn}: ${turn.calls.map((c) => c.summary).join('; ') || turn.text.slice(0, 120) || turn.stopReason}`);
+      // the turn line says what the model said; each call gets its own line with its outcome
+      note('turn', `turn ${state.turn}${turn.text ? `: ${turn.text.split('\n')[0]!.slice(0, 160)}` : turn.calls.length ? '' : ` (${turn.stopReason})`}`);
 
       let finished = false;
       if (turn.calls.length === 0) {
@@ -478,7 +479,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       );
     const res = await exec();
     if (res.status !== 'ask') {
-      note('tool', `${call.summary}${res.status === 'denied' ? ` — denied (${res.rule})` : res.ok ? '' : ' — failed'}`);
+      note('tool', `${call.summary}${outcomeSuffix(res)}`);
       return { kind: 'done', result: res };
     }
 
@@ -538,9 +539,19 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       state.grants.push(pending.grantKey);
     }
     const result = await exec(pending.hash);
-    note('tool', `${call.summary}${result.status === 'done' && !result.ok ? ' — failed' : ''}`);
+    note('tool', `${call.summary}${outcomeSuffix(result)}`);
     return { kind: 'done', result };
   }
+}
+
+/** " → exit code 1", " — denied (rule)", " — failed": what a person scanning the live log needs. */
+function outcomeSuffix(res: RunToolResult): string {
+  if (res.status === 'denied') return ` — denied (${res.rule})`;
+  if (res.status !== 'done') return '';
+  const command = / → ([^:]+)/.exec(res.summary)?.[1];
+  if (command) return ` → ${command}`;
+  if (res.recovered) return ' (already applied before a restart)';
+  return res.ok ? '' : ` — failed: ${res.summary.split(': ').slice(1).join(': ').slice(0, 120)}`;
 }
 
 /** A stuck attempt counts like a failed verification, with a signature of its own kind. */
