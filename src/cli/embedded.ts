@@ -12,6 +12,7 @@ import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { startDevServer } from '../temporal/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
+import { installQuietRuntime } from './quiet-runtime.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.KILN_HOME || join(homedir(), '.kiln');
@@ -38,6 +39,8 @@ export interface Embedded {
 }
 
 export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; log?: (s: string) => void }): Promise<Embedded> {
+  // only with a worker: a Runtime that never hosts one is never shut down and keeps Node alive
+  if (o.worker) installQuietRuntime();
   const port = o.port ?? (await freePort());
   const uiPort = o.uiPort ?? (await freePort());
   const binary = findTemporalCli();

@@ -9,12 +9,13 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { CancelledFailure } from '@temporalio/common';
+import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
 import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
+import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -36,8 +37,9 @@ export async function startRun(client: Client, input: RunInput, opts: { taskQueu
       workflowId: input.runId,
       taskQueue: opts.taskQueue ?? process.env.KILN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
       args: [input],
-      // racing starts with the same id all get the one run
-      workflowIdConflictPolicy: 'USE_EXISTING',
+      // racing starts with the same id: the server lets exactly one start, the others get
+      // "already started" (open or closed run) and attach — so each caller can say which it did
+      workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       staticSummary: `kiln: ${input.goal.slice(0, 120)}`,
       staticDetails: [
@@ -53,6 +55,31 @@ export async function startRun(client: Client, input: RunInput, opts: { taskQueu
     }
     throw err;
   }
+}
+
+/** Whether the server knows Kiln's search attributes (`kiln dev` registers them; a cluster may not). */
+export async function hasKilnSearchAttributes(client: Client): Promise<boolean> {
+  try {
+    const res = await client.connection.operatorService.listSearchAttributes({ namespace: client.options.namespace });
+    return KilnPhase.name in (res.customAttributes ?? {}) && KilnRepo.name in (res.customAttributes ?? {});
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The Web UI link when it can be known: KILN_UI_URL, else the dev server's default UI port when
+ * Temporal is the default local address. A remote cluster's UI is anyone's guess: no link.
+ */
+export function webUiUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.KILN_UI_URL) return env.KILN_UI_URL.replace(/\/+$/, '');
+  const addr = env.TEMPORAL_ADDRESS;
+  if (!addr || ['127.0.0.1:7233', 'localhost:7233'].includes(addr)) return 'http://localhost:8233';
+  return undefined;
+}
+
+export function workflowUrl(uiUrl: string, runId: string, namespace = process.env.TEMPORAL_NAMESPACE || 'default'): string {
+  return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(runId)}`;
 }
 
 export function handleFor(client: Client, runId: string): WorkflowHandle<typeof kilnRun> {
@@ -192,7 +219,7 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
 }
 
 export function formatLine(l: LogLine): string {
-  const icon = { phase: '▸', turn: '·', tool: '  ↳', approval: '  ✋', verdict: '  ⚖', human: '  👤', note: '  ·' }[l.kind];
+  const icon = { phase: '▸', turn: '·', tool: '  ↳', approval: '  ✋', verdict: '  ⚖', human: '  👤', note: '  ·' }[l.kind] ?? '  ·';
   return `${icon} ${l.text}`;
 }
 
@@ -205,7 +232,7 @@ export function formatApproval(runId: string, a: PendingApproval, uiUrl?: string
     parsed,
     `     approve: kiln approve ${runId} ${a.id}      (add --for-run to allow this kind of call for the rest of the run)`,
     `     reject:  kiln reject ${runId} ${a.id} --reason "..."`,
-    uiUrl ? `     or in the Web UI: ${uiUrl}/namespaces/default/workflows/${runId}` : '',
+    uiUrl ? `     or in the Web UI: ${workflowUrl(uiUrl, runId)}` : '',
   ]
     .filter(Boolean)
     .join('\n');
@@ -243,4 +270,45 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(t);
   }
+}
+
+/** The RunInput the run was started with, from its history: works with no worker running. */
+export async function startInput(handle: WorkflowHandle): Promise<RunInput | undefined> {
+  try {
+    const history = await handle.fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    return payload ? defaultPayloadConverter.fromPayload<RunInput>(payload) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Open runs that wait for an approval right now (asks each open run; needs a worker to answer). */
+export async function waitingRuns(client: Client, max = 50): Promise<string[]> {
+  const found: string[] = [];
+  let n = 0;
+  for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) {
+    const st = await readState(client.workflow.getHandle<typeof kilnRun>(w.workflowId));
+    if (st?.pendingApprovals.length) found.push(w.workflowId);
+    if (++n >= max) break;
+  }
+  return found;
+}
+
+/** events.jsonl for people: the run's log lines (the ones the live view shows), with their time. */
+export function formatEvents(jsonl: string): string[] {
+  const lines: string[] = [];
+  for (const raw of jsonl.split('\n')) {
+    if (!raw.trim()) continue;
+    let e: { at?: string; type?: string; seq?: number; text?: string };
+    try {
+      e = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (typeof e.seq !== 'number' || typeof e.text !== 'string') continue;
+    const time = e.at ? e.at.slice(11, 19) : '--:--:--';
+    lines.push(`${time} ${formatLine({ seq: e.seq, at: e.at ?? '', kind: e.type as LogLine['kind'], text: e.text })}`);
+  }
+  return lines;
 }

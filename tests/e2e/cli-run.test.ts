@@ -13,7 +13,7 @@ import { statusQuery } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';
 import { exampleRepo } from '../helpers/repo.js';
-import { GOAL, SCRIPT, WORKER_NOISE, command, kiln, lastLine, portOpen, spawnKiln, until, userEnv, type Live } from './cli.js';
+import { GOAL, SCRIPT, WORKER_NOISE, command, exitOf, kiln, lastLine, portOpen, spawnKiln, until, userEnv, type Live } from './cli.js';
 
 let dev: Live;
 let env: NodeJS.ProcessEnv;
@@ -78,7 +78,7 @@ describe('kiln dev + kiln run', () => {
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/approved ap-1/);
 
-    const { code } = await run.exited;
+    const { code } = await exitOf(run, 60_000);
     expect(code, run.stderr()).toBe(0);
     const out = run.stdout();
     expect(out).toMatch(/▸ verifying/);
@@ -218,6 +218,15 @@ describe('kiln dev + kiln run', () => {
     for (const id of [viaUpdate, viaSignal]) expect((await kiln([...runArgs(repo, id), '--detach'], { env })).code).toBe(0);
     await Promise.all([awaitingApproval(viaUpdate), awaitingApproval(viaSignal)]);
 
+    // what docs/temporal-cli.md says about finding and reading runs
+    const q = await command(temporal!, ['workflow', 'query', '--address', address, '--workflow-id', viaUpdate, '--name', 'status', '-o', 'json'], { env });
+    expect(q.code, q.stderr).toBe(0);
+    expect(q.stdout).toMatch(/"phase": "awaiting_approval"/);
+    const ls = await command(temporal!, ['workflow', 'list', '--address', address, '--query', "KilnPhase = 'awaiting_approval'"], { env });
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(ls.stdout).toContain(viaUpdate);
+    expect(ls.stdout).toContain(viaSignal);
+
     const input = (by: string) => JSON.stringify({ approvalId: 'ap-1', approve: true, by });
     const u = await command(temporal!, ['workflow', 'update', 'execute', '--address', address, '--workflow-id', viaUpdate, '--name', 'approve', '--input', input('temporal-cli')], { env });
     expect(u.code, u.stderr).toBe(0);
@@ -238,7 +247,7 @@ describe('kiln dev + kiln run', () => {
   it('Ctrl-C on kiln dev stops the server and the worker cleanly', async () => {
     expect(await portOpen(port)).toBe(true);
     dev.child.kill('SIGINT');
-    const { code } = await dev.exited;
+    const { code } = await exitOf(dev);
     expect(code, dev.stderr()).toBe(0);
     expect(dev.stdout()).toMatch(/stopping/);
     expect(await portOpen(port)).toBe(false);

@@ -97,6 +97,19 @@ function spawnLive(file: string, args: string[], o: { env: NodeJS.ProcessEnv; cw
   };
 }
 
+/** The exit of a long-lived process, or a failure that shows what it printed. */
+export async function exitOf(l: Live, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms\nstdout:\n${l.stdout()}\nstderr:\n${l.stderr()}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([l.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kilnHome, startEmbedded } from '../embedded.js';
 import { buildRunInput } from '../run-options.js';
-import { follow, formatSummary, jsonSummary, outcome, sendApproval, startRun } from '../runs.js';
+import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../runs.js';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../../../examples/', import.meta.url));
 const GOAL = 'getSession returns revoked sessions: it must ignore revoked ones and return the newest active session. The test "should reject revoked session" fails.';
@@ -27,6 +27,7 @@ export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean
   const env = await startEmbedded({ dbFile: join(kilnHome(), 'demo', `${input.runId}.db`), worker: true, log: out });
   out(`Temporal dev server ${env.address} · Web UI ${env.uiUrl}/namespaces/default/workflows/${input.runId}`);
   try {
+    input.searchAttributes = await hasKilnSearchAttributes(env.client);
     const { handle } = await startRun(env.client, input);
     out(`started ${input.runId}${real ? '' : '  [SCRIPTED model]'}`);
     await follow(handle, {
@@ -52,6 +53,7 @@ export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean
     out(`  metrics:   ${join(r.artifactsDir, 'metrics.json')}`);
     out(`  tests:     ${join(r.artifactsDir, 'tests.log')}`);
     out(`  Web UI:    ${env.uiUrl}/namespaces/default/workflows/${input.runId}`);
+    if (!o.keep) out('  (the embedded server stops with the demo: add --keep to browse the run in the Web UI)');
     if (o.keep) {
       out('--keep: the server and worker stay up for the Web UI; Ctrl-C stops them.');
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));

@@ -8,6 +8,7 @@ export async function runDev(o: { worker: boolean; port: number; uiPort: number;
   out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);
   out(`Web UI:              ${env.uiUrl}`);
   out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
+  if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   out('Ctrl-C stops everything.');
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

@@ -1,17 +1,30 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { PATCH_FILE } from '../../shared/paths.js';
 import type { RunState } from '../../shared/types.js';
+import { TERMINAL_PHASES } from '../../shared/types.js';
+import { workflowUrl } from '../runs.js';
 
-export function formatStatus(st: RunState): string {
+export function formatStatus(st: RunState, uiUrl?: string): string {
   const b = st.budget;
+  const done = TERMINAL_PHASES.includes(st.phase);
+  const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? st.worktree : `${st.worktree} (removed)`;
   const lines = [
     `${st.runId}: ${st.phase}${st.reason ? ` — ${st.reason}` : ''}${st.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
-    `  goal:     ${st.goal}`,
-    `  attempt:  ${st.attempt}/${st.maxAttempts} · turn ${st.turn}`,
-    `  tokens:   in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
-    `  worktree: ${st.worktree ?? '(not yet)'}`,
+    `  goal:      ${st.goal}`,
+    `  repo:      ${st.repo}`,
+    `  model:     ${st.model}`,
+    `  attempt:   ${st.attempt}/${st.maxAttempts} · turn ${st.turn}`,
+    `  tokens:    in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
+    `  worktree:  ${worktree}`,
   ];
   if (st.plan.length) lines.push('  plan:', ...st.plan.map((s) => `    [${s.status === 'done' ? 'x' : s.status === 'in_progress' ? '~' : ' '}] ${s.step}`));
-  if (st.touchedFiles.length) lines.push(`  touched:  ${st.touchedFiles.join(', ')}`);
-  if (st.lastObservation) lines.push(`  last:     ${st.lastObservation.split('\n')[0]}`);
-  for (const a of st.pendingApprovals) lines.push(`  waiting:  ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`);
+  if (st.touchedFiles.length) lines.push(`  touched:   ${st.touchedFiles.join(', ')}`);
+  if (st.lastObservation) lines.push(`  last:      ${st.lastObservation.split('\n')[0]}`);
+  for (const a of st.pendingApprovals) lines.push(`  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`);
+  if (st.phase === 'needs_human') lines.push(`  decide:    kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
+  lines.push(`  artifacts: ${st.artifactsDir}`);
+  if (done) lines.push(`  patch:     ${join(st.artifactsDir, PATCH_FILE)} (kiln diff ${st.runId})`);
+  if (uiUrl) lines.push(`  Web UI:    ${workflowUrl(uiUrl, st.runId)}`);
   return lines.join('\n');
 }
