@@ -255,10 +255,12 @@ export function toolActivities(deps: ActivityDeps) {
     decided.delete(call.id);
     const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
     await writeJsonAtomic(resultPath(repo, runId, call.id), stored);
+    const reason = call.name === 'run_command' ? (call.input as { reason?: unknown } | null)?.reason : undefined;
     await appendEvent(repo, runId, {
       type: 'tool',
       id: call.id,
       tool: call.name,
+      ...(typeof reason === 'string' ? { reason } : {}),
       status: view.status,
       ok: view.status === 'done' ? view.ok : false,
       summary: view.summary,

@@ -43,7 +43,7 @@ export async function provisionTemporalCli(opts: { env?: NodeJS.ProcessEnv; log?
     log(`temporal CLI: ${found} (already there)`);
     return found;
   }
-  const go = await execa('go', ['version'], { reject: false });
+  const go = await execa('go', ['version'], { env, reject: false });
   if (go.exitCode !== 0) {
     throw new TemporalCliError(
       'the Temporal CLI is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or `apt-get install golang`), ' +

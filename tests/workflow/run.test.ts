@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveSignal, approveUpdate } from '../../src/shared/messages.js';
+import { approveSignal, approveUpdate, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, writeScript } from '../helpers/repo.js';
@@ -207,5 +207,23 @@ describe('the run workflow', () => {
     expect(second.pendingApprovals[0]!.id).toBe('ap-2');
     await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-2', approve: false, reason: 'no releases', by: 'alice' }] });
     await handle.result();
+  });
+
+  it('--sandbox off is loud: in the live log and in the audit', async () => {
+    const repo = repoWith({ 'a.txt': 'x\n' });
+    const script = writeScript(join(repo, '..'), 'unsandboxed', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'echo hi > out.txt', reason: 'write' } }] },
+        { expect: { tool_result_contains: 'sandbox OFF' }, tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, sandbox: 'off' }));
+    const r = await handle.result();
+    expect(r.state).toBe('succeeded');
+    const st = await handle.query(statusQuery);
+    expect(st.log.map((l) => l.text).join('\n')).toContain('SANDBOX OFF');
+    const audit = readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8');
+    expect(audit).toContain('"kind":"sandbox"');
+    expect(audit).toContain('--sandbox off');
   });
 });
