@@ -74,14 +74,19 @@ export async function startWorker(opts: {
     activities,
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
+  let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
     run,
-    async shutdown() {
-      if (shared.getState() === 'RUNNING') shared.shutdown();
-      if (host.getState() === 'RUNNING') host.shutdown();
-      await run;
-      if (!opts.connection) await connection.close();
+    // idempotent: Ctrl-C handlers and callers may both ask
+    shutdown() {
+      stopping ??= (async () => {
+        if (shared.getState() === 'RUNNING') shared.shutdown();
+        if (host.getState() === 'RUNNING') host.shutdown();
+        await run;
+        if (!opts.connection) await connection.close();
+      })();
+      return stopping;
     },
   };
 }
