@@ -26,6 +26,7 @@ describe('toolDefinitions', () => {
       create_file: ['path', 'content'],
       run_command: ['command', 'reason'],
       update_plan: ['steps'],
+      reflect: ['attempt', 'last_failure', 'last_cause', 'this_fix', 'rationale', 'changed_files'],
       finish: ['summary'],
     });
   });
