@@ -20,7 +20,7 @@ import {
   type ParsedToolInput,
   type PreparedEdit,
 } from '../tools/index.js';
-import type { RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
+import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
@@ -269,7 +269,21 @@ export function toolActivities(deps: ActivityDeps) {
     return view;
   }
 
-  return { runTool, recordToolResult };
+  /**
+   * Several read-only calls of one turn in one activity: each is still policy-checked and
+   * journaled on its own; only the round trips through the server are saved.
+   */
+  async function runTools(inp: RunRef & { toolUseIds: string[]; grants: string[] }): Promise<Array<{ id: string; result: RunToolResult }>> {
+    const out: Array<{ id: string; result: RunToolResult }> = [];
+    for (const [i, id] of inp.toolUseIds.entries()) {
+      const result = await runTool({ runId: inp.runId, repo: inp.repo, toolUseId: id, grants: inp.grants, events: i === 0 ? inp.events : undefined });
+      out.push({ id, result });
+      if (result.status === 'ask') break;
+    }
+    return out;
+  }
+
+  return { runTool, runTools, recordToolResult };
 }
 
 /** One line for the log and the Web UI. */

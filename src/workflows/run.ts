@@ -10,6 +10,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -50,6 +51,8 @@ type Acts = ActivityInterfaceFor<Activities>;
 
 /** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
 const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
+/** Tools that only look: a turn's leading run of them is executed in one activity. */
+const READ_ONLY_TOOLS = new Set(['read_file', 'list_files', 'search', 'update_plan']);
 /** Failures kept for the compaction summary and the Web UI. */
 const MAX_FAILURES = 10;
 
@@ -419,6 +422,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
         }
       }
 
+      const prefetched = await prefetchReads(acts, turn.calls);
       for (const call of turn.calls) {
         let result: { text: string; isError: boolean; malformed: boolean };
         if (call.inputError) {
@@ -443,7 +447,9 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           note('note', 'reflection required before editing');
           result = { text, isError: true, malformed: false };
         } else {
-          const outcome = await runOneTool(acts, call);
+          const early = prefetched.get(call.id);
+          if (early) note('tool', `${call.summary}${outcomeSuffix(early)}`);
+          const outcome = early ? { kind: 'done' as const, result: early } : await runOneTool(acts, call);
           if (outcome.kind === 'approval_timeout') return outcome;
           const res = outcome.result;
           if (res.status === 'done') {
@@ -466,6 +472,25 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       }
       if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
     }
+  }
+
+  /**
+   * The reads a turn starts with run in one activity instead of one each (they cannot need an
+   * approval, and nothing before them changes the worktree). Behind patched(): runs started
+   * before this change replay through the one-call-per-activity path.
+   */
+  async function prefetchReads(acts: Acts, calls: ToolCallView[]): Promise<Map<string, RunToolResult>> {
+    const lead: ToolCallView[] = [];
+    for (const c of calls) {
+      if (c.inputError || !READ_ONLY_TOOLS.has(c.name)) break;
+      lead.push(c);
+    }
+    if (lead.length < 2 || !patched('batch-read-tools')) return new Map();
+    const results = await acts.runTools.executeWithOptions(
+      { ...toolOptions(input), summary: `turn ${state.turn}: ${lead.map((c) => c.summary).join('; ').slice(0, 200)}` },
+      [{ ...ref(), toolUseIds: lead.map((c) => c.id), grants: state.grants }],
+    );
+    return new Map(results.filter((r) => r.result.status !== 'ask').map((r) => [r.id, r.result]));
   }
 
   async function runOneTool(

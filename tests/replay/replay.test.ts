@@ -20,8 +20,18 @@ const load = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(DIR,
 describe('replay of recorded histories', () => {
   it('has recordings of every shape that matters', () => {
     expect(files.sort()).toEqual(
-      expect.arrayContaining(['accept.json', 'cancelled.json', 'compacted.json', 'continued-as-new.json', 'stuck.json', 'hint.json', 'malformed.json', 'reject.json', 'retry2.json', 'revoked-session.json', 'same-failure.json']),
+      expect.arrayContaining(['accept.json', 'cancelled.json', 'compacted.json', 'continued-as-new.json', 'stuck.json', 'hint.json', 'malformed.json', 'reject.json', 'retry2.json', 'revoked-session.json', 'revoked-session-batched.json', 'every-tool.json', 'rate-limit.json', 'unauthorized.json', 'grant-for-run.json', 'same-failure.json']),
     );
+  });
+
+  it('keeps both sides of every patched() change: runs from before and after it', () => {
+    const marker = (f: string) =>
+      (load(f).events ?? []).some((e) => {
+        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+        return data ? Buffer.from(data).toString().includes('batch-read-tools') : false;
+      });
+    expect(marker('revoked-session.json')).toBe(false);
+    expect(marker('revoked-session-batched.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {
