@@ -16,7 +16,7 @@ export type Phase =
 
 /** Defaults for the optional RunInput fields. */
 export const DEFAULT_CONTEXT_TOKENS = 200_000;
-/** 150 turns ≈ 2,900 events at the measured 19.4 events (4.8 KB) per turn (`npm run bench`): far below the 51,200-event limit, and replay stays quick. */
+/** 150 turns ≈ 2,000 events at the measured 13.5 events (3.9 KB) per turn of `npm run bench`: far below the 51,200-event limit, and replay stays quick. */
 export const DEFAULT_TURNS_PER_RUN = 150;
 
 export const TERMINAL_PHASES: readonly Phase[] = ['succeeded', 'blocked', 'cancelled'];
