@@ -18,6 +18,12 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
     `  tokens:    in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
     `  worktree:  ${worktree}`,
   ];
+  if (st.recentTurns?.length) {
+    lines.push(`  per turn:  (last ${st.recentTurns.length}; every turn is in metrics.json)`);
+    for (const t of st.recentTurns) {
+      lines.push(`    turn ${String(t.turn).padStart(3)}  in ${t.input} · out ${t.output} · cache read ${t.cacheRead} · cache write ${t.cacheWrite} · $${t.costUsd.toFixed(4)}`);
+    }
+  }
   if (st.plan.length) lines.push('  plan:', ...st.plan.map((s) => `    [${s.status === 'done' ? 'x' : s.status === 'in_progress' ? '~' : ' '}] ${s.step}`));
   if (st.touchedFiles.length) lines.push(`  touched:   ${st.touchedFiles.join(', ')}`);
   if (st.lastObservation) lines.push(`  last:      ${st.lastObservation.split('\n')[0]}`);

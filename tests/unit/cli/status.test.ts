@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { formatStatus } from '../../../src/cli/commands/status.js';
+import { initialState } from '../../../src/workflows/machine.js';
+import { testInput } from '../../helpers/run-input.js';
+
+describe('kiln status', () => {
+  it('shows per-turn and total tokens and cost, the plan and what waits', () => {
+    const st = initialState(testInput({ repo: '/r', model: 'scripted:/s.json', runId: 'run-1' }));
+    st.phase = 'awaiting_approval';
+    st.turn = 2;
+    st.budget = { turns: 2, input: 300, output: 80, cacheRead: 9000, cacheWrite: 4000, costUsd: 0.0123, wallMs: 4200 };
+    st.recentTurns = [
+      { turn: 1, input: 200, output: 40, cacheRead: 0, cacheWrite: 4000, costUsd: 0.008 },
+      { turn: 2, input: 100, output: 40, cacheRead: 9000, cacheWrite: 0, costUsd: 0.0043 },
+    ];
+    st.plan = [{ step: 'find it', status: 'done' }, { step: 'fix it', status: 'in_progress' }];
+    st.pendingApprovals = [{ id: 'ap-1', toolUseId: 't', tool: 'run_command', summary: 'run_command: npm run lint', rule: 'r', reason: 'x', requestedAt: '', expiresAt: '' }];
+    const text = formatStatus(st);
+    expect(text).toContain('SCRIPTED');
+    expect(text).toContain('in 300 · out 80 · cache read 9000 · cache write 4000 · $0.0123');
+    expect(text).toMatch(/turn {3}2 {2}in 100 · out 40 · cache read 9000 · cache write 0 · \$0\.0043/);
+    expect(text).toContain('[x] find it');
+    expect(text).toContain('[~] fix it');
+    expect(text).toContain('kiln approve run-1 ap-1');
+  });
+});
