@@ -71,10 +71,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN');
-      const { startWorker } = await import('../worker.js');
+      const { startWorker, sandboxStatus } = await import('../worker.js');
       await connectClient().then(({ connection }) => connection.close());
       const w = await startWorker();
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
+      out(await sandboxStatus());
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;
       const shutdown = () => (stopping ??= w.shutdown());
