@@ -404,9 +404,12 @@ export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInf
   if (name.includes('/') && /(^|\/)node_modules\/\.bin\/[^/]+$/.test(name)) name = basename(name);
   if (j.functions.has(name)) return v(allow('command.function-call', `${name} is a function defined earlier in the command; its body was judged.`));
 
-  if (PRIVILEGE.has(name)) return v(deny('command.privilege', `${name} runs commands as another user; Kiln never raises privileges.`));
-  if (NETWORK.has(name)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
-  if (SYSTEM.has(name) || /^mkfs(\.|$)/.test(name)) return v(deny('command.system', `${name} changes the machine, not the project.`));
+  // hard denies go by the program's own name however it is spelled (/usr/bin/curl is curl); the
+  // allow lists below do not, so an arbitrary ./bin/ls is judged as the unknown program it is
+  const base = basename(name);
+  if (PRIVILEGE.has(base)) return v(deny('command.privilege', `${name} runs commands as another user; Kiln never raises privileges.`));
+  if (NETWORK.has(base)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
+  if (SYSTEM.has(base) || /^mkfs(\.|$)/.test(base)) return v(deny('command.system', `${name} changes the machine, not the project.`));
   if (name === 'twine' && args[0]?.value === 'upload') return v(deny('command.publish', 'twine upload publishes a package; Kiln never publishes.'));
   if ((name === 'docker' || name === 'podman') && (args[0]?.value === 'push' || args[0]?.value === 'login')) return v(deny('command.publish', `${name} ${args[0]?.value} talks to a registry; Kiln never publishes.`));
   if ((name === 'gem' && args[0]?.value === 'push') || (name === 'poetry' && args[0]?.value === 'publish')) return v(deny('command.publish', `${name} ${args[0]?.value} publishes a package; Kiln never publishes.`));
