@@ -14,7 +14,8 @@ import { ModelError } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import { parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
-import type { AgentTurnInput, AgentTurnResult, ToolCallView } from './contracts.js';
+import { diffAgainstBase } from './workspace.js';
+import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
@@ -42,6 +43,7 @@ export function agentActivities(deps: ActivityDeps) {
     const convo = (await readJson<Conversation>(file)) ?? (await startConversation(rec));
     const stored = convo.replies[String(inp.turn)];
     if (stored) return stored;
+    const checkpoint = inp.checkpoint ? await takeCheckpoint(rec, inp.turn) : undefined;
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -104,6 +106,7 @@ export function agentActivities(deps: ActivityDeps) {
     }
     const result: AgentTurnResult = {
       calls,
+      ...(checkpoint ? { checkpoint } : {}),
       ...(compacted ? { compacted } : {}),
       text: redact(texts.join('\n')).slice(0, TEXT_SUMMARY_MAX_CHARS),
       stopReason: res.stopReason,
@@ -129,6 +132,16 @@ export function agentActivities(deps: ActivityDeps) {
   }
 
   return { agentTurn };
+}
+
+/** Bigger checkpoints are not carried in history; a host loss then rebuilds from the base. */
+export const MAX_CHECKPOINT_BYTES = 256 * 1024;
+
+async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
+  const patch = await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
+  const bytes = Buffer.byteLength(patch);
+  if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
+  return { turn, patch, files: [...patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!) };
 }
 
 async function startConversation(rec: RunRecord): Promise<Conversation> {

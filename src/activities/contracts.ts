@@ -16,7 +16,12 @@ export interface PrepareResult {
   hostQueue: string;
   /** when !ok: why, with the tail of the setup output */
   reason?: string;
+  /** after a host loss: what the checkpoint brought back */
+  restored?: { applied: boolean; files: string[]; turn: number; note?: string };
 }
+
+/** The worktree's patch against the base, taken at the start of a turn that follows changes. */
+export type Checkpoint = { turn: number; patch: string; files: string[] } | { turn: number; tooLarge: number };
 
 export interface ToolCallView {
   id: string;
@@ -32,6 +37,8 @@ export interface ToolCallView {
 export interface AgentTurnInput extends RunRef {
   turn: number;
   attempt: number;
+  /** files may have changed since the last turn: take a checkpoint for a host loss */
+  checkpoint?: boolean;
   /** the plan, touched files and failures: what a compaction summary must keep */
   memory?: { plan: PlanStep[]; touchedFiles: string[]; failures: string[] };
   /** text the workflow adds to the next user message (retry feedback, the stop gate, a hint) */
@@ -42,6 +49,7 @@ export interface AgentTurnInput extends RunRef {
 
 export interface AgentTurnResult {
   calls: ToolCallView[];
+  checkpoint?: Checkpoint;
   /** older turns were folded into a summary before this request */
   compacted?: { removedMessages: number; beforeTokens: number; afterTokens: number };
   /** bounded, redacted text the model said */

@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { existsSync } from 'node:fs';
-import { appendFile, cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../config/repo-config.js';
 import { redact, redactAsync } from '../redact/index.js';
@@ -33,7 +33,12 @@ import {
 const SETUP_TAIL_CHARS = 2000;
 
 export function workspaceActivities(deps: ActivityDeps) {
-  async function prepareWorkspace(input: RunInput): Promise<PrepareResult> {
+  /**
+   * Makes the run's worktree on this host. With `rebuild`, the host that held it is gone: the
+   * worktree is made afresh here from the base commit plus the last checkpoint patch, and the
+   * conversation starts over (the workflow tells the model what happened).
+   */
+  async function prepareWorkspace(input: RunInput, rebuild?: RebuildRequest): Promise<PrepareResult> {
     const repo = resolve(input.repo);
     const g = git(repo);
     const common = resolve(repo, (await g.raw(['rev-parse', '--git-common-dir'])).trim());
@@ -49,11 +54,13 @@ export function workspaceActivities(deps: ActivityDeps) {
         throw ApplicationFailure.nonRetryable(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`, 'KilnConfigError');
       }
     }
+    if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
     if (!(await isWorktree(repo, wt))) {
       await mkdir(dirname(wt), { recursive: true });
       if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
       await g.raw(['worktree', 'add', '--detach', wt, base]);
     }
+    const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
     let config;
     try {
@@ -75,7 +82,8 @@ export function workspaceActivities(deps: ActivityDeps) {
     await saveRun(rec);
     await mkdir(artifactsDir(repo, input.runId), { recursive: true });
 
-    const result: PrepareResult = { ok: true, worktree: wt, baseCommit: base, checks, hostQueue: deps.hostQueue };
+    const result: PrepareResult = { ok: true, worktree: wt, baseCommit: base, checks, hostQueue: deps.hostQueue, ...(restored ? { restored } : {}) };
+    if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
     if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
 
     for (const rel of config.include) {
@@ -152,6 +160,41 @@ export function workspaceActivities(deps: ActivityDeps) {
   }
 
   return { prepareWorkspace, finalizeRun };
+}
+
+export interface RebuildRequest {
+  /** the host queue that stopped taking work */
+  lostHost: string;
+  /** the last checkpoint: the worktree's patch against the base (absent: none was taken) */
+  patch?: string;
+  /** the turn the checkpoint was taken at */
+  turn: number;
+}
+
+/**
+ * What the lost host left on this machine (the same machine when it only looked lost) is set
+ * aside: a fresh worktree, a fresh conversation and a fresh setup, as on any other machine.
+ */
+async function setAsideLostState(repo: string, runId: string, wt: string, lostHost: string): Promise<void> {
+  await removeWorktree(repo, wt);
+  const state = stateDir(repo, runId);
+  const convo = join(state, 'conversation.json');
+  if (existsSync(convo)) await rename(convo, join(state, `conversation.lost-${lostHost.replace(/[^\w.-]/g, '_')}-${Date.now()}.json`));
+  await rm(join(state, 'setup.json'), { force: true });
+}
+
+async function applyCheckpoint(wt: string, r: RebuildRequest, scratch: string): Promise<NonNullable<PrepareResult['restored']>> {
+  if (!r.patch) return { applied: false, files: [], turn: r.turn, note: 'no checkpoint had been taken: the worktree is at the base commit' };
+  const file = join(scratch, 'checkpoint.patch');
+  await writeTextAtomic(file, r.patch);
+  const files = [...r.patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
+  try {
+    await git(wt).raw(['apply', '--binary', '--whitespace=nowarn', file]);
+    return { applied: true, files, turn: r.turn };
+  } catch (err) {
+    // a checkpoint is redacted: a change that touched a secret cannot be restored verbatim
+    return { applied: false, files, turn: r.turn, note: `the checkpoint did not apply (${(err as Error).message.split('\n')[0]}); the worktree is at the base commit` };
+  }
 }
 
 async function excludeKilnDir(commonGitDir: string): Promise<void> {

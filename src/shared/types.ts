@@ -15,6 +15,8 @@ export type Phase =
   | 'cancelled';
 
 /** Defaults for the optional RunInput fields. */
+/** Long enough that a busy but living host is never mistaken for a lost one. */
+export const DEFAULT_HOST_LOSS_MS = 10 * 60_000;
 export const DEFAULT_CONTEXT_TOKENS = 200_000;
 /** 150 turns ≈ 2,000 events at the measured 13.5 events (3.9 KB) per turn of `npm run bench`: far below the 51,200-event limit, and replay stays quick. */
 export const DEFAULT_TURNS_PER_RUN = 150;
@@ -57,6 +59,8 @@ export interface RunInput {
   contextTokens?: number;
   /** continue-as-new after this many turns in one workflow run (history stays small) */
   turnsPerRun?: number;
+  /** no worker taking the worktree host's activities for this long means the host is gone */
+  hostLossTimeoutMs?: number;
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
 }

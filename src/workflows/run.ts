@@ -6,6 +6,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  TimeoutFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -19,10 +20,11 @@ import {
   type ActivityInterfaceFor,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
-import type { PrepareResult, RunToolResult, ToolCallView } from '../activities/contracts.js';
+import type { Checkpoint, PrepareResult, RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import {
+  DEFAULT_HOST_LOSS_MS,
   DEFAULT_TURNS_PER_RUN,
   type ApprovalDecision,
   type HumanDecision,
@@ -71,6 +73,8 @@ interface LoopState {
   needReflection: boolean;
   reflectionBounces: number;
   stuck: StuckState;
+  /** files may have changed since the last checkpoint */
+  dirty: boolean;
   userText?: string;
   toolResults: Record<string, { content: string; isError: boolean }>;
 }
@@ -86,6 +90,7 @@ export interface Carry {
   previousSignature?: string;
   failures: string[];
   loop: LoopState;
+  checkpoint?: Extract<Checkpoint, { patch: string }>;
 }
 
 type AttemptEnd =
@@ -95,7 +100,7 @@ type AttemptEnd =
   | { kind: 'approval_timeout'; approvalId: string };
 
 function freshLoop(needReflection: boolean, userText?: string): LoopState {
-  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), userText, toolResults: {} };
+  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), dirty: false, userText, toolResults: {} };
 }
 
 export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
@@ -112,6 +117,8 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   let approvalSeq = carry?.approvalSeq ?? 0;
   let previousSignature = carry?.previousSignature;
   const failures: string[] = carry?.failures ?? [];
+  /** the worktree's last patch against the base: what a rebuild on another host starts from */
+  let checkpoint = carry?.checkpoint;
   /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
   let unwritten = carry ? state.log.length : 0;
 
@@ -200,6 +207,13 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   });
 
   const ref = () => ({ runId: input.runId, repo: input.repo, events: events() });
+  type AuditEntry = Parameters<Activities['recordAudit']>[0]['entry'];
+  /** audit lines go to the worktree's host, or to any worker when that host is gone */
+  const audit = (entry: AuditEntry) =>
+    (host ?? shared).recordAudit({ ...ref(), entry }).catch((err: unknown) => {
+      if (!isHostLost(err)) throw err;
+      return shared.recordAudit({ ...ref(), entry });
+    });
   let prep: PrepareResult | undefined = carry?.prep;
   let host: Acts | undefined = prep ? proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue }) : undefined;
 
@@ -208,7 +222,12 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     setCurrentDetails(details());
     let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
     if (prep) {
-      const res = await (host ?? shared).finalizeRun({ ...ref(), state, removeWorktree });
+      const args = { ...ref(), state, removeWorktree };
+      // a lost host cannot finalize: any worker writes what the run knows
+      const res = await (host ?? shared).finalizeRun(args).catch((err: unknown) => {
+        if (!isHostLost(err)) throw err;
+        return shared.finalizeRun(args);
+      });
       patchPath = res.patchPath;
     }
     return {
@@ -247,12 +266,19 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
       if (input.sandbox === 'off') {
         note('note', 'SANDBOX OFF: commands run unsandboxed on this machine, as the user asked (--sandbox off)');
-        await host.recordAudit({ ...ref(), entry: { kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' } });
+        await audit({ kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' });
       }
     }
 
     for (;;) {
-      const end = await runAttempt(loop ?? freshLoop(false));
+      let end: AttemptEnd;
+      try {
+        end = await runAttempt(loop ?? freshLoop(false));
+      } catch (err) {
+        if (!isHostLost(err)) throw err;
+        loop = await rebuildElsewhere();
+        continue;
+      }
       loop = undefined;
       if (end.kind === 'budget') {
         state.reason = `budget exhausted: ${end.which}`;
@@ -269,10 +295,16 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           note('verdict', `stuck: ${end.why}`);
         } else {
           phase('verifying');
-          verdict = await host!.verify.executeWithOptions(
-            { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
-            [{ ...ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
-          );
+          try {
+            verdict = await host!.verify.executeWithOptions(
+              { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
+              [{ ...ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
+            );
+          } catch (err) {
+            if (!isHostLost(err)) throw err;
+            loop = await rebuildElsewhere();
+            continue;
+          }
           note('verdict', verdict.summary);
         }
         state.verdict = verdict;
@@ -332,6 +364,32 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     throw err;
   }
 
+  /**
+   * The worktree's host stopped taking work: rebuild the worktree on whichever worker takes the
+   * shared queue, from the base commit plus the last checkpoint, and start the attempt's loop
+   * over on a fresh conversation that says what happened.
+   */
+  async function rebuildElsewhere(): Promise<LoopState> {
+    const lost = prep!.hostQueue;
+    state.pendingApprovals = [];
+    note('note', `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`);
+    phase('preparing', `rebuilding after losing ${lost}`);
+    prep = await shared.prepareWorkspace.executeWithOptions(
+      { ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` },
+      [input, { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 }],
+    );
+    state.worktree = prep.worktree;
+    state.hostQueue = prep.hostQueue;
+    host = proxyActivities<Activities>({ ...hostOptions(input), taskQueue: prep.hostQueue });
+    const restored = prep.restored;
+    const what = restored?.applied
+      ? `your changes up to turn ${restored.turn} were restored (${restored.files.join(', ') || 'no files'}); anything after that was lost`
+      : `none of your changes could be restored (${restored?.note ?? 'no checkpoint'})`;
+    note('note', `rebuilt on ${prep.hostQueue}: ${what}`);
+    phase(state.attempt === 1 && !state.touchedFiles.length ? 'planning' : 'editing');
+    return freshLoop(false, `The machine that ran this task was lost. Kiln rebuilt the worktree on another machine from the base commit: ${what}. Check the current state (read the files, run the checks) and continue.`);
+  }
+
   async function waitForHuman(reason: string): Promise<HumanDecision | undefined> {
     state.reason = reason;
     human = undefined;
@@ -340,7 +398,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     const d = takeHuman();
     if (d) {
       note('human', `${d.action} by ${d.by ?? 'unknown'}${d.text ? `: ${d.text}` : ''}`);
-      await host!.recordAudit({ ...ref(), entry: { kind: 'human', action: d.action, by: d.by ?? 'unknown', note: d.text } });
+      await audit({ kind: 'human', action: d.action, by: d.by ?? 'unknown', note: d.text });
     }
     return d;
   }
@@ -362,6 +420,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       previousSignature,
       failures,
       loop,
+      checkpoint,
     };
     await continueAsNew<typeof kilnRun>(input, next);
   }
@@ -394,12 +453,21 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
             attempt: state.attempt,
             userText: loop.userText,
             toolResults: loop.toolResults,
+            checkpoint: loop.dirty,
             memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures },
           },
         ],
       );
       loop.userText = undefined;
       loop.toolResults = {};
+      if (turn.checkpoint) {
+        loop.dirty = false;
+        if ('patch' in turn.checkpoint) checkpoint = turn.checkpoint;
+        else {
+          checkpoint = undefined;
+          note('note', `checkpoint skipped: the patch is ${turn.checkpoint.tooLarge} bytes; a host loss would rebuild from the base`);
+        }
+      }
       addUsage(state, turn.usage, turn.costUsd);
       state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
       if (turn.text) observe(state, turn.text);
@@ -453,6 +521,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           if (outcome.kind === 'approval_timeout') return outcome;
           const res = outcome.result;
           if (res.status === 'done') {
+            if (res.effect === 'edit' || res.effect === 'command') loop.dirty = true;
             if (res.effect === 'edit' && res.path) {
               touch(state, res.path);
               loop.editedSinceChecks = true;
@@ -530,24 +599,21 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     if (!answered) {
       expired.add(id);
       note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
-      await acts.recordAudit({ ...ref(), entry: { kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' } });
+      await audit({ kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' });
       return { kind: 'approval_timeout', approvalId: id };
     }
     const d = decisions.get(id)!;
     const by = d.by ?? 'unknown';
     note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}`);
-    await acts.recordAudit({
-      ...ref(),
-      entry: {
-        kind: 'approval',
-        id,
-        decision: d.approve ? 'approved' : 'rejected',
-        scope: d.scope ?? 'once',
-        what: pending.summary,
-        hash: pending.hash,
-        by,
-        note: d.note ?? d.reason,
-      },
+    await audit({
+      kind: 'approval',
+      id,
+      decision: d.approve ? 'approved' : 'rejected',
+      scope: d.scope ?? 'once',
+      what: pending.summary,
+      hash: pending.hash,
+      by,
+      note: d.note ?? d.reason,
     });
     phase('editing');
     if (!d.approve) {
@@ -600,6 +666,11 @@ function retryPrompt(attempt: number, max: number, summary: string): string {
   ].join('\n\n');
 }
 
+/** No worker took a host activity in time: the worktree's machine is gone. */
+function isHostLost(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
 /** Activity options from the run's settings; Temporal owns every retry. */
 function options(input: RunInput, startToCloseTimeout: string | number, maximumAttempts: number) {
   return {
@@ -609,12 +680,15 @@ function options(input: RunInput, startToCloseTimeout: string | number, maximumA
   };
 }
 
+/** On the worktree's host queue, waiting longer than this for a worker means the host is gone. */
+const onHost = <T extends object>(input: RunInput, o: T) => ({ ...o, scheduleToStartTimeout: input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS });
+
 const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3);
-const hostOptions = (input: RunInput) => options(input, '30 minutes', 5);
-const toolOptions = (input: RunInput) => options(input, input.commandTimeoutMs + 60_000, 5);
+const hostOptions = (input: RunInput) => onHost(input, options(input, '30 minutes', 5));
+const toolOptions = (input: RunInput) => onHost(input, options(input, input.commandTimeoutMs + 60_000, 5));
 
 /** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
 function modelOptions(input: RunInput) {
-  const o = options(input, '10 minutes', 8);
+  const o = onHost(input, options(input, '10 minutes', 8));
   return { ...o, retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } };
 }

@@ -43,8 +43,8 @@ function scenario(crashAt?: string) {
   };
   return {
     queue: id,
-    async worker() {
-      const w = await spawnWorker(wenv);
+    async worker(extra: Record<string, string> = {}) {
+      const w = await spawnWorker({ ...wenv, ...extra });
       workers.push(w);
       return w;
     },
@@ -173,5 +173,38 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
     expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
+  });
+
+  it('a host that is gone for good: the worktree is rebuilt on another host from the last checkpoint', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    const script = writeScript(join(repo, '..'), 'host-loss', {
+      steps: [
+        { tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
+        { tool_use: [{ name: 'run_command', input: { command: 'mytool lint', reason: 'the team linter' } }] },
+        { expect: { user_contains: 'machine that ran this task was lost' }, tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] },
+        { expect: { tool_result_contains: 'two' }, tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const sc = scenario();
+    const first = await sc.worker({ KILN_HOST: `${sc.queue}-a` });
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000 }));
+    let st: RunState | undefined;
+    while (!st?.pendingApprovals.length) {
+      st = await state(h);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(st.hostQueue).toBe(`kiln-host-${sc.queue}-a`);
+    await first.kill9();
+    // host a never comes back; host b only serves the shared queue and its own
+    await sc.worker({ KILN_HOST: `${sc.queue}-b` });
+    await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'test' });
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
+    const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'rebuild', applied: true, files: ['a.txt'], host: `kiln-host-${sc.queue}-b` }));
+    const after = await h.query(statusQuery);
+    expect(after.hostQueue).toBe(`kiln-host-${sc.queue}-b`);
+    expect(after.log.map((l) => l.text).join('\n')).toMatch(/rebuilt on kiln-host-.*-b: your changes up to turn 2 were restored \(a\.txt\)/);
   });
 });
