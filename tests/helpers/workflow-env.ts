@@ -13,11 +13,29 @@ import { basename, join } from 'node:path';
 
 export type RunHandle = WorkflowHandle<typeof kilnRun>;
 
-async function saveHistory(handle: RunHandle, dir: string, input: RunInput): Promise<void> {
+export async function saveHistory(handle: RunHandle, dir: string, input: RunInput): Promise<void> {
   const history = await handle.fetchHistory();
   const name = `${basename(input.model.replace(/^scripted:/, ''), '.json')}-${input.runId}.json`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, name), historyToJSON(history));
+}
+
+/**
+ * `KILN_RECORD_HISTORIES=dir npx vitest run tests/workflow` saves every finished run's history;
+ * the replay tests keep a chosen few in tests/replay/histories/.
+ */
+export function recording(handle: RunHandle, input: RunInput): RunHandle {
+  const dir = process.env.KILN_RECORD_HISTORIES;
+  if (!dir) return handle;
+  const result = handle.result.bind(handle);
+  handle.result = async () => {
+    try {
+      return await result();
+    } finally {
+      await saveHistory(handle, dir, input);
+    }
+  };
+  return handle;
 }
 
 export interface WorkflowTestEnv {
@@ -40,20 +58,7 @@ export async function workflowTestEnv(queue: string, deps: Partial<ActivityDeps>
     worker,
     async start(input) {
       const handle = await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] });
-      const record = process.env.KILN_RECORD_HISTORIES;
-      if (record) {
-        // `KILN_RECORD_HISTORIES=dir npx vitest run tests/workflow` saves every finished run's
-        // history; the replay tests keep a chosen few in tests/replay/histories/
-        const result = handle.result.bind(handle);
-        handle.result = async () => {
-          try {
-            return await result();
-          } finally {
-            await saveHistory(handle, record, input);
-          }
-        };
-      }
-      return handle;
+      return recording(handle, input);
     },
     async waitFor(handle, pred, ms = 60_000) {
       const deadline = Date.now() + ms;

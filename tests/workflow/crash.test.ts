@@ -15,6 +15,7 @@ import { EXAMPLE_SCRIPT, exampleRepo, repoWith, writeScript } from '../helpers/r
 import { testInput } from '../helpers/run-input.js';
 import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
+import { recording } from '../helpers/workflow-env.js';
 
 let env: TestWorkflowEnvironment;
 let address: string;
@@ -49,7 +50,7 @@ function scenario(crashAt?: string) {
       return w;
     },
     async start(input: RunInput) {
-      return env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: id, args: [input] });
+      return recording(await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: id, args: [input] }), input);
     },
   };
 }
