@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { buildMessageParams, costUsd, createModelClient, ModelError, type MessageParams } from '../../../src/model/index.js';
-import { firstRequest, nextRequest } from './helpers.js';
+import { firstRequest, nextRequest, failure } from './helpers.js';
 
 interface Captured {
   headers: http.IncomingHttpHeaders;
@@ -52,14 +52,6 @@ const apiError = (status: number, type: string, headers?: Record<string, string>
 
 const env = () => ({ ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL });
 
-async function failure(p: Promise<unknown>): Promise<ModelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ModelError);
-  return err as ModelError;
-}
 
 function breakpoints(body: MessageParams): number {
   return (JSON.stringify(body).match(/"cache_control"/g) ?? []).length;

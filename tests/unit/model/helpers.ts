@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ModelRequest } from '../../../src/model/index.js';
+import { expect } from 'vitest';
+import { ModelError, type ModelRequest } from '../../../src/model/index.js';
 
 export async function scriptFile(script: unknown, name = 'script.json'): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kiln-model-'));
@@ -48,4 +49,14 @@ export function nextRequest(
       },
     ],
   };
+}
+
+/** The ModelError a call fails with (the test fails if it succeeds or throws something else). */
+export async function failure(p: Promise<unknown>): Promise<ModelError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ModelError);
+  return err as ModelError;
 }

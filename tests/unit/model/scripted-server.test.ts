@@ -8,7 +8,7 @@ import {
   sharedScriptedServer,
   type ModelClient,
 } from '../../../src/model/index.js';
-import { firstRequest, nextRequest, scriptFile } from './helpers.js';
+import { firstRequest, nextRequest, scriptFile, failure } from './helpers.js';
 
 afterAll(() => closeSharedScriptedServer());
 
@@ -35,14 +35,6 @@ function toolUses(content: Anthropic.ContentBlock[]): Anthropic.ToolUseBlock[] {
   return content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 }
 
-async function failure(p: Promise<unknown>): Promise<ModelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ModelError);
-  return err as ModelError;
-}
 
 describe('scripted server through the real SDK', () => {
   it('answers a run turn by turn with Anthropic messages', async () => {
