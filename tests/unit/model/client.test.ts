@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
-import { buildMessageParams, costUsd, createModelClient, ModelError, type MessageParams } from '../../../src/model/index.js';
+import { buildMessageParams, costUsd, createModelClient, type MessageParams } from '../../../src/model/index.js';
 import { firstRequest, nextRequest, failure } from './helpers.js';
 
 interface Captured {
