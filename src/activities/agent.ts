@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { buildContext, compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
 import { createHash } from 'node:crypto';
-import { initialUserMessage, systemPrompt } from '../agent/prompt.js';
+import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { ModelError } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import { parseToolInput, toolDefinitions } from '../tools/index.js';

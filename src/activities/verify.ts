@@ -12,7 +12,7 @@ import { redact } from '../redact/index.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
 import type { VerifyInput } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { failingTests } from '../verify/failing-tests.js';
+import { failingTests } from '../checks/failing-tests.js';
 import { heartbeating } from './heartbeat.js';
 import { loadRun, runDir, stateDir, writeWorkflowEvents, appendEvent } from './run-files.js';
 import { changedFiles } from './workspace.js';

@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../config/repo-config.js';
+import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../policy/repo-config.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';

@@ -6,8 +6,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectClient } from '../temporal/connection.js';
-import { exitCodeFor, UsageError } from './errors.js';
-import { buildRunInput, type RunFlags } from './run-options.js';
+import { exitCodeFor, UsageError } from '../shared/errors.js';
+import { buildRunInput, type RunFlags } from '../client/run-options.js';
 import {
   ensureExists,
   follow,
@@ -26,7 +26,7 @@ import {
   waitingRuns,
   webUiUrl,
   workflowUrl,
-} from './runs.js';
+} from '../client/runs.js';
 import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import { artifactsDir } from '../shared/paths.js';

@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { loadScript } from '../model/index.js';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../shared/errors.js';
 import { FAILURE_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type TaskBudgets } from './types.js';
 
 const PHASES = ['succeeded', 'blocked', 'needs_human', 'cancelled'] as const;

@@ -2,8 +2,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildRunInput, duration } from '../../src/cli/run-options.js';
-import { EXAMPLE_SCRIPT, repoWith } from './../helpers/repo.js';
+import { buildRunInput, duration } from '../../src/client/run-options.js';
+import { EXAMPLE_SCRIPT, repoWith } from '../helpers/repo.js';
 
 const model = `scripted:${EXAMPLE_SCRIPT}`;
 

@@ -9,9 +9,9 @@ import { cp, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kilnHome, startEmbedded } from '../embedded.js';
-import { buildRunInput } from '../run-options.js';
-import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../runs.js';
+import { kilnHome, startEmbedded } from '../../client/embedded.js';
+import { buildRunInput } from '../../client/run-options.js';
+import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../../client/runs.js';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../../../examples/', import.meta.url));
 const GOAL = 'getSession returns revoked sessions: it must ignore revoked ones and return the newest active session. The test "should reject revoked session" fails.';

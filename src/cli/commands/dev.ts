@@ -1,6 +1,6 @@
 /** `kiln dev`: the embedded server (persistent SQLite, Web UI) and a worker; Ctrl-C stops both. */
 import { join } from 'node:path';
-import { kilnHome, startEmbedded } from '../embedded.js';
+import { kilnHome, startEmbedded } from '../../client/embedded.js';
 import { sandboxStatus } from '../../worker.js';
 
 export async function runDev(o: { worker: boolean; port: number; uiPort: number; db?: string }, out: (s: string) => void): Promise<void> {

@@ -5,8 +5,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { kilnHome } from '../embedded.js';
-import { UsageError } from '../errors.js';
+import { kilnHome } from '../../client/embedded.js';
+import { UsageError } from '../../shared/errors.js';
 import { formatTable, formatTotals, renderMarkdown } from '../../eval/report.js';
 import { runSuite } from '../../eval/runner.js';
 import { contextSavings, formatSavings } from '../../eval/context-savings.js';

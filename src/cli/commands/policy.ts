@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { defaultPolicyConfig, evaluate, loadPolicyConfig, runPolicyCases } from '../../policy/index.js';
 import type { ApprovalMode } from '../../policy/types.js';
 import { createStreamRedactor } from '../../redact/index.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../shared/errors.js';
 
 export async function policyCheck(
   o: { workspace: string; tool: string; input: string; mode: string; json?: boolean },

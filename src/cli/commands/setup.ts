@@ -2,7 +2,7 @@
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { provisionTemporalCli } from '../../temporal/binary.js';
-import { CliError } from '../errors.js';
+import { CliError } from '../../shared/errors.js';
 
 const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PATCH_FILE } from '../../shared/paths.js';
 import type { RunState } from '../../shared/types.js';
 import { TERMINAL_PHASES } from '../../shared/types.js';
-import { workflowUrl } from '../runs.js';
+import { workflowUrl } from '../../client/runs.js';
 
 export function formatStatus(st: RunState, uiUrl?: string): string {
   const b = st.budget;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runEval } from '../../../src/cli/commands/eval.js';
-import { UsageError } from '../../../src/cli/errors.js';
+import { UsageError } from '../../../src/shared/errors.js';
 
 const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };
 afterEach(() => {

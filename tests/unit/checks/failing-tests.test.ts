@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failingTests } from '../../../src/verify/failing-tests.js';
+import { failingTests } from '../../../src/checks/failing-tests.js';
 
 describe('failing test names from runner output', () => {
   it('node:test (TAP)', () => {

@@ -17,7 +17,7 @@ import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInpu
 import { TERMINAL_PHASES } from '../shared/types.js';
 import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../shared/errors.js';
 
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;

@@ -12,7 +12,7 @@ import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { startDevServer } from '../temporal/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
-import { installQuietRuntime } from './quiet-runtime.js';
+import { installQuietRuntime } from '../cli/quiet-runtime.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.KILN_HOME || join(homedir(), '.kiln');

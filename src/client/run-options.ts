@@ -2,12 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadRepoConfig } from '../config/repo-config.js';
+import { loadRepoConfig } from '../policy/repo-config.js';
 import { DEFAULT_MODEL, isScriptedSpec, loadScript, parseModelSpec } from '../model/index.js';
 import { loadPolicyConfig } from '../policy/index.js';
 import type { RunInput } from '../shared/types.js';
 import { git } from '../activities/git.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../shared/errors.js';
 
 export interface RunFlags {
   repo?: string;
