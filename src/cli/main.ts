@@ -4,9 +4,12 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { connectClient } from '../temporal/connection.js';
-import { exitCodeFor, UsageError } from '../shared/errors.js';
+import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
+import { KILN_VERSION } from '../shared/version.js';
+import { colourOn, paintSummary } from './colour.js';
 import { buildRunInput, type RunFlags } from '../client/run-options.js';
 import {
   ensureExists,
@@ -26,6 +29,7 @@ import {
   waitingRuns,
   webUiUrl,
   workflowUrl,
+  Contact,
 } from '../client/runs.js';
 import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
@@ -33,11 +37,15 @@ import { artifactsDir } from '../shared/paths.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
+/** How long `kiln worker` waits for its tasks in hand on SIGTERM/SIGINT before it exits anyway. */
+const SHUTDOWN_GRACE_MS = Number(process.env.KILN_SHUTDOWN_GRACE_MS) || 15_000;
+
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Command {
   const program = new Command('kiln')
     .description('Run AI coding tasks as durable Temporal workflows')
+    .version(KILN_VERSION, '-V, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(oneLineError(s)) })
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: (s, write) => write(oneLineError(s, subcommandOf(process.argv))) })
     // the command list shows name, arguments and a one-line summary; `kiln CMD --help` has the rest
     .configureHelp({ subcommandTerm: (c) => [c.name(), ...c.registeredArguments.map((a) => (a.required ? `<${a.name()}>` : `[${a.name()}]`))].join(' ') });
 
@@ -71,9 +79,19 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN');
+      // until the worker runs, a stop request ends the process at once: connecting may retry
+      // for a long time, and systemd or docker stop must not hang on it
+      const early = (sig: NodeJS.Signals) => {
+        out(`stopped (${sig}) before the worker started`);
+        process.exit(sig === 'SIGTERM' ? 143 : 130);
+      };
+      process.once('SIGINT', early);
+      process.once('SIGTERM', early);
       const { startWorker, sandboxStatus } = await import('../worker.js');
       await connectClient().then(({ connection }) => connection.close());
       const w = await startWorker();
+      process.removeListener('SIGINT', early);
+      process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(await sandboxStatus());
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
@@ -82,6 +100,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const stop = () => {
         out('stopping: finishing the tasks in hand…');
         void shutdown();
+        // a graceful stop waits for the server; one that is gone must not hold the process
+        // (systemd and `docker stop` would hang): tasks in hand are retried by another worker
+        setTimeout(() => {
+          out(`stopped without finishing: the tasks in hand did not end within ${SHUTDOWN_GRACE_MS / 1000} s (is the Temporal server reachable?); Temporal retries them elsewhere`);
+          process.exit(0);
+        }, SHUTDOWN_GRACE_MS).unref();
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -94,7 +118,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Start a run on a repo and follow it live')
     .description('Start a run on a repo and follow it live (exits 0 only when it succeeds)')
     .requiredOption('--repo <dir>', 'the git repository to work on')
-    .requiredOption('--goal <text>', 'what the change should achieve')
+    .option('--goal <text>', 'what the change should achieve ("-" reads it from stdin)')
+    .option('--goal-file <file>', 'read the goal from a file (for long goals)')
     .option('--check <cmd>', 'a check command (repeatable; default: .kiln/config or AGENTS.md)', collect)
     .option('--setup <cmd>', 'a setup command run once in the fresh worktree, with network (repeatable)', collect)
     .option('--model <m>', 'model id, or scripted:FILE for the offline scripted model')
@@ -114,25 +139,43 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--heartbeat-timeout <d>', 'how soon a dead worker is noticed')
     .option('--command-timeout <d>', 'longest a single command may run')
     .option('--detach', 'start and return the run id without following')
-    .option('--json', 'make the last line of output a JSON summary');
-  run.action(async (o: RunFlags & { detach?: boolean; json?: boolean }) => {
+    .option('--json', 'JSON lines on stdout: one event a line, the summary last (progress goes to stderr)')
+    .addOption(new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'));
+  run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json' }) => {
+    o.goal = await readGoal(o);
     const input = await buildRunInput(o);
+    // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
+    const machine = o.json || o.outputFormat === 'json';
+    const say = machine ? (s: string) => process.stderr.write(`${s}\n`) : out;
     const { client, connection } = await connectClient();
     try {
       input.searchAttributes = await hasKilnSearchAttributes(client);
       const { handle, attached } = await startRun(client, input);
+      if (attached) {
+        const before = await startInput(handle);
+        if (before && before.goal !== input.goal) {
+          process.stderr.write(`warning: run ${input.runId} already exists with another goal ("${before.goal.slice(0, 80)}"): attached to it; use a new --id for a new run\n`);
+        }
+      }
       const ui = webUiUrl();
       if (o.detach) {
-        out(o.json ? JSON.stringify({ runId: input.runId, workflowId: input.runId, attached }) : `${attached ? 'attached to' : 'started'} ${input.runId}`);
+        if (machine) out(JSON.stringify({ type: 'started', runId: input.runId, workflowId: input.runId, attached }));
+        else out(`${attached ? 'attached to' : 'started'} ${input.runId}`);
         return;
       }
-      out(`${attached ? 'attached to' : 'started'} ${input.runId}${input.model.startsWith('scripted:') ? '  [SCRIPTED model: not a real model run]' : ''}`);
-      if (ui) out(`Web UI: ${workflowUrl(ui, input.runId)}`);
-      out(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
-      await follow(handle, { print: out, uiUrl: ui });
-      const r = await outcome(handle, input);
-      out(formatSummary(r));
-      if (o.json) out(jsonSummary(r));
+      if (o.json) out(JSON.stringify({ type: 'started', runId: input.runId, attached, scripted: input.model.startsWith('scripted:') }));
+      say(`${attached ? 'attached to' : 'started'} ${input.runId}${input.model.startsWith('scripted:') ? '  [SCRIPTED model: not a real model run]' : ''}`);
+      if (ui) say(`Web UI: ${workflowUrl(ui, input.runId)}`);
+      say(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
+      process.once('SIGINT', () => {
+        process.stderr.write(`\nstopped following; run ${input.runId} goes on: \`kiln wait ${input.runId}\` re-attaches, \`kiln cancel ${input.runId}\` stops it\n`);
+        process.exit(130);
+      });
+      const contact = new Contact(input.runId, say);
+      await follow(handle, { print: say, uiUrl: ui, contact, onLine: o.json ? (l) => out(JSON.stringify({ type: 'event', ...l })) : undefined });
+      const r = await outcome(handle, input, contact);
+      say(paintSummary(formatSummary(r), colourOn(machine ? process.stderr : process.stdout)));
+      if (machine) out(o.json ? JSON.stringify({ type: 'result', ...JSON.parse(jsonSummary(r)) }) : jsonSummary(r));
       if (r.state !== 'succeeded') process.exitCode = 1;
     } finally {
       await connection.close();
@@ -167,20 +210,26 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('List recent runs')
     .description('List recent runs')
     .option('--limit <n>', 'how many', '20')
-    .action(async (o: { limit: string }) => {
+    .option('--json', 'one JSON object a line')
+    .action(async (o: { limit: string; json?: boolean }) => {
       const { client, connection } = await connectClient();
       try {
         const limit = Number(o.limit);
         if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
         let n = 0;
         for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}'` })) {
+          if (o.json) {
+            out(JSON.stringify({ runId: w.workflowId, status: w.status.name, phase: w.typedSearchAttributes.get(KilnPhase) ?? null, started: w.startTime.toISOString(), repo: w.typedSearchAttributes.get(KilnRepo) ?? null }));
+            if (++n >= limit) break;
+            continue;
+          }
           if (n === 0) out(`${'RUN'.padEnd(36)} ${'STATUS'.padEnd(11)} ${'PHASE'.padEnd(17)} ${'STARTED'.padEnd(24)} REPO`);
           const phase = w.typedSearchAttributes.get(KilnPhase) ?? '-';
           const repo = w.typedSearchAttributes.get(KilnRepo) ?? '';
           out(`${w.workflowId.padEnd(36)} ${w.status.name.padEnd(11)} ${phase.padEnd(17)} ${w.startTime.toISOString().padEnd(24)} ${repo}`.trimEnd());
           if (++n >= limit) break;
         }
-        if (n === 0) out('no runs yet: start one with `kiln run --repo DIR --goal TEXT`');
+        if (n === 0 && !o.json) out('no runs yet: start one with `kiln run --repo DIR --goal TEXT`');
       } finally {
         await connection.close();
       }
@@ -194,8 +243,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--json', 'print the outcome as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
       await withRun(runId, async (handle) => {
-        const r = await outcome(handle);
-        out(o.json ? jsonSummary(r) : formatSummary(r));
+        const r = await outcome(handle, undefined, new Contact(runId, (l) => process.stderr.write(`${l}\n`)));
+        out(o.json ? jsonSummary(r) : paintSummary(formatSummary(r), colourOn()));
         if (r.state !== 'succeeded') process.exitCode = 1;
       });
     });
@@ -206,7 +255,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .description('Approve a pending tool call (the only pending one if no id is given)')
     .argument('[run]', 'the run (default: the only run waiting for an approval)')
     .argument('[approval]', 'the approval id (default: the run\'s only pending approval)')
-    .option('--by <name>', 'who approves (recorded in audit.jsonl)', process.env.USER || 'cli')
+    .option('--by <name>', 'who approves (recorded in audit.jsonl)', osUser())
     .option('--note <text>', 'a note for the audit log')
     .option('--for-run', 'approve this kind of call for the rest of the run')
     .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by: string; note?: string; forRun?: boolean }) => {
@@ -224,7 +273,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .argument('<approval>')
     .requiredOption('--reason <text>', 'why (the model reads it)')
-    .option('--by <name>', 'who rejects', process.env.USER || 'cli')
+    .option('--by <name>', 'who rejects', osUser())
     .action(async (runId: string, approvalId: string, o: { reason: string; by: string }) => {
       await withRun(runId, async (handle, client) => {
         out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: o.by }));
@@ -238,7 +287,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   ] as const) {
     const c = program.command(name).summary(summary).description(desc).argument('<run>');
     if (action === 'hint') c.argument('<text>');
-    c.option('--by <name>', 'who decides (recorded in audit.jsonl)', process.env.USER || 'cli').action(async (runId: string, ...rest: unknown[]) => {
+    c.option('--by <name>', 'who decides (recorded in audit.jsonl)', osUser()).action(async (runId: string, ...rest: unknown[]) => {
       const text = action === 'hint' ? (rest[0] as string) : undefined;
       const o = rest[action === 'hint' ? 1 : 0] as { by: string };
       await withRun(runId, async (handle, client) => {
@@ -254,9 +303,34 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .action(async (runId: string) => {
       await withRun(runId, async (handle) => {
+        const d = await handle.describe();
+        if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
         await handle.cancel();
-        out(`cancellation requested for ${runId}`);
+        out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });
+    });
+
+  program
+    .command('clean')
+    .summary('Remove the worktrees of finished runs')
+    .description('Remove the worktrees that finished runs kept (blocked runs keep theirs for inspection); artifacts stay')
+    .requiredOption('--repo <dir>', 'the repository whose .kiln/worktrees to clean')
+    .option('--older-than <d>', 'only worktrees untouched for this long (e.g. 7d)')
+    .option('--unknown', 'also remove worktrees of runs the server does not know')
+    .option('--dry-run', 'say what would be removed')
+    .action(async (o: { repo: string; olderThan?: string; unknown?: boolean; dryRun?: boolean }) => {
+      const { duration } = await import('../client/run-options.js');
+      const olderThanMs = o.olderThan === undefined ? undefined : duration(o.olderThan, '--older-than', 0);
+      const { cleanWorktrees } = await import('./commands/clean.js');
+      const { client, connection } = await connectClient();
+      try {
+        const r = await cleanWorktrees(client, { repo: o.repo, olderThanMs, unknown: o.unknown, dryRun: o.dryRun });
+        for (const id of r.removed) out(`${o.dryRun ? 'would remove' : 'removed'} ${id}`);
+        for (const k of r.kept) out(`kept ${k.runId}: ${k.why}`);
+        if (!r.removed.length && !r.kept.length) out('no worktrees to clean');
+      } finally {
+        await connection.close();
+      }
     });
 
   program
@@ -267,6 +341,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .option('--json', 'print events.jsonl as it is (every event, one JSON object a line)')
     .action(async (runId: string, o: { repo?: string; json?: boolean }) => {
+      // the artifacts are on disk: no server needed
+      const local = o.repo ? await readFile(join(artifactsDir(o.repo, runId), 'events.jsonl'), 'utf8').catch(() => undefined) : undefined;
+      if (local) return o.json ? out(local.trimEnd()) : formatEvents(local).forEach((l) => out(l));
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
         const repo = o.repo ?? st?.repo ?? (await startInput(handle))?.repo;
@@ -285,11 +362,13 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .action(async (runId: string, o: { repo?: string }) => {
+      const { currentPatch, finishedPatch } = await import('./commands/diff.js');
+      const left = o.repo ? await finishedPatch(o.repo, runId) : undefined;
+      if (left !== undefined) return out(left);
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
         const repo = o.repo ?? st?.repo ?? (await startInput(handle))?.repo;
         if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
-        const { currentPatch } = await import('./commands/diff.js');
         out(await currentPatch(repo, runId, st?.worktree, st?.baseCommit));
       });
     });
@@ -412,9 +491,52 @@ async function onlyPending(handle: ReturnType<typeof handleFor>): Promise<string
 }
 
 /** commander's "error: …" plus its suggestion lines → one line that says where help is. */
-function oneLineError(msg: string): string {
+function oneLineError(msg: string, sub?: string): string {
   const text = msg.replace(/^error: /, '').split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
-  return `kiln: ${text} (see \`kiln --help\`)\n`;
+  return `kiln: ${text} (see \`kiln ${sub ? `${sub} ` : ''}--help\`)\n`;
+}
+
+/** The (sub)command a command line names, for the help pointer: `kiln reject …` → "reject". */
+function subcommandOf(argv: string[]): string | undefined {
+  const words: string[] = [];
+  for (const a of argv.slice(2)) {
+    if (a.startsWith('-')) break;
+    words.push(a);
+    if (!['policy', 'sandbox'].includes(a)) break;
+  }
+  const known = new Set(buildProgram(() => undefined).commands.map((c) => c.name()));
+  return words[0] && known.has(words[0]) ? words.join(' ') : undefined;
+}
+
+/** Who is deciding, by default: the OS account running the CLI (recorded as such in the audit). */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER || 'unknown';
+  }
+}
+
+/** --goal TEXT, --goal - (stdin) or --goal-file FILE; exactly one. */
+async function readGoal(o: { goal?: string; goalFile?: string }): Promise<string> {
+  if (o.goal !== undefined && o.goalFile !== undefined) throw new UsageError('give the goal once: --goal TEXT, --goal - (stdin) or --goal-file FILE');
+  if (o.goalFile !== undefined) {
+    const text = await readFile(o.goalFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      throw new UsageError(`--goal-file ${JSON.stringify(o.goalFile)}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+    });
+    if (!text.trim()) throw new UsageError(`--goal-file ${JSON.stringify(o.goalFile)} is empty`);
+    return text.trim();
+  }
+  if (o.goal === '-') {
+    if (process.stdin.isTTY) throw new UsageError('--goal -: type or pipe the goal on stdin (end with Ctrl-D)');
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8').trim();
+    if (!text) throw new UsageError('--goal -: stdin was empty');
+    return text;
+  }
+  if (!o.goal?.trim()) throw new UsageError('--goal TEXT is required (or --goal-file FILE, or --goal - to read stdin): what the change should achieve');
+  return o.goal;
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {

@@ -39,8 +39,6 @@ export interface Embedded {
 }
 
 export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; log?: (s: string) => void }): Promise<Embedded> {
-  // only with a worker: a Runtime that never hosts one is never shut down and keeps Node alive
-  if (o.worker) installQuietRuntime();
   const port = o.port ?? (await freePort());
   const uiPort = o.uiPort ?? (await freePort());
   const binary = findTemporalCli();
@@ -69,6 +67,9 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
     uiUrl = `http://127.0.0.1:${uiPort}`;
     stopServer = () => env.teardown();
   }
+  // only with a worker, and only once the server is up: a Runtime that never hosts a worker is
+  // never shut down and would keep Node alive after a failed start
+  if (o.worker) installQuietRuntime();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' } }) : undefined;

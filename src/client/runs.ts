@@ -6,10 +6,14 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
 import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
@@ -74,8 +78,31 @@ export async function hasKilnSearchAttributes(client: Client): Promise<boolean> 
 export function webUiUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.KILN_UI_URL) return env.KILN_UI_URL.replace(/\/+$/, '');
   const addr = env.TEMPORAL_ADDRESS;
+  const dev = readDevState(env);
+  if (dev && dev.address === (addr || '127.0.0.1:7233')) return dev.uiUrl;
   if (!addr || ['127.0.0.1:7233', 'localhost:7233'].includes(addr)) return 'http://localhost:8233';
   return undefined;
+}
+
+/** What a running `kiln dev` left under KILN_HOME: its server address and Web UI. */
+export interface DevState {
+  address: string;
+  uiUrl: string;
+  pid: number;
+}
+
+export function devStateFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.KILN_HOME || join(homedir(), '.kiln'), 'dev.json');
+}
+
+export function readDevState(env: NodeJS.ProcessEnv = process.env): DevState | undefined {
+  try {
+    const st = JSON.parse(readFileSync(devStateFile(env), 'utf8')) as DevState;
+    process.kill(st.pid, 0); // a stale file from a killed `kiln dev` names no live process
+    return st;
+  } catch {
+    return undefined;
+  }
 }
 
 export function workflowUrl(uiUrl: string, runId: string, namespace = process.env.TEMPORAL_NAMESPACE || 'default'): string {
@@ -110,9 +137,13 @@ export async function isClosed(handle: WorkflowHandle): Promise<boolean> {
 }
 
 /** The run's outcome; a cancelled run is an outcome, not an error. */
-export async function outcome(handle: WorkflowHandle<typeof kilnRun>, input?: Pick<RunInput, 'repo' | 'runId'>): Promise<RunResult> {
+export async function outcome(
+  handle: WorkflowHandle<typeof kilnRun>,
+  input?: Pick<RunInput, 'repo' | 'runId'>,
+  contact: Contact = new Contact(handle.workflowId, () => undefined),
+): Promise<RunResult> {
   try {
-    return await handle.result();
+    return await contact.keep(() => handle.result());
   } catch (err) {
     if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
       const st = await readState(handle);
@@ -149,28 +180,61 @@ export async function workerPolling(client: Client, taskQueue = process.env.KILN
   }
 }
 
-export async function sendApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: ApprovalDecision): Promise<string> {
+/**
+ * How long an Update may wait for a worker to answer. The server lists a worker as polling for a
+ * while after it stopped, so "a worker polls" is no promise that one answers: past this, the
+ * decision goes as a Signal, which the server records at once and the run applies when a worker
+ * runs again.
+ */
+export const UPDATE_WAIT_MS = 10_000;
+
+type Delivery = { how: 'update'; text: string } | { how: 'signal'; why: string };
+
+/** An Update when a worker answers in time (the sender learns "applied" or why not), else a Signal. */
+async function deliver(
+  client: Client,
+  update: () => Promise<string>,
+  signal: () => Promise<void>,
+  waitMs: number,
+): Promise<Delivery> {
   if (!(await workerPolling(client))) {
-    await handle.signal(approveSignal, d);
-    return `no worker is running: sent as a signal; it is applied when a worker comes back (${d.approve ? 'approve' : 'reject'} ${d.approvalId})`;
+    await signal();
+    return { how: 'signal', why: 'no worker is running' };
   }
   try {
-    return await handle.executeUpdate(approveUpdate, { args: [d] });
+    return { how: 'update', text: await client.withDeadline(Date.now() + waitMs, update) };
   } catch (err) {
-    throw new UsageError(`not applied: ${rejectionMessage(err)}`);
+    if (!isDeadline(err)) throw new UsageError(`not applied: ${rejectionMessage(err)}`);
+    // an Update admitted before the deadline may still apply: the run ignores the duplicate signal
+    await signal();
+    return { how: 'signal', why: `no worker answered within ${Math.round(waitMs / 1000)} s` };
   }
 }
 
-export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision): Promise<string> {
-  if (!(await workerPolling(client))) {
-    await handle.signal(humanSignal, d);
-    return `no worker is running: sent as a signal; it is applied when a worker comes back (${d.action})`;
-  }
-  try {
-    return await handle.executeUpdate(humanUpdate, { args: [d] });
-  } catch (err) {
-    throw new UsageError(`not applied: ${rejectionMessage(err)}`);
-  }
+function isDeadline(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const e = err as { code?: number; cause?: { code?: number } };
+  return e?.code === 4 || e?.cause?.code === 4; // gRPC DEADLINE_EXCEEDED
+}
+
+const recorded = (why: string, what: string) =>
+  `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
+
+export async function sendApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: ApprovalDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
+  const what = `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId}`;
+  const r = await deliver(client, () => handle.executeUpdate(approveUpdate, { args: [d] }), () => handle.signal(approveSignal, d), waitMs);
+  return r.how === 'update' ? `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}` : recorded(r.why, what);
+}
+
+const HUMAN_DONE: Record<HumanDecision['action'], string> = {
+  hint: 'hint sent: the run tries again with it',
+  accept: 'patch accepted: the run ends succeeded (accepted by you)',
+  abandon: 'run abandoned: it ends blocked',
+};
+
+export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
+  const r = await deliver(client, () => handle.executeUpdate(humanUpdate, { args: [d] }), () => handle.signal(humanSignal, d), waitMs);
+  return r.how === 'update' ? HUMAN_DONE[d.action] : recorded(r.why, `your ${d.action}`);
 }
 
 function rejectionMessage(err: unknown): string {
@@ -184,10 +248,73 @@ export interface FollowOptions {
   /** called once per new pending approval (e.g. `kiln demo --yes` approves it) */
   onApproval?: (a: PendingApproval, state: RunState) => Promise<void> | void;
   pollMs?: number;
+  /** shared with outcome() so a lost server is announced once */
+  contact?: Contact;
+  /** each new log line as data (`kiln run --json` prints it as a JSON line) */
+  onLine?: (l: LogLine) => void;
+}
+
+/** How long a live view keeps trying to reach a server that went away before it gives up. */
+export const RECONNECT_FOR_MS = 5 * 60_000;
+
+/** The live view lost the server for good; the run itself goes on (exit 3, not 1: no verdict). */
+export class LostContactError extends CliError {
+  constructor(runId: string, forMs: number) {
+    super(`lost contact with the Temporal server for ${Math.round(forMs / 1000)} s; the run goes on: re-attach with \`kiln wait ${runId}\``, 3);
+  }
+}
+
+/**
+ * Keeps a live view attached across a server restart: a call that fails for any reason other
+ * than "no such run" is retried with backoff, said once when contact is lost and once when it
+ * is back, up to RECONNECT_FOR_MS.
+ */
+export class Contact {
+  private lostAt?: number;
+  constructor(
+    private readonly runId: string,
+    private readonly print: (line: string) => void,
+    private readonly forMs = RECONNECT_FOR_MS,
+  ) {}
+
+  async keep<T>(call: () => Promise<T>): Promise<T> {
+    let delay = 500;
+    for (;;) {
+      try {
+        const v = await call();
+        if (this.lostAt !== undefined) {
+          this.print(`  … reconnected to the Temporal server after ${Math.round((Date.now() - this.lostAt) / 1000)} s`);
+          this.lostAt = undefined;
+        }
+        return v;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError || err instanceof WorkflowFailedError || !isUnreachable(err)) throw err;
+        if (this.lostAt === undefined) {
+          this.lostAt = Date.now();
+          this.print(`  … lost contact with the Temporal server; retrying for up to ${Math.round(this.forMs / 60_000)} min (the run goes on without us)`);
+        } else if (Date.now() - this.lostAt > this.forMs) {
+          throw new LostContactError(this.runId, this.forMs);
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+}
+
+/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED / UNKNOWN transport failures, however the SDK wraps them. */
+function isUnreachable(err: unknown): boolean {
+  for (let e = err as { code?: number; cause?: unknown; message?: string } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+    if (e.code === 14 || e.code === 4) return true;
+    if (/UNAVAILABLE|ECONNREFUSED|Failed to describe workflow|connection|transport/i.test(e.message ?? '')) return true;
+  }
+  return false;
 }
 
 /** Follows a run live until it closes: phase changes, tool calls, approvals with how to answer. */
 export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOptions): Promise<void> {
+  const contact = o.contact ?? new Contact(handle.workflowId, o.print);
+  const isClosed_ = () => contact.keep(() => isClosed(handle));
   let lastSeq = 0;
   const announced = new Set<string>();
   let warnedNoWorker = false;
@@ -195,7 +322,10 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
     const st = await readState(handle);
     if (st) {
       warnedNoWorker = false;
-      for (const l of st.log.filter((l) => l.seq > lastSeq)) o.print(formatLine(l));
+      for (const l of st.log.filter((l) => l.seq > lastSeq)) {
+        o.print(formatLine(l));
+        o.onLine?.(l);
+      }
       lastSeq = Math.max(lastSeq, st.logSeq);
       for (const a of st.pendingApprovals) {
         if (announced.has(a.id)) continue;
@@ -207,8 +337,8 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
         announced.add(`human:${st.logSeq}`);
         o.print(`  ⏸  a person is needed: ${st.reason ?? ''}\n     kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
       }
-      if (TERMINAL_PHASES.includes(st.phase) && (await isClosed(handle))) return;
-    } else if (await isClosed(handle)) {
+      if (TERMINAL_PHASES.includes(st.phase) && (await isClosed_())) return;
+    } else if (await isClosed_()) {
       return;
     } else if (!warnedNoWorker) {
       warnedNoWorker = true;
@@ -244,7 +374,17 @@ export function formatSummary(r: RunResult): string {
     `  attempts ${r.attempts} · turns ${r.turns} · tokens in ${r.tokens.input} / out ${r.tokens.output} / cache read ${r.tokens.cacheRead} / cache write ${r.tokens.cacheWrite} · $${r.costUsd.toFixed(4)}`,
     `  artifacts: ${r.artifactsDir}`,
     `  patch:     ${r.patchPath}`,
+    ...keptWorktree(r),
   ].join('\n');
+}
+
+/** A run that did not succeed keeps its worktree for inspection: say where, and how it goes. */
+function keptWorktree(r: RunResult): string[] {
+  if (r.state === 'succeeded' || r.state === 'cancelled') return [];
+  const wt = r.artifactsDir.replace(/\/runs\/([^/]+)$/, '/worktrees/$1');
+  if (wt === r.artifactsDir || !existsSync(wt)) return [];
+  const repo = r.artifactsDir.replace(/\/\.kiln\/runs\/[^/]+$/, '');
+  return [`  worktree:  ${wt} (kept for inspection; \`kiln clean --repo ${JSON.stringify(repo)}\` removes finished runs' worktrees)`];
 }
 
 export function jsonSummary(r: RunResult): string {

@@ -67,7 +67,7 @@ describe('server restart while a run waits for approval', () => {
     // no run, no approval id: the only run waiting for an approval, its only pending approval
     const a = await kiln(['approve'], { env });
     expect(a.code, a.stderr).toBe(0);
-    expect(a.stdout).toMatch(/approved ap-1|sent as a signal/);
+    expect(a.stdout).toMatch(/approved ap-1|recorded \(no worker/);
     const w = await kiln(['wait', id, '--json'], { env, timeoutMs: 90_000 });
     expect(w.code, w.stdout + w.stderr).toBe(0);
     const r = JSON.parse(lastLine(w.stdout)) as { state: string; artifactsDir: string };

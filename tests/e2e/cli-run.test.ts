@@ -58,14 +58,16 @@ const awaitingApproval = (id: string) => until(`${id} waits for an approval`, as
 let finishedRun: { id: string; repo: string } | undefined;
 
 describe('kiln dev + kiln run', () => {
-  it('runs live: phases, tool calls, the approval with its command; approved from another process; JSON summary last', async () => {
+  it('runs live: phases, tool calls, the approval with its command; approved from another process; --json is JSON lines, progress on stderr', async () => {
     const repo = exampleRepo('kiln-e2e-');
     const id = `live-${process.pid}`;
     const uiUrl = `http://127.0.0.1:${uiPort}`;
     const run = spawnKiln([...runArgs(repo, id), '--json'], { env: { ...env, KILN_UI_URL: uiUrl } });
     live.push(run);
-    await run.waitFor(`kiln approve ${id} ap-1`);
-    const before = run.stdout();
+    // stdout carries events as JSON lines; the approval shows up as a phase event
+    await run.waitFor(/"text":"awaiting_approval/);
+    await until('the approval is announced on stderr', async () => run.stderr().includes(`kiln approve ${id} ap-1`));
+    const before = run.stderr();
     expect(before).toMatch(/SCRIPTED/);
     expect(before).toContain(`Web UI: ${uiUrl}/namespaces/default/workflows/${id}`);
     expect(before).toMatch(/▸ planning/);
@@ -81,12 +83,15 @@ describe('kiln dev + kiln run', () => {
     const { code } = await exitOf(run, 60_000);
     expect(code, run.stderr()).toBe(0);
     const out = run.stdout();
-    expect(out).toMatch(/▸ verifying/);
-    expect(out).toMatch(/▸ succeeded/);
-    expect(out).not.toMatch(WORKER_NOISE);
-    expect(run.stderr()).toBe('');
-    const summary = JSON.parse(lastLine(out)) as Record<string, unknown>;
-    expect(summary).toMatchObject({ runId: id, workflowId: id, state: 'succeeded', attempts: 1, turns: 7, scripted: true });
+    // `kiln run --json | jq` works: every stdout line is one JSON object
+    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ type: 'started', runId: id, scripted: true });
+    expect(lines.some((l) => l.type === 'event' && l.text === 'verifying')).toBe(true);
+    expect(lines.some((l) => l.type === 'event' && l.text === 'succeeded')).toBe(true);
+    expect(run.stderr()).toMatch(/✔ .*succeeded/);
+    expect(run.stderr()).not.toMatch(WORKER_NOISE);
+    const summary = lines.at(-1)!;
+    expect(summary).toMatchObject({ type: 'result', runId: id, workflowId: id, state: 'succeeded', attempts: 1, turns: 7, scripted: true });
     expect(summary.patchPath).toBe(join(summary.artifactsDir as string, 'patch.diff'));
     expect(readFileSync(summary.patchPath as string, 'utf8')).toContain('revokedAt');
     // the dev process hosts the worker: its terminal shows no SDK chatter either

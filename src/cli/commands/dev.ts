@@ -1,6 +1,8 @@
 /** `kiln dev`: the embedded server (persistent SQLite, Web UI) and a worker; Ctrl-C stops both. */
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kilnHome, startEmbedded } from '../../client/embedded.js';
+import { devStateFile, type DevState } from '../../client/runs.js';
 import { sandboxStatus } from '../../worker.js';
 
 export async function runDev(o: { worker: boolean; port: number; uiPort: number; db?: string }, out: (s: string) => void): Promise<void> {
@@ -11,6 +13,9 @@ export async function runDev(o: { worker: boolean; port: number; uiPort: number;
   out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
   if (env.worker) out(`                     ${await sandboxStatus()}`);
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
+  // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
+  const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };
+  writeFileSync(devStateFile(), JSON.stringify(state));
   out('Ctrl-C stops everything.');
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -18,5 +23,6 @@ export async function runDev(o: { worker: boolean; port: number; uiPort: number;
     process.once('SIGTERM', stop);
   });
   out('stopping…');
+  rmSync(devStateFile(), { force: true });
   await env.stop();
 }

@@ -11,3 +11,9 @@ export async function currentPatch(repo: string, runId: string, worktree?: strin
   const file = join(artifactsDir(repo, runId), PATCH_FILE);
   return (await readFile(file, 'utf8').catch(() => '')) || '(no changes)';
 }
+
+/** The patch a finished run left in its artifacts, read without a server; undefined when absent. */
+export async function finishedPatch(repo: string, runId: string): Promise<string | undefined> {
+  const text = await readFile(join(artifactsDir(repo, runId), PATCH_FILE), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : text || '(no changes)';
+}

@@ -11,7 +11,7 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
   const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? st.worktree : `${st.worktree} (removed)`;
   const lines = [
     `${st.runId}: ${st.phase}${st.reason ? ` — ${st.reason}` : ''}${st.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
-    `  goal:      ${st.goal}`,
+    `  goal:      ${shortGoal(st.goal)}`,
     `  repo:      ${st.repo}`,
     `  model:     ${st.model}`,
     `  attempt:   ${st.attempt}/${st.maxAttempts} · turn ${st.turn}`,
@@ -33,4 +33,11 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
   if (done) lines.push(`  patch:     ${join(st.artifactsDir, PATCH_FILE)} (kiln diff ${st.runId})`);
   if (uiUrl) lines.push(`  Web UI:    ${workflowUrl(uiUrl, st.runId)}`);
   return lines.join('\n');
+}
+
+/** The goal's first line, cut at 160 characters: a long goal is in `kiln status --json` whole. */
+export function shortGoal(goal: string): string {
+  const first = goal.trim().split('\n')[0] ?? '';
+  const cut = first.length > 160 ? `${first.slice(0, 157)}…` : first;
+  return cut.length < goal.trim().length ? `${cut.replace(/…$/, '')}… (${goal.length} chars: kiln status --json has it whole)` : cut;
 }
