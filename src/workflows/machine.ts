@@ -35,9 +35,8 @@ const step = (from: Phase | readonly Phase[], to: Phase, why: string): Transitio
 const WORKING = ['planning', 'editing'] as const;
 
 /**
- * Every phase change the run makes. setPhase refuses any other: a phase the table does not
- * allow is a bug in the workflow, and it fails the workflow task (a fix then replays) rather
- * than leave a run in a state nobody designed.
+ * Every phase change the run makes, in the order a run meets them. setPhase refuses any other:
+ * a change the table does not list is a bug in the workflow.
  */
 export const TRANSITIONS: readonly Transition[] = [
   step('preparing', 'planning', 'the worktree is ready: the first attempt starts by reading'),
@@ -47,7 +46,7 @@ export const TRANSITIONS: readonly Transition[] = [
   step(WORKING, 'awaiting_approval', 'the policy asks a person about a call'),
   step('awaiting_approval', 'editing', 'a person approved or rejected the call'),
   step('awaiting_approval', 'needs_human', 'nobody decided on the call in time'),
-  step(WORKING, 'verifying', 'the model called finish and the stop gate let it'),
+  step(WORKING, 'verifying', 'the model finished (finish, or a turn without calls) and the stop gate let it'),
   step(WORKING, 'retrying', 'the attempt got stuck; attempts are left'),
   step(WORKING, 'needs_human', 'the attempt got stuck: no attempts left, or the same failure twice'),
   step(WORKING, 'blocked', 'a budget ran out'),
@@ -66,6 +65,10 @@ export const TRANSITIONS: readonly Transition[] = [
   step(['succeeded', 'blocked'], 'cancelled', 'cancelled while the artifacts were written'),
 ];
 
+/**
+ * A plain Error on purpose: in workflow code it fails the workflow task, not the run, so the run
+ * waits for a fixed worker and replays instead of ending in a state nobody designed.
+ */
 export class IllegalTransitionError extends Error {
   constructor(from: Phase, to: Phase) {
     super(`illegal phase transition ${from} → ${to}: not in TRANSITIONS (src/workflows/machine.ts)`);
@@ -79,11 +82,44 @@ export function transition(from: Phase, to: Phase): Transition | undefined {
 }
 
 /**
- * The table as text, for the README (tests/unit/machine.test.ts keeps the README equal to it).
+ * Moves the run to a phase the table allows, and logs it. The same phase again without a note
+ * changes nothing, so it is no transition; with a note it is one (the log line says why).
+ */
+export function setPhase(state: RunState, phase: Phase, at: string, note?: string): void {
+  if (state.phase === phase && !note) return;
+  if (!transition(state.phase, phase)) throw new IllegalTransitionError(state.phase, phase);
+  state.phase = phase;
+  log(state, at, 'phase', note ? `${phase}: ${note}` : phase);
+}
+
+export type AfterVerdict =
+  | { next: 'succeeded' }
+  | { next: 'retry'; attempt: number }
+  | { next: 'needs_human'; reason: string };
+
+/**
+ * What follows a verdict: pass → succeeded; the same failure twice in a row → a person at once
+ * (another attempt would burn budget on the same wall); attempts left → retry; else a person.
+ */
+export function afterVerdict(
+  state: RunState,
+  verdict: Verdict,
+  previousSignature: string | undefined,
+): AfterVerdict {
+  if (verdict.pass) return { next: 'succeeded' };
+  if (previousSignature !== undefined && previousSignature === verdict.signature) {
+    return { next: 'needs_human', reason: `the same failure twice in a row: ${verdict.summary}` };
+  }
+  if (state.attempt < state.maxAttempts) return { next: 'retry', attempt: state.attempt + 1 };
+  return { next: 'needs_human', reason: `no attempts left (${state.maxAttempts}): ${verdict.summary}` };
+}
+
+/**
+ * The table as text, for the README (tests/unit/transitions.test.ts keeps the README equal to it).
  * One line per rule: a newcomer reads the run's life top to bottom.
  */
 export function describeTransitions(): string {
-  const name = (t: Transition) => (t.from.length === ACTIVE_PHASES.length ? 'any active phase' : t.from.join(' | '));
+  const name = (t: Transition) => (t.from === ACTIVE_PHASES ? 'any active phase' : t.from.join(' | '));
   const width = Math.max(...TRANSITIONS.map((t) => name(t).length));
   const toWidth = Math.max(...TRANSITIONS.map((t) => t.to.length));
   return [
@@ -92,6 +128,8 @@ export function describeTransitions(): string {
     ...TRANSITIONS.map((t) => `${name(t).padEnd(width)} → ${t.to.padEnd(toWidth)}  ${t.why}`),
   ].join('\n');
 }
+
+// The run's state and the pure updates the workflow makes to it.
 
 /** Bounded so the state a query returns (and the history that carries it) stays small. */
 export const MAX_LOG_LINES = 60;
@@ -125,17 +163,6 @@ export function log(state: RunState, at: string, kind: LogLine['kind'], text: st
   state.log.push(line);
   if (state.log.length > MAX_LOG_LINES) state.log.splice(0, state.log.length - MAX_LOG_LINES);
   return line;
-}
-
-/**
- * Moves the run to a phase the table allows, and logs it. The same phase again without a note
- * changes nothing, so it is no transition; with a note it is one (the log line says why).
- */
-export function setPhase(state: RunState, phase: Phase, at: string, note?: string): void {
-  if (state.phase === phase && !note) return;
-  if (!transition(state.phase, phase)) throw new IllegalTransitionError(state.phase, phase);
-  state.phase = phase;
-  log(state, at, 'phase', note ? `${phase}: ${note}` : phase);
 }
 
 export function observe(state: RunState, text: string): void {
@@ -193,26 +220,4 @@ export function approvalProblem(
 
 export function findApproval(state: RunState, id: string): PendingApproval | undefined {
   return state.pendingApprovals.find((a) => a.id === id);
-}
-
-export type AfterVerdict =
-  | { next: 'succeeded' }
-  | { next: 'retry'; attempt: number }
-  | { next: 'needs_human'; reason: string };
-
-/**
- * What follows a verdict: pass → succeeded; the same failure twice in a row → a person at once
- * (another attempt would burn budget on the same wall); attempts left → retry; else a person.
- */
-export function afterVerdict(
-  state: RunState,
-  verdict: Verdict,
-  previousSignature: string | undefined,
-): AfterVerdict {
-  if (verdict.pass) return { next: 'succeeded' };
-  if (previousSignature !== undefined && previousSignature === verdict.signature) {
-    return { next: 'needs_human', reason: `the same failure twice in a row: ${verdict.summary}` };
-  }
-  if (state.attempt < state.maxAttempts) return { next: 'retry', attempt: state.attempt + 1 };
-  return { next: 'needs_human', reason: `no attempts left (${state.maxAttempts}): ${verdict.summary}` };
 }
