@@ -115,7 +115,7 @@ export function afterVerdict(
 }
 
 /**
- * The table as text, for the README (tests/unit/transitions.test.ts keeps the README equal to it).
+ * The table as text, for the README (tests/unit/workflows/transitions.test.ts keeps the README equal to it).
  * One line per rule: a newcomer reads the run's life top to bottom.
  */
 export function describeTransitions(): string {

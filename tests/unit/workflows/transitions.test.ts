@@ -6,9 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Phase } from '../../src/shared/types.js';
-import { describeTransitions, IllegalTransitionError, initialState, setPhase, transition, TRANSITIONS } from '../../src/workflows/machine.js';
-import { testInput } from '../helpers/run-input.js';
+import type { Phase } from '../../../src/shared/types.js';
+import { describeTransitions, IllegalTransitionError, initialState, setPhase, transition, TRANSITIONS } from '../../../src/workflows/machine.js';
+import { testInput } from '../../helpers/run-input.js';
 
 const fresh = () => initialState(testInput({ repo: '/r', model: 'scripted:/s.json' }));
 
@@ -75,7 +75,7 @@ describe('the phase table', () => {
   });
 
   it('holds every phase change of the recorded runs in tests/replay/histories', () => {
-    const dir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
+    const dir = fileURLToPath(new URL('../../replay/histories/', import.meta.url));
     const seen = new Set<string>();
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
       const { from, lines } = phaseLines(JSON.parse(readFileSync(join(dir, file), 'utf8')));
@@ -91,7 +91,7 @@ describe('the phase table', () => {
   });
 
   it('is what the README shows as the run states', () => {
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
     const block = /<!-- run-states[^>]*-->\n```text\n([\s\S]*?)\n```/.exec(readme)?.[1];
     expect(block, 'README.md needs the generated run-states block').toBeDefined();
     expect(block, 'README.md is out of date: paste describeTransitions() from src/workflows/machine.ts').toBe(describeTransitions());
