@@ -15,8 +15,6 @@ import { installHandlers } from './handlers.js';
 import { afterVerdict, observe } from './machine.js';
 import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from './options.js';
 
-export type { Carry } from './context.js';
-
 export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
   const ctx = new RunContext(input, carry);
   const { state } = ctx;
