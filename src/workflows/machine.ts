@@ -1,6 +1,7 @@
 /**
- * The run state machine as plain functions over RunState: no Temporal import, so every
- * transition is unit-tested without a server. The workflow function only orchestrates.
+ * The run state machine: which phase may follow which, and why (the table below is the whole
+ * of it), plus the pure decisions the workflow takes between phases. No Temporal import, so all
+ * of it is unit-tested without a server; the workflow (./run.ts, ./attempt.ts) only orchestrates.
  */
 import type {
   ApprovalDecision,
@@ -15,6 +16,120 @@ import type {
   Verdict,
 } from '../shared/types.js';
 import { artifactsDir } from '../shared/paths.js';
+
+/** Phases a run works in; the rest (succeeded, blocked, cancelled) are its end states. */
+export const ACTIVE_PHASES = ['preparing', 'planning', 'editing', 'awaiting_approval', 'verifying', 'retrying', 'needs_human'] as const satisfies readonly Phase[];
+
+export interface Transition {
+  from: readonly Phase[];
+  to: Phase;
+  /** when the workflow takes this step: what a newcomer needs to find the code that does */
+  why: string;
+}
+
+const step = (from: Phase | readonly Phase[], to: Phase, why: string): Transition => ({
+  from: typeof from === 'string' ? [from] : from,
+  to,
+  why,
+});
+const WORKING = ['planning', 'editing'] as const;
+
+/**
+ * Every phase change the run makes, in the order a run meets them. setPhase refuses any other:
+ * a change the table does not list is a bug in the workflow.
+ */
+export const TRANSITIONS: readonly Transition[] = [
+  step('preparing', 'planning', 'the worktree is ready: the first attempt starts by reading'),
+  step('preparing', 'editing', 'a worktree rebuilt after a host loss, with work already done'),
+  step('preparing', 'blocked', 'setup failed'),
+  step('planning', 'editing', 'the model called a tool that is not read-only'),
+  step(WORKING, 'awaiting_approval', 'the policy asks a person about a call'),
+  step('awaiting_approval', 'editing', 'a person approved or rejected the call'),
+  step('awaiting_approval', 'needs_human', 'nobody decided on the call in time'),
+  step(WORKING, 'verifying', 'the model finished (finish, or a turn without calls) and the stop gate let it'),
+  step(WORKING, 'retrying', 'the attempt got stuck; attempts are left'),
+  step(WORKING, 'needs_human', 'the attempt got stuck: no attempts left, or the same failure twice'),
+  step(WORKING, 'blocked', 'a budget ran out'),
+  step([...WORKING, 'verifying'], 'preparing', "the worktree's host is lost: rebuild it elsewhere"),
+  step('verifying', 'succeeded', 'the checks and the diff pass'),
+  step('verifying', 'retrying', 'verification failed; attempts are left'),
+  step('verifying', 'needs_human', 'verification failed: no attempts left, or the same failure twice'),
+  step('retrying', 'editing', 'the next attempt starts with the failure in its prompt'),
+  step('needs_human', 'retrying', 'a person sent a hint'),
+  step('needs_human', 'succeeded', 'a person accepted the work as it is'),
+  step('needs_human', 'blocked', 'a person abandoned the run, or nobody decided in time'),
+  step(ACTIVE_PHASES, 'blocked', 'an activity failed for good (a non-retryable error, retries exhausted)'),
+  step(ACTIVE_PHASES, 'cancelled', 'cancelled by request'),
+  // An end state is set before the artifacts are written, so that writing can still fail or be cancelled.
+  step(['succeeded', 'blocked'], 'blocked', 'writing the artifacts failed'),
+  step(['succeeded', 'blocked'], 'cancelled', 'cancelled while the artifacts were written'),
+];
+
+/**
+ * A plain Error on purpose: in workflow code it fails the workflow task, not the run, so the run
+ * waits for a fixed worker and replays instead of ending in a state nobody designed.
+ */
+export class IllegalTransitionError extends Error {
+  constructor(from: Phase, to: Phase) {
+    super(`illegal phase transition ${from} → ${to}: not in TRANSITIONS (src/workflows/machine.ts)`);
+    this.name = 'IllegalTransitionError';
+  }
+}
+
+/** The table's reason for from → to, or undefined when the step is illegal. */
+export function transition(from: Phase, to: Phase): Transition | undefined {
+  return TRANSITIONS.find((t) => t.to === to && t.from.includes(from));
+}
+
+/**
+ * Moves the run to a phase the table allows, and logs it. The same phase again without a note
+ * changes nothing, so it is no transition; with a note it is one (the log line says why).
+ */
+export function setPhase(state: RunState, phase: Phase, at: string, note?: string): void {
+  if (state.phase === phase && !note) return;
+  if (!transition(state.phase, phase)) throw new IllegalTransitionError(state.phase, phase);
+  state.phase = phase;
+  log(state, at, 'phase', note ? `${phase}: ${note}` : phase);
+}
+
+export type AfterVerdict =
+  | { next: 'succeeded' }
+  | { next: 'retry'; attempt: number }
+  | { next: 'needs_human'; reason: string };
+
+/**
+ * What follows a verdict: pass → succeeded; the same failure twice in a row → a person at once
+ * (another attempt would burn budget on the same wall); attempts left → retry; else a person.
+ */
+export function afterVerdict(
+  state: RunState,
+  verdict: Verdict,
+  previousSignature: string | undefined,
+): AfterVerdict {
+  if (verdict.pass) return { next: 'succeeded' };
+  if (previousSignature !== undefined && previousSignature === verdict.signature) {
+    return { next: 'needs_human', reason: `the same failure twice in a row: ${verdict.summary}` };
+  }
+  if (state.attempt < state.maxAttempts) return { next: 'retry', attempt: state.attempt + 1 };
+  return { next: 'needs_human', reason: `no attempts left (${state.maxAttempts}): ${verdict.summary}` };
+}
+
+/**
+ * The table as text, for the README (tests/unit/workflows/transitions.test.ts keeps the README equal to it).
+ * One line per rule: a newcomer reads the run's life top to bottom.
+ */
+export function describeTransitions(): string {
+  const name = (t: Transition) => (t.from === ACTIVE_PHASES ? 'any active phase' : t.from.join(' | '));
+  const width = Math.max(...TRANSITIONS.map((t) => name(t).length));
+  const toWidth = Math.max(...TRANSITIONS.map((t) => t.to.length));
+  return [
+    `active phases: ${ACTIVE_PHASES.join(', ')}`,
+    '',
+    ...TRANSITIONS.map((t) => `${name(t).padEnd(width)} → ${t.to.padEnd(toWidth)}  ${t.why}`),
+  ].join('\n');
+}
+
+// The run's state and the pure updates the workflow makes to it.
 
 /** Bounded so the state a query returns (and the history that carries it) stays small. */
 export const MAX_LOG_LINES = 60;
@@ -48,12 +163,6 @@ export function log(state: RunState, at: string, kind: LogLine['kind'], text: st
   state.log.push(line);
   if (state.log.length > MAX_LOG_LINES) state.log.splice(0, state.log.length - MAX_LOG_LINES);
   return line;
-}
-
-export function setPhase(state: RunState, phase: Phase, at: string, note?: string): void {
-  if (state.phase === phase && !note) return;
-  state.phase = phase;
-  log(state, at, 'phase', note ? `${phase}: ${note}` : phase);
 }
 
 export function observe(state: RunState, text: string): void {
@@ -111,26 +220,4 @@ export function approvalProblem(
 
 export function findApproval(state: RunState, id: string): PendingApproval | undefined {
   return state.pendingApprovals.find((a) => a.id === id);
-}
-
-export type AfterVerdict =
-  | { next: 'succeeded' }
-  | { next: 'retry'; attempt: number }
-  | { next: 'needs_human'; reason: string };
-
-/**
- * What follows a verdict: pass → succeeded; the same failure twice in a row → a person at once
- * (another attempt would burn budget on the same wall); attempts left → retry; else a person.
- */
-export function afterVerdict(
-  state: RunState,
-  verdict: Verdict,
-  previousSignature: string | undefined,
-): AfterVerdict {
-  if (verdict.pass) return { next: 'succeeded' };
-  if (previousSignature !== undefined && previousSignature === verdict.signature) {
-    return { next: 'needs_human', reason: `the same failure twice in a row: ${verdict.summary}` };
-  }
-  if (state.attempt < state.maxAttempts) return { next: 'retry', attempt: state.attempt + 1 };
-  return { next: 'needs_human', reason: `no attempts left (${state.maxAttempts}): ${verdict.summary}` };
 }

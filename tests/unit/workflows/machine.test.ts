@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { afterVerdict, approvalProblem, budgetExceeded, initialState, log, MAX_LOG_LINES } from '../../src/workflows/machine.js';
-import type { Verdict } from '../../src/shared/types.js';
-import { testInput } from '../helpers/run-input.js';
+import { afterVerdict, approvalProblem, budgetExceeded, initialState, log, MAX_LOG_LINES } from '../../../src/workflows/machine.js';
+import type { Verdict } from '../../../src/shared/types.js';
+import { testInput } from '../../helpers/run-input.js';
 
 const verdict = (pass: boolean, signature = 'sig-a'): Verdict => ({
   pass,

@@ -1,0 +1,249 @@
+/**
+ * One attempt of the agent loop: model turns and their tool calls until the agent finishes, is
+ * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows.
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
+import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
+import type { LoopState, RunContext } from './context.js';
+import { addUsage, budgetExceeded, findApproval, observe, touch } from './machine.js';
+import { modelOptions, toolOptions, type Acts } from './options.js';
+import type { kilnRun } from './run.js';
+import { observeCall, observeIdleTurn } from './stuck.js';
+import { EDIT_TOOLS, FINISH_TOOL, READ_ONLY_TOOLS, REFLECT_TOOL } from './tool-flags.js';
+
+export type AttemptEnd =
+  | { kind: 'finished'; gateSatisfied: boolean }
+  | { kind: 'stuck'; why: string }
+  | { kind: 'budget'; which: string }
+  | { kind: 'approval_timeout'; approvalId: string };
+
+type ToolOutcome = { kind: 'done'; result: RunToolResult } | { kind: 'approval_timeout'; approvalId: string };
+
+export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<AttemptEnd> {
+  const { state, input } = ctx;
+  const acts = ctx.host!;
+  const checks = ctx.prep!.checks;
+  if (state.phase !== 'planning' && state.phase !== 'editing') ctx.phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
+  // The stop gate: after an edit, finish waits until every check has run again.
+  const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
+  const gateAnswer = () =>
+    `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
+      .filter((c) => !loop.checksSinceEdit.includes(c))
+      .map((c) => `\`${c}\``)
+      .join(' and ')} with run_command, then call finish.`;
+
+  for (;;) {
+    await maybeContinueAsNew(ctx, loop);
+    state.budget.wallMs = ctx.elapsedMs();
+    const over = budgetExceeded(state.budget, input.budgets);
+    if (over) return { kind: 'budget', which: over };
+
+    state.turn += 1;
+    const turn = await acts.agentTurn.executeWithOptions(
+      { ...modelOptions(input), summary: `turn ${state.turn}: model` },
+      [
+        {
+          ...ctx.ref(),
+          turn: state.turn,
+          attempt: state.attempt,
+          userText: loop.userText,
+          toolResults: loop.toolResults,
+          checkpoint: loop.dirty,
+          memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
+        },
+      ],
+    );
+    loop.userText = undefined;
+    loop.toolResults = {};
+    if (turn.checkpoint) {
+      loop.dirty = false;
+      if ('patch' in turn.checkpoint) ctx.checkpoint = turn.checkpoint;
+      else {
+        ctx.checkpoint = undefined;
+        ctx.note('note', `checkpoint skipped: the patch is ${turn.checkpoint.tooLarge} bytes; a host loss would rebuild from the base`);
+      }
+    }
+    addUsage(state, turn.usage, turn.costUsd);
+    state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
+    if (turn.text) observe(state, turn.text);
+    if (turn.compacted) ctx.note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
+    if (state.phase === 'planning' && turn.calls.some((c) => !READ_ONLY_TOOLS.has(c.name))) ctx.phase('editing');
+    // the turn line says what the model said; each call gets its own line with its outcome
+    ctx.note('turn', `turn ${state.turn}${turn.text ? `: ${turn.text.split('\n')[0]!.slice(0, 160)}` : turn.calls.length ? '' : ` (${turn.stopReason})`}`);
+
+    let finished = false;
+    if (turn.calls.length === 0) {
+      // An end_turn without finish counts as a finish attempt.
+      if (gateSatisfied()) finished = true;
+      else {
+        loop.userText = gateAnswer();
+        ctx.note('note', 'stop gate: finish refused until the checks run');
+        const stuck = observeIdleTurn(loop.stuck);
+        if (stuck) return { kind: 'stuck', why: stuck };
+      }
+    }
+
+    const prefetched = await prefetchReads(ctx, acts, turn.calls);
+    for (const call of turn.calls) {
+      let result: { text: string; isError: boolean; malformed: boolean };
+      if (call.inputError) {
+        loop.toolResults[call.id] = { content: call.inputError, isError: true };
+        ctx.note('tool', `${call.summary}: invalid call`);
+        if (call.name === REFLECT_TOOL && loop.needReflection) loop.reflectionBounces += 1;
+        result = { text: call.inputError, isError: true, malformed: true };
+      } else if (call.name === FINISH_TOOL) {
+        if (gateSatisfied()) {
+          finished = true;
+          loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
+        } else {
+          loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
+          ctx.note('note', 'stop gate: finish refused until the checks run');
+        }
+        result = { text: loop.toolResults[call.id]!.content, isError: !finished, malformed: false };
+      } else if (loop.needReflection && EDIT_TOOLS.has(call.name) && loop.reflectionBounces < 1) {
+        // once per retry: edits wait for a reflection; after one bounce the coder may go on
+        loop.reflectionBounces += 1;
+        const text = 'Reflect first: before editing in a retry, call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files.';
+        loop.toolResults[call.id] = { content: text, isError: true };
+        ctx.note('note', 'reflection required before editing');
+        result = { text, isError: true, malformed: false };
+      } else {
+        const early = prefetched.get(call.id);
+        if (early) ctx.note('tool', `${call.summary}${outcomeSuffix(early)}`);
+        const outcome: ToolOutcome = early ? { kind: 'done', result: early } : await runOneTool(ctx, acts, call);
+        if (outcome.kind === 'approval_timeout') return outcome;
+        const res = outcome.result;
+        if (res.status === 'done') {
+          if (res.effect === 'edit' || res.effect === 'command') loop.dirty = true;
+          if (res.effect === 'edit' && res.path) {
+            touch(state, res.path);
+            loop.editedSinceChecks = true;
+            loop.checksSinceEdit = [];
+          }
+          if (res.effect === 'reflect') loop.needReflection = false;
+          if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
+          if (res.plan) state.plan = res.plan;
+          observe(state, res.summary);
+        }
+        const isError = res.status !== 'done' || !res.ok;
+        result = { text: res.summary, isError, malformed: false };
+        if (res.status === 'denied') ctx.fail(`denied: ${res.summary} (${res.rule})`);
+      }
+      const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed });
+      if (stuck && !finished) return { kind: 'stuck', why: stuck };
+    }
+    if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
+  }
+}
+
+/** Continue-as-new between turns, once this run's history has grown enough; nothing is lost. */
+async function maybeContinueAsNew(ctx: RunContext, loop: LoopState): Promise<void> {
+  const { state, input } = ctx;
+  const info = workflowInfo();
+  if (state.turn - ctx.turnAtRunStart < (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN) && !info.continueAsNewSuggested) return;
+  if (state.pendingApprovals.length) return;
+  await condition(allHandlersFinished);
+  ctx.note('note', `continuing as new after turn ${state.turn} (history ${info.historyLength} events)`);
+  await continueAsNew<typeof kilnRun>(input, ctx.snapshot(loop));
+}
+
+/**
+ * The reads a turn starts with run in one activity instead of one each (they cannot need an
+ * approval, and nothing before them changes the worktree). Behind patched(): runs started
+ * before this change replay through the one-call-per-activity path.
+ */
+async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[]): Promise<Map<string, RunToolResult>> {
+  const lead: ToolCallView[] = [];
+  for (const c of calls) {
+    if (c.inputError || !READ_ONLY_TOOLS.has(c.name)) break;
+    lead.push(c);
+  }
+  if (lead.length < 2 || !patched('batch-read-tools')) return new Map();
+  const results = await acts.runTools.executeWithOptions(
+    { ...toolOptions(ctx.input), summary: `turn ${ctx.state.turn}: ${lead.map((c) => c.summary).join('; ').slice(0, 200)}` },
+    [{ ...ctx.ref(), toolUseIds: lead.map((c) => c.id), grants: ctx.state.grants }],
+  );
+  return new Map(results.filter((r) => r.result.status !== 'ask').map((r) => [r.id, r.result]));
+}
+
+/** One tool call; when the policy asks, the call waits for a person's decision or its timeout. */
+async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Promise<ToolOutcome> {
+  const { state, input } = ctx;
+  const exec = (approvedHash?: string) =>
+    acts.runTool.executeWithOptions(
+      { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
+      [{ ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
+    );
+  const res = await exec();
+  if (res.status !== 'ask') {
+    ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
+    return { kind: 'done', result: res };
+  }
+
+  const id = `ap-${++ctx.approvalSeq}`;
+  const requested = new Date();
+  state.pendingApprovals.push({
+    id,
+    toolUseId: call.id,
+    tool: call.name,
+    summary: res.summary,
+    segments: res.segments,
+    rule: res.rule,
+    reason: res.reason,
+    grantKey: res.grantKey,
+    hash: res.hash,
+    requestedAt: requested.toISOString(),
+    expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
+  });
+  ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
+  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs);
+  const pending = findApproval(state, id)!;
+  state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
+  if (!answered) {
+    ctx.expired.add(id);
+    ctx.note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
+    await ctx.audit({ kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' });
+    return { kind: 'approval_timeout', approvalId: id };
+  }
+  const d = ctx.decisions.get(id)!;
+  const by = d.by ?? 'unknown';
+  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}`);
+  await ctx.audit({
+    kind: 'approval',
+    id,
+    decision: d.approve ? 'approved' : 'rejected',
+    scope: d.scope ?? 'once',
+    what: pending.summary,
+    hash: pending.hash,
+    by,
+    note: d.note ?? d.reason,
+  });
+  ctx.phase('editing');
+  if (!d.approve) {
+    const why = d.reason?.trim() || 'no reason given';
+    const rejected = await acts.recordToolResult({
+      ...ctx.ref(),
+      toolUseId: call.id,
+      content: `A person (${by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
+      isError: true,
+    });
+    return { kind: 'done', result: rejected };
+  }
+  if (d.scope === 'run' && pending.grantKey && !state.grants.includes(pending.grantKey)) {
+    state.grants.push(pending.grantKey);
+  }
+  const result = await exec(pending.hash);
+  ctx.note('tool', `${call.summary}${outcomeSuffix(result)}`);
+  return { kind: 'done', result };
+}
+
+/** " → exit code 1", " — denied (rule)", " — failed": what a person scanning the live log needs. */
+function outcomeSuffix(res: RunToolResult): string {
+  if (res.status === 'denied') return ` — denied (${res.rule})`;
+  if (res.status !== 'done') return '';
+  const command = / → ([^:]+)/.exec(res.summary)?.[1];
+  if (command) return ` → ${command}`;
+  if (res.recovered) return ' (already applied before a restart)';
+  return res.ok ? '' : ` — failed: ${res.summary.split(': ').slice(1).join(': ').slice(0, 120)}`;
+}

@@ -1,0 +1,189 @@
+/**
+ * Everything one run knows, in one object: the state a query shows, the approvals and the
+ * person's decision the handlers fill in, and the bookkeeping the attempt loop needs. Its
+ * snapshot is the continue-as-new carry, so a continued run goes on exactly where it stopped.
+ * (The plain-class-holds-the-state shape of Temporal's safe-message-handlers sample.)
+ */
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
+import type { ApprovalDecision, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
+import { KilnPhase } from '../temporal/search-attributes.js';
+import { initialState, log, setPhase } from './machine.js';
+import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
+import { freshStuck, type StuckState } from './stuck.js';
+
+/** Failures kept for the compaction summary and the Web UI. */
+const MAX_FAILURES = 10;
+
+/** The state of the agent loop inside one attempt; carried across continue-as-new. */
+export interface LoopState {
+  editedSinceChecks: boolean;
+  checksSinceEdit: string[];
+  /** a retry must start with a valid reflection before any edit */
+  needReflection: boolean;
+  reflectionBounces: number;
+  stuck: StuckState;
+  /** files may have changed since the last checkpoint */
+  dirty: boolean;
+  userText?: string;
+  toolResults: Record<string, { content: string; isError: boolean }>;
+}
+
+export function freshLoop(needReflection: boolean, userText?: string): LoopState {
+  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), dirty: false, userText, toolResults: {} };
+}
+
+/**
+ * Everything a continued run needs to go on exactly where the previous run stopped. Its shape
+ * is in recorded histories (continue-as-new input): add only optional fields.
+ */
+export interface Carry {
+  state: RunState;
+  startedAtMs: number;
+  approvalSeq: number;
+  decided: string[];
+  expired: string[];
+  prep: PrepareResult;
+  previousSignature?: string;
+  failures: string[];
+  loop: LoopState;
+  checkpoint?: Extract<Checkpoint, { patch: string }>;
+}
+
+type AuditEntry = Parameters<Activities['recordAudit']>[0]['entry'];
+
+export class RunContext {
+  readonly state: RunState;
+  readonly startedAtMs: number;
+  /** continue-as-new counts turns from here */
+  readonly turnAtRunStart: number;
+  /** approval decisions received and not yet consumed, by approval id */
+  readonly decisions = new Map<string, ApprovalDecision>();
+  readonly decided: Set<string>;
+  readonly expired: Set<string>;
+  /** a person's decision while the run is needs_human; set by the handlers */
+  human: HumanDecision | undefined;
+  approvalSeq: number;
+  /** the last verdict's signature: the same failure twice in a row goes to a person */
+  previousSignature: string | undefined;
+  readonly failures: string[];
+  /** the worktree's last patch against the base: what a rebuild on another host starts from */
+  checkpoint: Carry['checkpoint'];
+  prep: PrepareResult | undefined;
+  /** activities on the worktree's host; undefined until the worktree exists */
+  host: Acts | undefined;
+  /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
+  private unwritten: number;
+
+  constructor(
+    readonly input: RunInput,
+    carry?: Carry,
+  ) {
+    this.state = carry?.state ?? initialState(input);
+    this.startedAtMs = carry?.startedAtMs ?? Date.now();
+    this.turnAtRunStart = this.state.turn;
+    this.decided = new Set(carry?.decided);
+    this.expired = new Set(carry?.expired);
+    this.approvalSeq = carry?.approvalSeq ?? 0;
+    this.previousSignature = carry?.previousSignature;
+    this.failures = carry?.failures ?? [];
+    this.checkpoint = carry?.checkpoint;
+    this.unwritten = carry ? this.state.log.length : 0;
+    this.prep = carry?.prep;
+    this.host = this.prep ? hostActivities(input, this.prep.hostQueue) : undefined;
+  }
+
+  /** What continue-as-new hands to the next run. */
+  snapshot(loop: LoopState): Carry {
+    return {
+      state: this.state,
+      startedAtMs: this.startedAtMs,
+      approvalSeq: this.approvalSeq,
+      decided: [...this.decided],
+      expired: [...this.expired],
+      prep: this.prep!,
+      previousSignature: this.previousSignature,
+      failures: this.failures,
+      loop,
+      checkpoint: this.checkpoint,
+    };
+  }
+
+  now(): string {
+    return new Date().toISOString();
+  }
+
+  elapsedMs(): number {
+    return Date.now() - this.startedAtMs;
+  }
+
+  /** A workspace is ready (first or rebuilt): its host takes the worktree's activities from now on. */
+  useWorkspace(prep: PrepareResult): void {
+    this.prep = prep;
+    this.state.worktree = prep.worktree;
+    this.state.hostQueue = prep.hostQueue;
+    this.host = hostActivities(this.input, prep.hostQueue);
+  }
+
+  note(kind: Parameters<typeof log>[2], text: string): void {
+    log(this.state, this.now(), kind, text);
+    this.unwritten++;
+  }
+
+  /** A phase change: checked against the machine's table, logged, shown in the Web UI. */
+  phase(p: Phase, why?: string): void {
+    setPhase(this.state, p, this.now(), why);
+    this.unwritten++;
+    this.showDetails();
+    if (this.input.searchAttributes) upsertSearchAttributes([{ key: KilnPhase, value: p }]);
+  }
+
+  /** The Web UI's current details: phase, reason, pending approvals and the plan. */
+  showDetails(): void {
+    setCurrentDetails(this.details());
+  }
+
+  private details(): string {
+    const s = this.state;
+    return [
+      `**${s.phase}** · attempt ${s.attempt}/${s.maxAttempts} · turn ${s.turn}${s.scripted ? ' · SCRIPTED model' : ''}`,
+      s.reason ? `reason: ${s.reason}` : '',
+      s.pendingApprovals.map((a) => `waiting for approval ${a.id}: ${a.summary}`).join('\n'),
+      s.plan.map((p) => `- [${p.status === 'done' ? 'x' : ' '}] ${p.step}`).join('\n'),
+    ]
+      .filter(Boolean)
+      .join('\n');
+  }
+
+  fail(text: string): void {
+    this.failures.push(text.slice(0, 300));
+    if (this.failures.length > MAX_FAILURES) this.failures.splice(0, this.failures.length - MAX_FAILURES);
+  }
+
+  /** Names the run for an activity and hands it the log lines it has not written yet. */
+  ref(): { runId: string; repo: string; events: RunState['log'] } {
+    const fresh = this.state.log.slice(Math.max(0, this.state.log.length - this.unwritten));
+    this.unwritten = 0;
+    return { runId: this.input.runId, repo: this.input.repo, events: fresh };
+  }
+
+  /** Audit lines go to the worktree's host, or to any worker when that host is gone. */
+  audit(entry: AuditEntry): Promise<void> {
+    return (this.host ?? shared).recordAudit({ ...this.ref(), entry }).catch((err: unknown) => {
+      if (!isHostLost(err)) throw err;
+      return shared.recordAudit({ ...this.ref(), entry });
+    });
+  }
+
+  acceptDecision(d: ApprovalDecision): void {
+    this.decisions.set(d.approvalId, d);
+    this.decided.add(d.approvalId);
+  }
+
+  /** Read through a method: handlers set it while the workflow awaits, which narrowing cannot see. */
+  takeHuman(): HumanDecision | undefined {
+    const d = this.human;
+    this.human = undefined;
+    return d;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The run's messages: the status query, and approvals and a person's decision, each both an
+ * Update (the sender learns "accepted" or why not, from the validator) and a Signal of the same
+ * name for the Web UI (a refused signal is logged, never thrown). Handlers only record what
+ * arrived; the run and the attempt wait on it with condition().
+ */
+import { setHandler } from '@temporalio/workflow';
+import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import type { HumanDecision } from '../shared/types.js';
+import type { RunContext } from './context.js';
+import { approvalProblem } from './machine.js';
+
+export function installHandlers(ctx: RunContext): void {
+  const { state } = ctx;
+  setHandler(statusQuery, () => ({ ...state, budget: { ...state.budget, wallMs: ctx.elapsedMs() } }));
+
+  setHandler(
+    approveUpdate,
+    (d) => {
+      ctx.acceptDecision(d);
+      return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
+    },
+    {
+      validator: (d) => {
+        const problem = approvalProblem(state, ctx.decided, ctx.expired, d);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(approveSignal, (d) => {
+    const problem = approvalProblem(state, ctx.decided, ctx.expired, d);
+    if (problem) ctx.note('approval', `ignored approval signal: ${problem}`);
+    else ctx.acceptDecision(d);
+  });
+
+  setHandler(
+    humanUpdate,
+    (d) => {
+      ctx.human = d;
+      return `${d.action} accepted`;
+    },
+    {
+      validator: (d) => {
+        const problem = humanProblem(ctx, d);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(humanSignal, (d) => {
+    const problem = humanProblem(ctx, d);
+    if (problem) ctx.note('human', `ignored signal: ${problem}`);
+    else ctx.human = d;
+  });
+}
+
+function humanProblem(ctx: RunContext, d: HumanDecision): string | undefined {
+  if (ctx.state.phase !== 'needs_human') return `the run is ${ctx.state.phase}, not waiting for a person`;
+  if (!d || !['hint', 'accept', 'abandon'].includes(d.action)) return 'action must be hint, accept or abandon';
+  if (d.action === 'hint' && !d.text?.trim()) return 'a hint needs text';
+  if (ctx.human) return 'a decision was already sent';
+  return undefined;
+}

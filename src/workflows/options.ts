@@ -1,0 +1,58 @@
+/**
+ * Activity options and the failure tests the workflow needs. Temporal owns every retry; the
+ * timeouts are set here once so the run and the attempt cannot disagree.
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.js';
+import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
+
+export type Activities = ReturnType<typeof createActivities>;
+export type Acts = ActivityInterfaceFor<Activities>;
+
+/** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
+export const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
+
+/** prepareWorkspace runs on the shared queue; the worker that ran it names its host queue. */
+export const shared = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '60 seconds',
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/** Activities that touch the worktree go to the queue of the host that holds it. */
+export const hostActivities = (input: RunInput, hostQueue: string): Acts =>
+  proxyActivities<Activities>({ ...hostOptions(input), taskQueue: hostQueue });
+
+/** Activity options from the run's settings; Temporal owns every retry. */
+function options(input: RunInput, startToCloseTimeout: string | number, maximumAttempts: number) {
+  return {
+    startToCloseTimeout,
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts, nonRetryableErrorTypes: NON_RETRYABLE },
+  };
+}
+
+/** On the worktree's host queue, waiting longer than this for a worker means the host is gone. */
+const onHost = <T extends object>(input: RunInput, o: T) => ({ ...o, scheduleToStartTimeout: input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS });
+
+export const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3);
+export const hostOptions = (input: RunInput) => onHost(input, options(input, '30 minutes', 5));
+export const toolOptions = (input: RunInput) => onHost(input, options(input, input.commandTimeoutMs + 60_000, 5));
+
+/** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
+export function modelOptions(input: RunInput) {
+  const o = onHost(input, options(input, '10 minutes', 8));
+  return { ...o, retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } };
+}
+
+/** No worker took a host activity in time: the worktree's machine is gone. */
+export function isHostLost(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/** The one line a blocked run shows when an activity could not succeed. */
+export function failureReason(err: ActivityFailure): string {
+  const cause = err.cause;
+  const what = cause instanceof ApplicationFailure && cause.type ? `${cause.type}: ` : '';
+  return `${err.activityType ?? 'activity'} failed: ${what}${cause?.message ?? err.message}`.slice(0, 1000);
+}
