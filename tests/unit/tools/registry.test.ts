@@ -74,6 +74,7 @@ describe('a tool left half-added does not compile', () => {
     missingJudge:
       `import { defineTool } from ${JSON.stringify(src('tools/spec.js'))};\nimport { finishInput } from ${JSON.stringify(src('tools/inputs.js'))};\n` +
       `export const t = defineTool({ schema: finishInput, run: (h) => h.record('x', { summary: 'x' }), summary: (v) => v.summary });\n`,
+    unlisted: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r = { ...TOOLS, delete_repo: TOOLS.finish } satisfies ToolRegistry;\n`,
   };
   const paths = Object.fromEntries(Object.entries(files).map(([k, text]) => [k, join(dir, `${k}.mts`)]));
   for (const [k, text] of Object.entries(files)) writeFileSync(paths[k]!, text);
@@ -89,6 +90,10 @@ describe('a tool left half-added does not compile', () => {
 
   it('fails when a catalog name has no spec', () => {
     expect(errors('missingTool').join('\n')).toMatch(/Property 'reflect' is missing/);
+  });
+
+  it('fails when a spec names no catalog tool', () => {
+    expect(errors('unlisted').join('\n')).toMatch(/'delete_repo' does not exist in type 'ToolRegistry'/);
   });
 
   it('fails when a spec has no policy judgement', () => {
