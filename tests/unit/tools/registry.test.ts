@@ -6,7 +6,9 @@ import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../../src/policy/index.js';
 import { EDIT_TOOLS, READ_ONLY_TOOLS, TOOL_CATALOG, TOOL_NAMES, isToolName } from '../../../src/tools/catalog.js';
+import { describeCall } from '../../../src/tools/dispatch.js';
 import { TOOLS } from '../../../src/tools/registry.js';
+import { parseToolInput } from '../../../src/tools/schemas.js';
 import { tempRepo } from '../policy/helpers.js';
 
 const repo = tempRepo();
@@ -44,6 +46,30 @@ describe('the policy finds each tool by name in the registry', () => {
     expect((await evaluate('run_command', { command: 'ls' }, ctx)).safeToRepeat).toBe(true);
     expect((await evaluate('run_command', { command: 'touch a.txt' }, ctx)).safeToRepeat).toBe(false);
     expect((await evaluate('run_command', {}, ctx)).safeToRepeat).toBe(false);
+  });
+});
+
+describe('the line that names a call in logs and the Web UI', () => {
+  const line = (name: string, input: unknown) => {
+    const p = parseToolInput(name, input);
+    if (!p.ok) throw new Error(p.error);
+    return describeCall(p);
+  };
+
+  it('names the tool and what it acts on, cut to stay short', () => {
+    expect(line('read_file', { path: 'src/a.ts' })).toBe('read_file src/a.ts');
+    expect(line('read_file', { path: 'src/a.ts', start_line: 10 })).toBe('read_file src/a.ts:10-');
+    expect(line('read_file', { path: 'src/a.ts', start_line: 10, end_line: 20 })).toBe('read_file src/a.ts:10-20');
+    expect(line('list_files', {})).toBe('list_files');
+    expect(line('list_files', { glob: '*.md' })).toBe('list_files *.md');
+    expect(line('search', { pattern: 'x'.repeat(80), path_glob: 'src/**' })).toBe(`search "${'x'.repeat(60)}" in src/**`);
+    expect(line('edit', { path: 'a.ts', old_string: 'a', new_string: 'b' })).toBe('edit a.ts');
+    expect(line('create_file', { path: 'b.ts', content: '' })).toBe('create_file b.ts');
+    expect(line('run_command', { command: 'y'.repeat(200), reason: 'r' })).toBe(`run_command: ${'y'.repeat(160)}`);
+    expect(line('update_plan', { steps: [{ step: 'a', status: 'done' }] })).toBe('update_plan (1 steps)');
+    const reflection = { attempt: 2, last_failure: 'f', last_cause: 'c', this_fix: 'x', rationale: 'r', changed_files: [] };
+    expect(line('reflect', reflection)).toBe('reflect (attempt 2)');
+    expect(line('finish', { summary: 'done' })).toBe('finish');
   });
 });
 
