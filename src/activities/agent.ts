@@ -12,14 +12,14 @@ import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { ModelError } from '../model/index.js';
 import { redact } from '../redact/index.js';
-import { parseToolInput, toolDefinitions } from '../tools/index.js';
+import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
 import { diffAgainstBase } from './workspace.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
-import { callPath, describeCall, resultPath, type StoredCall, type StoredResult } from './tools.js';
+import { callPath, resultPath, type StoredCall, type StoredResult } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
 export const CONTEXT_TOKEN_BUDGET = 6000;

@@ -10,15 +10,21 @@ import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandResult } from '../sandbox/types.js';
 import {
+  TOOL_CATALOG,
   capText,
   commitEdit,
+  describeCall,
   fileHash,
   parseToolInput,
   prepareEdit,
-  runFileTool,
+  runToolCall,
   sha256,
+  type CreateFileInput,
+  type EditRequest,
+  type EditToolName,
   type ParsedToolInput,
   type PreparedEdit,
+  type ToolHost,
 } from '../tools/index.js';
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
@@ -118,6 +124,7 @@ export function toolActivities(deps: ActivityDeps) {
     });
   }
 
+  /** Runs an allowed call through its spec; the host gives it this run's files, journal and sandbox. */
   async function execute(
     rec: RunRecord,
     call: StoredCall,
@@ -126,51 +133,37 @@ export function toolActivities(deps: ActivityDeps) {
     summary: string,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
+    const effect = TOOL_CATALOG[parsed.name].effect;
+    const host: ToolHost = {
+      workspace: rec.worktree,
+      result: (out) => finishResult(rec, call, out.content, !out.ok, effect, summary, out.fullOutput),
+      record: (content, view) =>
+        record(rec, call, { content, isError: false }, { status: 'done', ok: true, effect, summary: view.summary, ...(view.plan ? { plan: view.plan } : {}) }),
+      edit: (tool, value) => editOnce(rec, call, tool, value, summary),
+      command: (command, timeoutMs) => runCommand(rec, call, command, timeoutMs, decision, summary),
+      logDecision: (entry) => appendJsonl(join(runDir(repo, runId), 'decisions.jsonl'), { at: new Date().toISOString(), ...entry }),
+    };
+    return runToolCall(host, parsed);
+  }
+
+  async function editOnce(rec: RunRecord, call: StoredCall, tool: EditToolName, value: EditRequest | CreateFileInput, summary: string): Promise<RunToolResult> {
+    const { repo, runId } = rec.input;
     const ws = rec.worktree;
-    switch (parsed.name) {
-      case 'read_file':
-      case 'list_files':
-      case 'search': {
-        const out = await runFileTool(ws, parsed);
-        return finishResult(rec, call, out.content, !out.ok, 'read', summary, out.fullOutput);
-      }
-      case 'update_plan': {
-        const plan = parsed.value.steps.map((s) => ({ step: redact(s.step).slice(0, 200), status: s.status }));
-        const text = `Plan updated (${plan.filter((s) => s.status === 'done').length}/${plan.length} done).`;
-        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'plan', summary: text, plan });
-      }
-      case 'reflect': {
-        const r = parsed.value;
-        await appendJsonl(join(runDir(repo, runId), 'decisions.jsonl'), { at: new Date().toISOString(), type: 'reflection', valid: true, ...r });
-        const text = `Reflection recorded for attempt ${r.attempt}. Go ahead with the fix.`;
-        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'reflect', summary: `reflect: ${redact(r.this_fix).slice(0, 200)}` });
-      }
-      case 'finish': {
-        const text = 'finish is handled by the workflow';
-        return record(rec, call, { content: text, isError: false }, { status: 'done', ok: true, effect: 'none', summary: text });
-      }
-      case 'edit':
-      case 'create_file': {
-        const sp = startedPath(repo, runId, call.id);
-        const started = await readJson<Started>(sp);
-        let prepared = started?.prepared;
-        let recovered = false;
-        if (prepared) {
-          recovered = (await fileHash(ws, prepared.path)) === sha256(prepared.after);
-        } else {
-          const p = prepareEdit(ws, parsed.name, parsed.value as never);
-          if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
-          prepared = p;
-          await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
-        }
-        const out = await commitEdit(ws, prepared);
-        deps.crash('after-edit-write');
-        const view = await finishResult(rec, call, out.content, !out.ok, 'edit', summary, undefined, prepared.path, recovered);
-        return view;
-      }
-      case 'run_command':
-        return runCommand(rec, call, parsed.value.command, parsed.value.timeout_ms, decision, summary);
+    const sp = startedPath(repo, runId, call.id);
+    const started = await readJson<Started>(sp);
+    let prepared = started?.prepared;
+    let recovered = false;
+    if (prepared) {
+      recovered = (await fileHash(ws, prepared.path)) === sha256(prepared.after);
+    } else {
+      const p = prepareEdit(ws, tool, value);
+      if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
+      prepared = p;
+      await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
     }
+    const out = await commitEdit(ws, prepared);
+    deps.crash('after-edit-write');
+    return finishResult(rec, call, out.content, !out.ok, 'edit', summary, undefined, prepared.path, recovered);
   }
 
   async function runCommand(
@@ -284,30 +277,6 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   return { runTool, runTools, recordToolResult };
-}
-
-/** One line for the log and the Web UI. */
-export function describeCall(p: Extract<ParsedToolInput, { ok: true }>): string {
-  const v = p.value as Record<string, unknown>;
-  switch (p.name) {
-    case 'read_file':
-      return `read_file ${v.path}${v.start_line ? `:${v.start_line}-${v.end_line ?? ''}` : ''}`;
-    case 'list_files':
-      return `list_files ${v.glob ?? ''}`.trim();
-    case 'search':
-      return `search "${String(v.pattern).slice(0, 60)}"${v.path_glob ? ` in ${v.path_glob}` : ''}`;
-    case 'edit':
-    case 'create_file':
-      return `${p.name} ${v.path}`;
-    case 'run_command':
-      return `run_command: ${String(v.command).slice(0, 160)}`;
-    case 'update_plan':
-      return `update_plan (${(v.steps as unknown[]).length} steps)`;
-    case 'reflect':
-      return `reflect (attempt ${v.attempt})`;
-    case 'finish':
-      return 'finish';
-  }
 }
 
 function firstLines(text: string): string {

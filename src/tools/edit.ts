@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fail, ok, type ToolOutcome } from './outcome.js';
 import { entryKind, resolveWorkspacePath, safeReadFile, safeWriteFile, WorkspacePathError } from './safe-fs.js';
-import type { CreateFileInput, EditInput } from './schemas.js';
+import type { CreateFileInput, EditInput } from './inputs.js';
 
 /** What callers may pass: parsed input, or the same with replace_all left out (false). */
 export type EditRequest = Omit<EditInput, 'replace_all'> & { replace_all?: boolean };

@@ -1,4 +1,7 @@
-export { TOOL_NAMES, isToolName, type ToolName } from './names.js';
+export { TOOL_CATALOG, TOOL_NAMES, READ_ONLY_TOOLS, EDIT_TOOLS, isToolName, type ToolName, type ToolFlags } from './catalog.js';
+export { TOOLS, type ToolRegistry } from './registry.js';
+export { defineTool, type ToolHost, type ToolSpec } from './spec.js';
+export { describeCall, runToolCall } from './dispatch.js';
 export * from './schemas.js';
 export { capText, type ToolOutcome } from './outcome.js';
 export {
@@ -29,4 +32,3 @@ export {
   type EditRequest,
   type EditToolName,
 } from './edit.js';
-export { runFileTool, isFileToolCall, type FileToolCall } from './run.js';

@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import picomatch from 'picomatch';
 import { capText, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
-import type { ListFilesInput } from './schemas.js';
+import type { ListFilesInput } from './inputs.js';
 
 export const LIST_MAX_FILES = 1000;
 const LIST_MAX_CHARS = 60_000;

@@ -1,6 +1,6 @@
 import { fail, ok, type ToolOutcome } from './outcome.js';
 import { safeReadFile, WorkspacePathError } from './safe-fs.js';
-import type { ReadFileInput } from './schemas.js';
+import type { ReadFileInput } from './inputs.js';
 import { decodeText, numberLines, splitLines } from './text.js';
 
 export const READ_MAX_LINES = 2000;

@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import readline from 'node:readline';
 import { capText, fail, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
-import type { SearchInput } from './schemas.js';
+import type { SearchInput } from './inputs.js';
 
 export const SEARCH_MAX_SHOWN = 200;
 /** Past this many matching lines we stop ripgrep: the count is then a lower bound. */

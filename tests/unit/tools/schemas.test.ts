@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TOOL_NAMES } from '../../../src/tools/names.js';
+import { TOOL_NAMES } from '../../../src/tools/catalog.js';
 import { parseToolInput, toolDefinitions } from '../../../src/tools/schemas.js';
 
 describe('toolDefinitions', () => {

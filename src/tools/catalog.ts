@@ -1,0 +1,48 @@
+/*
+ * The tools by name, with the facts about each that workflow code may act on. This module is
+ * bundled into the deterministic workflow sandbox: it must stay free of Node, zod and I/O.
+ * Everything else about a tool (schema, policy judgement, how it runs, its summary) is its spec
+ * in registry.ts, which the compiler requires for every name listed here.
+ */
+import type { ToolEffect } from '../activities/contracts.js';
+
+export interface ToolFlags {
+  /** only looks: a turn's leading run of such calls is batched into one activity, and does not end planning */
+  readonly readOnly: boolean;
+  /** may run again after a crash in the middle of it; 'judged': the policy decides per call (a command) */
+  readonly safeToRepeat: boolean | 'judged';
+  /** what a successful call changes; the workflow's bookkeeping (touched files, reflection gate) keys off it */
+  readonly effect: ToolEffect;
+}
+
+/** In the order the model is shown them: the order is part of every request (prompt cache). */
+export const TOOL_CATALOG = {
+  read_file: { readOnly: true, safeToRepeat: true, effect: 'read' },
+  list_files: { readOnly: true, safeToRepeat: true, effect: 'read' },
+  search: { readOnly: true, safeToRepeat: true, effect: 'read' },
+  edit: { readOnly: false, safeToRepeat: false, effect: 'edit' },
+  create_file: { readOnly: false, safeToRepeat: false, effect: 'edit' },
+  run_command: { readOnly: false, safeToRepeat: 'judged', effect: 'command' },
+  update_plan: { readOnly: true, safeToRepeat: true, effect: 'plan' },
+  // a repeat appends the same reflection to the decision log twice; nothing else
+  reflect: { readOnly: false, safeToRepeat: true, effect: 'reflect' },
+  finish: { readOnly: false, safeToRepeat: true, effect: 'none' },
+} as const satisfies Record<string, ToolFlags>;
+
+export type ToolName = keyof typeof TOOL_CATALOG;
+
+export const TOOL_NAMES = Object.keys(TOOL_CATALOG) as readonly ToolName[];
+
+/** Own names only: a model that calls "constructor" or "__proto__" names no tool. */
+export function isToolName(name: string): name is ToolName {
+  return Object.prototype.hasOwnProperty.call(TOOL_CATALOG, name);
+}
+
+function namesWhere(test: (f: ToolFlags) => boolean): ReadonlySet<string> {
+  return new Set(TOOL_NAMES.filter((n) => test(TOOL_CATALOG[n])));
+}
+
+/** Tools that only look (read_file, list_files, search, update_plan). */
+export const READ_ONLY_TOOLS = namesWhere((f) => f.readOnly);
+/** Tools that change files of the worktree (edit, create_file): a retry's reflection comes first. */
+export const EDIT_TOOLS = namesWhere((f) => f.effect === 'edit');
