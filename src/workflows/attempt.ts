@@ -10,7 +10,11 @@ import { addUsage, budgetExceeded, findApproval, observe, touch } from './machin
 import { modelOptions, toolOptions, type Acts } from './options.js';
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
-import { EDIT_TOOLS, FINISH_TOOL, READ_ONLY_TOOLS, REFLECT_TOOL } from './tool-flags.js';
+import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
+
+/** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
+const FINISH_TOOL = 'finish';
+const REFLECT_TOOL = 'reflect';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
