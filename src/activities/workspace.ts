@@ -13,7 +13,7 @@ import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
 import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { git } from '../git/run.js';
+import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
 import {
   appendEvent,
@@ -224,11 +224,11 @@ async function agentsMdChecks(wt: string): Promise<string[]> {
  * Runs git against a throwaway index holding the base plus every worktree change (new files
  * included), so the worktree's own index is never disturbed.
  */
-async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: (args: string[]) => Promise<string>) => Promise<T>): Promise<T> {
+async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: (args: readonly string[]) => Promise<string>) => Promise<T>): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  const g = (args: string[]) => git(worktree, args, { indexFile: index });
   try {
+    const g = (await hardenedGit(worktree, { indexFile: index })).run;
     await g(['read-tree', base]);
     await g(['add', '-A', '--', '.']);
     return await fn(g);

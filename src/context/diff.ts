@@ -1,4 +1,4 @@
-import { gitResult } from '../git/run.js';
+import { hardenedGit } from '../git/run.js';
 import { capText } from '../tools/outcome.js';
 import { workspaceRealpath } from '../tools/safe-fs.js';
 
@@ -10,10 +10,11 @@ const DIFF_MAX_CHARS = 200_000;
  */
 export async function currentDiff(workspace: string, maxChars = DIFF_MAX_CHARS): Promise<string> {
   const cwd = workspaceRealpath(workspace);
-  let diff = await gitResult(cwd, ['diff', 'HEAD', '--no-color', '--']);
+  const git = await hardenedGit(cwd);
+  let diff = await git.result(['diff', 'HEAD', '--no-color', '--']);
   // A repository without commits has no HEAD: everything staged is the change.
-  if (diff.exitCode !== 0) diff = await gitResult(cwd, ['diff', '--cached', '--no-color', '--']);
-  const untracked = await gitResult(cwd, ['ls-files', '--others', '--exclude-standard', '-z']);
+  if (diff.exitCode !== 0) diff = await git.result(['diff', '--cached', '--no-color', '--']);
+  const untracked = await git.result(['ls-files', '--others', '--exclude-standard', '-z']);
   let out = diff.exitCode === 0 ? diff.stdout.trim() : '';
   const added = untracked.exitCode === 0 ? untracked.stdout.split('\0').filter((f) => f !== '') : [];
   if (added.length > 0) {

@@ -1,6 +1,6 @@
 import { rgPath } from '@vscode/ripgrep';
 import { execa } from 'execa';
-import { gitResult } from '../git/run.js';
+import { hardenedGit } from '../git/run.js';
 import picomatch from 'picomatch';
 import { capText, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
@@ -20,10 +20,11 @@ function splitNul(out: string): string[] {
  */
 export async function listWorkspaceFiles(workspace: string): Promise<string[]> {
   const cwd = workspaceRealpath(workspace);
-  const git = await gitResult(cwd, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  const g = await hardenedGit(cwd);
+  const git = await g.result(['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
   let files: string[];
   if (git.exitCode === 0) {
-    const deleted = await gitResult(cwd, ['ls-files', '--deleted', '-z']);
+    const deleted = await g.result(['ls-files', '--deleted', '-z']);
     const gone = new Set(deleted.exitCode === 0 ? splitNul(deleted.stdout) : []);
     files = [...new Set(splitNul(git.stdout))].filter((f) => !gone.has(f));
   } else {
