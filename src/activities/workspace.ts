@@ -3,7 +3,6 @@
  * control, and turned into a patch at the end. The user's own checkout is never touched.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -49,7 +48,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       try {
         base = (await git(repo, ['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
       } catch {
-        throw ApplicationFailure.nonRetryable(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`, 'KilnConfigError');
+        throw new KilnConfigError(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`);
       }
     }
     if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
@@ -60,13 +59,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     }
     const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
-    let config;
-    try {
-      config = await loadRepoConfig(repo);
-    } catch (err) {
-      if (err instanceof KilnConfigError) throw ApplicationFailure.nonRetryable(err.message, 'KilnConfigError');
-      throw err;
-    }
+    const config = await loadRepoConfig(repo);
     const checks = input.checks.length ? input.checks : config.checks.length ? config.checks : await agentsMdChecks(wt);
     const rec: RunRecord = {
       input: { ...input, repo },

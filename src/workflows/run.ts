@@ -51,8 +51,6 @@ import { freshStuck, observeCall, observeIdleTurn, type StuckState } from './stu
 type Activities = ReturnType<typeof createActivities>;
 type Acts = ActivityInterfaceFor<Activities>;
 
-/** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
-const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
 /** Tools that only look: a turn's leading run of them is executed in one activity. */
 const READ_ONLY_TOOLS = new Set(['read_file', 'list_files', 'search', 'update_plan']);
 /** Failures kept for the compaction summary and the Web UI. */
@@ -62,7 +60,8 @@ const MAX_FAILURES = 10;
 const shared = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '60 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+  // activities mark failures no retry can fix as non-retryable (activities/failure.ts)
+  retry: { maximumAttempts: 3 },
 });
 
 /** The state of the agent loop inside one attempt; carried across continue-as-new. */
@@ -676,7 +675,7 @@ function options(input: RunInput, startToCloseTimeout: string | number, maximumA
   return {
     startToCloseTimeout,
     heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: { maximumAttempts, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: { maximumAttempts },
   };
 }
 
