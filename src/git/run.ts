@@ -56,9 +56,11 @@ function environment(o: GitOptions): Record<string, string> {
   };
 }
 
-function exec(dir: string, argv: string[], env: Record<string, string>, o: GitOptions): Promise<GitResult> {
+/** `git <hardening> sub args...`, collected up to the cap; `sub` names the command in errors. */
+function exec(dir: string, sub: string, args: readonly string[], env: Record<string, string>, o: GitOptions): Promise<GitResult> {
   const cap = o.maxBytes ?? MAX_OUTPUT_BYTES;
-  const fail = (why: string) => new GitError(argv, `git ${argv.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} in ${dir}: ${why}`);
+  const argv = [...hardenedGitArgs(), sub, ...args];
+  const fail = (why: string) => new GitError(argv, `git ${sub} in ${dir}: ${why}`);
   return new Promise((resolve, reject) => {
     const child = spawn('git', argv, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
     const out: Buffer[] = [];
@@ -89,7 +91,7 @@ function exec(dir: string, argv: string[], env: Record<string, string>, o: GitOp
  * which one runs. Reading config runs nothing. A config git cannot read fails the call.
  */
 async function driverOverrides(dir: string, env: Record<string, string>, o: GitOptions): Promise<Array<[string, string]>> {
-  const res = await exec(dir, [...hardenedGitArgs(), 'config', '--null', '--get-regexp', DRIVER_KEYS], env, o);
+  const res = await exec(dir, 'config', ['--null', '--get-regexp', DRIVER_KEYS], env, o);
   if (res.exitCode === 1) return []; // none defined
   if (res.exitCode !== 0) throw new GitError(['config'], `git cannot read the configuration of ${dir}: ${firstLine(res.stderr)}`);
   const out: Array<[string, string]> = [];
@@ -120,11 +122,8 @@ export interface HardenedGit {
 export async function hardenedGit(dir: string, o: GitOptions = {}): Promise<HardenedGit> {
   const env = environment(o);
   const withDrivers = { ...env, ...configEnv(await driverOverrides(dir, env, o)) };
-  const result = (args: readonly string[]) => {
-    const [sub, ...rest] = args;
-    const argv = [...hardenedGitArgs(), ...(sub === undefined ? [] : [sub, ...(DIFF_SUBCOMMANDS.has(sub) ? HARDENED_DIFF_FLAGS : []), ...rest])];
-    return exec(dir, argv, withDrivers, o);
-  };
+  const result = ([sub = 'help', ...rest]: readonly string[]) =>
+    exec(dir, sub, [...(DIFF_SUBCOMMANDS.has(sub) ? HARDENED_DIFF_FLAGS : []), ...rest], withDrivers, o);
   const run = async (args: readonly string[]) => {
     const res = await result(args);
     if (res.exitCode !== 0) throw new GitError(args, `git ${args[0] ?? ''} failed in ${dir}: ${firstLine(res.stderr) || `exit ${res.exitCode}`}`, res.exitCode);
