@@ -4,7 +4,6 @@
  * for it again, and the workflow only sees a bounded summary.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { buildContext, compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
@@ -80,7 +79,7 @@ export function agentActivities(deps: ActivityDeps) {
         ),
       );
     } catch (err) {
-      throw toFailure(err, inp.turn);
+      throw err instanceof ModelError ? err.withContext(`model turn ${inp.turn}`) : err;
     }
 
     const calls: ToolCallView[] = [];
@@ -189,26 +188,4 @@ async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promi
   if (all.some((t) => t.turn === inp.turn)) return;
   all.push({ turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd });
   await writeJsonAtomic(file, all);
-}
-
-/** Temporal owns retries: retryable model errors come back with the server's retry-after. */
-function toFailure(err: unknown, turn: number): Error {
-  if (err instanceof ModelError) {
-    const message = `model turn ${turn}: ${redact(err.message)}`;
-    if (err.retryable) {
-      return ApplicationFailure.create({
-        type: 'ModelRetryableError',
-        message,
-        nextRetryDelay: err.retryAfterMs,
-        details: [{ kind: err.kind, status: err.status }],
-      });
-    }
-    return ApplicationFailure.create({
-      type: err.kind === 'script' ? 'ScriptError' : 'ModelFatalError',
-      message,
-      nonRetryable: true,
-      details: [{ kind: err.kind, status: err.status }],
-    });
-  }
-  return err instanceof Error ? err : new Error(String(err));
 }

@@ -1,19 +1,20 @@
 import { agentActivities } from './agent.js';
 import { auditActivities } from './audit.js';
 import type { ActivityDeps } from './deps.js';
+import { classified } from './failure.js';
 import { toolActivities } from './tools.js';
 import { verifyActivities } from './verify.js';
 import { workspaceActivities } from './workspace.js';
 
-/** All of Kiln's activities over injected dependencies (tests pass fakes). */
+/** All of Kiln's activities over injected dependencies (tests pass fakes), their errors classified. */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return classified({
     ...workspaceActivities(deps),
     ...agentActivities(deps),
     ...toolActivities(deps),
     ...verifyActivities(deps),
     ...auditActivities(),
-  };
+  });
 }
 
 export { defaultDeps, type ActivityDeps } from './deps.js';

@@ -3,7 +3,6 @@
  * control, and turned into a patch at the end. The user's own checkout is never touched.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -13,8 +12,7 @@ import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
 import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { git } from './git.js';
-import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
+import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
 import {
   appendEvent,
@@ -40,8 +38,7 @@ export function workspaceActivities(deps: ActivityDeps) {
    */
   async function prepareWorkspace(input: RunInput, rebuild?: RebuildRequest): Promise<PrepareResult> {
     const repo = resolve(input.repo);
-    const g = git(repo);
-    const common = resolve(repo, (await g.raw(['rev-parse', '--git-common-dir'])).trim());
+    const common = resolve(repo, (await git(repo, ['rev-parse', '--git-common-dir'])).trim());
     await excludeKilnDir(common);
 
     const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
@@ -49,26 +46,20 @@ export function workspaceActivities(deps: ActivityDeps) {
     let base = existing?.baseCommit;
     if (!base) {
       try {
-        base = (await g.raw(['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
+        base = (await git(repo, ['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
       } catch {
-        throw ApplicationFailure.nonRetryable(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`, 'KilnConfigError');
+        throw new KilnConfigError(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`);
       }
     }
     if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
     if (!(await isWorktree(repo, wt))) {
       await mkdir(dirname(wt), { recursive: true });
       if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
-      await g.raw(['worktree', 'add', '--detach', wt, base]);
+      await git(repo, ['worktree', 'add', '--detach', wt, base]);
     }
     const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
-    let config;
-    try {
-      config = await loadRepoConfig(repo);
-    } catch (err) {
-      if (err instanceof KilnConfigError) throw ApplicationFailure.nonRetryable(err.message, 'KilnConfigError');
-      throw err;
-    }
+    const config = await loadRepoConfig(repo);
     const checks = input.checks.length ? input.checks : config.checks.length ? config.checks : await agentsMdChecks(wt);
     const rec: RunRecord = {
       input: { ...input, repo },
@@ -189,7 +180,7 @@ async function applyCheckpoint(wt: string, r: RebuildRequest, scratch: string): 
   await writeTextAtomic(file, r.patch);
   const files = [...r.patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
   try {
-    await git(wt).raw(['apply', '--binary', '--whitespace=nowarn', file]);
+    await git(wt, ['apply', '--binary', '--whitespace=nowarn', file]);
     return { applied: true, files, turn: r.turn };
   } catch (err) {
     // a checkpoint is redacted: a change that touched a secret cannot be restored verbatim
@@ -207,7 +198,7 @@ async function excludeKilnDir(commonGitDir: string): Promise<void> {
 
 async function isWorktree(repo: string, wt: string): Promise<boolean> {
   if (!existsSync(join(wt, '.git'))) return false;
-  const list = await git(repo).raw(['worktree', 'list', '--porcelain']);
+  const list = await git(repo, ['worktree', 'list', '--porcelain']);
   return list.split('\n').some((l) => l === `worktree ${wt}`);
 }
 
@@ -226,13 +217,13 @@ async function agentsMdChecks(wt: string): Promise<string[]> {
  * Runs git against a throwaway index holding the base plus every worktree change (new files
  * included), so the worktree's own index is never disturbed.
  */
-async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: ReturnType<typeof git>) => Promise<T>): Promise<T> {
+async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: (args: readonly string[]) => Promise<string>) => Promise<T>): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  const g = git(worktree, process.env, index);
   try {
-    await g.raw(['read-tree', base]);
-    await g.raw(['add', '-A', '--', '.']);
+    const g = (await hardenedGit(worktree, { indexFile: index })).run;
+    await g(['read-tree', base]);
+    await g(['add', '-A', '--', '.']);
     return await fn(g);
   } finally {
     await rm(index, { force: true });
@@ -241,24 +232,24 @@ async function againstBase<T>(worktree: string, base: string, scratchDir: string
 
 /** The worktree's changes against the base, as a patch that applies with `git apply`. */
 export async function diffAgainstBase(worktree: string, base: string, scratchDir: string): Promise<string> {
-  return againstBase(worktree, base, scratchDir, async (g) => redact(await g.raw(['diff', '--cached', '--binary', '--no-color', ...HARDENED_DIFF_FLAGS, base])));
+  return againstBase(worktree, base, scratchDir, async (g) => redact(await g(['diff', '--cached', '--binary', '--no-color', base])));
 }
 
 export async function changedFiles(worktree: string, base: string, scratchDir: string): Promise<string[]> {
   return againstBase(worktree, base, scratchDir, async (g) =>
-    (await g.raw(['diff', '--cached', '--name-only', '--no-renames', ...HARDENED_DIFF_FLAGS, base])).split('\n').filter(Boolean),
+    (await g(['diff', '--cached', '--name-only', '--no-renames', base])).split('\n').filter(Boolean),
   );
 }
 
 export async function removeWorktree(repo: string, wt: string): Promise<void> {
   if (existsSync(wt)) {
     try {
-      await git(repo).raw(['worktree', 'remove', '--force', '--force', wt]);
+      await git(repo, ['worktree', 'remove', '--force', '--force', wt]);
     } catch {
       await rm(wt, { recursive: true, force: true });
     }
   }
-  await git(repo).raw(['worktree', 'prune']).catch(() => undefined);
+  await git(repo, ['worktree', 'prune']).catch(() => undefined);
 }
 
 function countDiffLines(patch: string): number {

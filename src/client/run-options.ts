@@ -6,7 +6,7 @@ import { loadRepoConfig } from '../policy/repo-config.js';
 import { DEFAULT_MODEL, isScriptedSpec, loadScript, parseModelSpec } from '../model/index.js';
 import { loadPolicyConfig } from '../policy/index.js';
 import type { RunInput } from '../shared/types.js';
-import { git } from '../activities/git.js';
+import { git } from '../git/run.js';
 import { UsageError } from '../shared/errors.js';
 
 export interface RunFlags {
@@ -57,12 +57,12 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (!existsSync(repoArg) || !statSync(repoArg).isDirectory()) throw new UsageError(`--repo ${f.repo}: no such directory`);
   let repo: string;
   try {
-    repo = (await git(repoArg).raw(['rev-parse', '--show-toplevel'])).trim();
+    repo = (await git(repoArg, ['rev-parse', '--show-toplevel'])).trim();
   } catch {
     throw new UsageError(`--repo ${f.repo}: not a git repository (run \`git init\` and commit first)`);
   }
   try {
-    await git(repo).raw(['rev-parse', '--verify', `${f.base ?? 'HEAD'}^{commit}`]);
+    await git(repo, ['rev-parse', '--verify', `${f.base ?? 'HEAD'}^{commit}`]);
   } catch {
     throw new UsageError(f.base ? `--base ${f.base}: not a commit in ${repo}` : `${repo} has no commits yet: commit something first`);
   }

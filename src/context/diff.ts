@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { hardenedGit } from '../git/run.js';
 import { capText } from '../tools/outcome.js';
 import { workspaceRealpath } from '../tools/safe-fs.js';
 
@@ -10,11 +10,11 @@ const DIFF_MAX_CHARS = 200_000;
  */
 export async function currentDiff(workspace: string, maxChars = DIFF_MAX_CHARS): Promise<string> {
   const cwd = workspaceRealpath(workspace);
-  const opts = { cwd, reject: false, stdin: 'ignore', maxBuffer: 256 * 1024 * 1024 } as const;
-  let diff = await execa('git', ['diff', 'HEAD', '--no-color', '--no-ext-diff', '--'], opts);
+  const git = await hardenedGit(cwd);
+  let diff = await git.result(['diff', 'HEAD', '--no-color', '--']);
   // A repository without commits has no HEAD: everything staged is the change.
-  if (diff.exitCode !== 0) diff = await execa('git', ['diff', '--cached', '--no-color', '--no-ext-diff', '--'], opts);
-  const untracked = await execa('git', ['ls-files', '--others', '--exclude-standard', '-z'], opts);
+  if (diff.exitCode !== 0) diff = await git.result(['diff', '--cached', '--no-color', '--']);
+  const untracked = await git.result(['ls-files', '--others', '--exclude-standard', '-z']);
   let out = diff.exitCode === 0 ? diff.stdout.trim() : '';
   const added = untracked.exitCode === 0 ? untracked.stdout.split('\0').filter((f) => f !== '') : [];
   if (added.length > 0) {

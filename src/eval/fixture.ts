@@ -1,23 +1,18 @@
 /** A task's fixture repo, copied to a temporary folder and committed afresh for every run. */
-import { execa } from 'execa';
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { git as runGit } from '../git/run.js';
 import type { EvalTask } from './types.js';
 
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'Kiln eval',
-  GIT_AUTHOR_EMAIL: 'eval@kiln.local',
-  GIT_COMMITTER_NAME: 'Kiln eval',
-  GIT_COMMITTER_EMAIL: 'eval@kiln.local',
-};
+const IDENTITY = { name: 'Kiln eval', email: 'eval@kiln.local' };
 
 /** Returns the new repo's path; its parent folder is the caller's to remove. */
 export async function makeFixtureRepo(task: EvalTask): Promise<string> {
   const repo = join(await mkdtemp(join(tmpdir(), 'kiln-eval-')), task.name);
   // a fixture never carries run state of its own
   await cp(task.repoDir, repo, { recursive: true, filter: (src) => !/[/\\](\.git|\.kiln|node_modules)$/.test(src) });
-  const git = (...args: string[]) => execa('git', args, { cwd: repo, env: GIT_ENV });
+  const git = (...args: string[]) => runGit(repo, args, { identity: IDENTITY });
   await git('init', '-q', '-b', 'main');
   await git('add', '-A');
   await git('commit', '-q', '-m', `eval fixture: ${task.name}`);

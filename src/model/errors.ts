@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import { KilnError } from '../shared/errors.js';
 
 export type ModelErrorKind =
   | 'rate_limit'
@@ -12,14 +13,18 @@ export type ModelErrorKind =
   | 'timeout'
   | 'script';
 
+/** Kinds a person must fix (the key, the account, the model name, the script): the CLI's exit 2. */
+const INPUT_KINDS: ReadonlySet<ModelErrorKind> = new Set(['auth', 'permission', 'not_found', 'script']);
+
 /** The only error a ModelClient throws (besides an abort): what went wrong and whether trying again can help. */
-export class ModelError extends Error {
+export class ModelError extends KilnError {
   override readonly name = 'ModelError';
   readonly kind: ModelErrorKind;
   readonly retryable: boolean;
   /** how long the API asked us to wait before trying again */
-  readonly retryAfterMs?: number;
+  declare readonly retryAfterMs?: number;
   readonly status?: number;
+  override readonly exitCode: number;
 
   constructor(
     kind: ModelErrorKind,
@@ -31,6 +36,22 @@ export class ModelError extends Error {
     this.retryable = opts.retryable;
     if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
     if (opts.status !== undefined) this.status = opts.status;
+    this.exitCode = !this.retryable && INPUT_KINDS.has(kind) ? 2 : 1;
+  }
+
+  /** The names the workflow's failure reasons and the eval's classifier already know. */
+  override get failureType(): string {
+    return this.retryable ? 'ModelRetryableError' : this.kind === 'script' ? 'ScriptError' : 'ModelFatalError';
+  }
+
+  /** The same error, its message prefixed (e.g. with the turn it happened in). */
+  withContext(prefix: string): ModelError {
+    return new ModelError(this.kind, `${prefix}: ${this.message}`, {
+      retryable: this.retryable,
+      cause: this,
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+      ...(this.status !== undefined ? { status: this.status } : {}),
+    });
   }
 }
 

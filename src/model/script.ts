@@ -1,9 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { KilnInputError } from '../shared/errors.js';
 
 /** A script that cannot be used: unreadable, not JSON, or not of the format in SCRIPT_FORMAT.md. */
-export class ScriptError extends Error {
+export class ScriptError extends KilnInputError {
   override readonly name = 'ScriptError';
   constructor(
     readonly file: string,

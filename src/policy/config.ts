@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { KilnInputError } from '../shared/errors.js';
 
 /** Test files and repo machinery: the agent may not change them unless a run allows it. */
 export const DEFAULT_PROTECTED = [
@@ -47,7 +48,7 @@ export const policyConfigSchema = z
 
 export type PolicyConfig = z.infer<typeof policyConfigSchema>;
 
-export class PolicyConfigError extends Error {
+export class PolicyConfigError extends KilnInputError {
   override name = 'PolicyConfigError';
 }
 

@@ -5,8 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { KilnInputError } from '../shared/errors.js';
 
-export class KilnConfigError extends Error {
+/** `.kiln/config` (or the run's base commit) is wrong: no retry helps until the user fixes it. */
+export class KilnConfigError extends KilnInputError {
   override name = 'KilnConfigError';
 }
 

@@ -1,6 +1,37 @@
-/** One error style for the CLI: a few named errors, each with its exit code; one line printed. */
-export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number = 1) {
+/**
+ * Kiln's errors, classified once where they are defined: whether trying the same call again can
+ * help, and the CLI's exit code. Activities turn `retryable` into the ApplicationFailure's
+ * nonRetryable flag (activities/failure.ts); the CLI prints one line and exits with `exitCode`.
+ */
+export abstract class KilnError extends Error {
+  /** trying the same call again can succeed (a busy API, a flaky host); false: the input must change */
+  abstract readonly retryable: boolean;
+  /** 2: bad input, nothing was started or it stopped before doing anything; 1: anything else */
+  readonly exitCode: number = 1;
+  /** how long to wait before that retry, when the other side said so */
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  /** The ApplicationFailure type the workflow and the eval see. */
+  get failureType(): string {
+    return this.name;
+  }
+}
+
+/** An error in what the user gave Kiln (a flag, a config file, a script): fix it and run again. */
+export abstract class KilnInputError extends KilnError {
+  readonly retryable = false;
+  override readonly exitCode = 2;
+}
+
+/** The CLI's own errors, with the exit code they end the process with. */
+export class CliError extends KilnError {
+  readonly retryable = false;
+  constructor(message: string, override readonly exitCode: number = 1) {
     super(message);
   }
 }
@@ -12,18 +43,6 @@ export class UsageError extends CliError {
   }
 }
 
-/** Errors from our own modules that mean "fix your input", mapped to exit 2. */
-const INPUT_ERRORS = new Set([
-  'KilnConfigError',
-  'PolicyConfigError',
-  'ScriptError',
-  'TemporalUnreachableError',
-  'TemporalCliError',
-  'UsageError',
-]);
-
 export function exitCodeFor(err: unknown): number {
-  if (err instanceof CliError) return err.exitCode;
-  if (err instanceof Error && (INPUT_ERRORS.has(err.name) || INPUT_ERRORS.has(err.constructor.name))) return 2;
-  return 1;
+  return err instanceof KilnError ? err.exitCode : 1;
 }

@@ -7,12 +7,14 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { KilnInputError } from '../shared/errors.js';
 
 /** v1.6+ cannot be `go install`ed (its go.mod has a replace directive). */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 
-export class TemporalCliError extends Error {
+/** The Temporal CLI cannot be found or built: `kiln setup` (Go) fixes it. */
+export class TemporalCliError extends KilnInputError {
   override name = 'TemporalCliError';
 }
 

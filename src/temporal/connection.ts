@@ -1,9 +1,13 @@
 /** Connection settings follow Temporal's own conventions: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE. */
 import { Client, Connection } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../shared/constants.js';
+import { KilnError } from '../shared/errors.js';
 
-export class TemporalUnreachableError extends Error {
+/** No Temporal server at the address: the user starts one or fixes TEMPORAL_ADDRESS (exit 2); it may come up later. */
+export class TemporalUnreachableError extends KilnError {
   override name = 'TemporalUnreachableError';
+  readonly retryable = true;
+  override readonly exitCode = 2;
 }
 
 export interface TemporalSettings {

@@ -1,5 +1,6 @@
 import { rgPath } from '@vscode/ripgrep';
 import { execa } from 'execa';
+import { hardenedGit } from '../git/run.js';
 import picomatch from 'picomatch';
 import { capText, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
@@ -19,15 +20,11 @@ function splitNul(out: string): string[] {
  */
 export async function listWorkspaceFiles(workspace: string): Promise<string[]> {
   const cwd = workspaceRealpath(workspace);
-  const git = await execa('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
-    cwd,
-    reject: false,
-    stdin: 'ignore',
-    maxBuffer: 512 * 1024 * 1024,
-  });
+  const g = await hardenedGit(cwd);
+  const git = await g.result(['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
   let files: string[];
   if (git.exitCode === 0) {
-    const deleted = await execa('git', ['ls-files', '--deleted', '-z'], { cwd, reject: false, stdin: 'ignore' });
+    const deleted = await g.result(['ls-files', '--deleted', '-z']);
     const gone = new Set(deleted.exitCode === 0 ? splitNul(deleted.stdout) : []);
     files = [...new Set(splitNul(git.stdout))].filter((f) => !gone.has(f));
   } else {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { KilnError } from '../shared/errors.js';
 
 /**
  * File access for tools that run OUTSIDE the sandbox. A sandboxed command can plant
@@ -23,7 +24,9 @@ export type PathErrorCode =
   | 'too_large'
   | 'protected';
 
-export class WorkspacePathError extends Error {
+/** A path the tools refuse (outside, missing, protected...): the same call is refused again. */
+export class WorkspacePathError extends KilnError {
+  readonly retryable = false;
   constructor(
     readonly code: PathErrorCode,
     message: string,

@@ -9,14 +9,12 @@ import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
 export type Activities = ReturnType<typeof createActivities>;
 export type Acts = ActivityInterfaceFor<Activities>;
 
-/** Errors that no retry can fix: bad config, a model that refuses the key, a broken script. */
-export const NON_RETRYABLE = ['KilnConfigError', 'ModelFatalError', 'ScriptError', 'SandboxUnavailableError'];
-
 /** prepareWorkspace runs on the shared queue; the worker that ran it names its host queue. */
 export const shared = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '60 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+  // activities mark the failures no retry can fix as non-retryable themselves (activities/failure.ts)
+  retry: { maximumAttempts: 3 },
 });
 
 /** Activities that touch the worktree go to the queue of the host that holds it. */
@@ -28,7 +26,7 @@ function options(input: RunInput, startToCloseTimeout: string | number, maximumA
   return {
     startToCloseTimeout,
     heartbeatTimeout: input.heartbeatTimeoutMs,
-    retry: { maximumAttempts, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: { maximumAttempts },
   };
 }
 

@@ -4,7 +4,7 @@
  * artifacts at the end. With ANTHROPIC_API_KEY set the real model does the work; otherwise the
  * scripted model does, and every line that shows the run says so.
  */
-import { execa } from 'execa';
+import { git as runGit } from '../../git/run.js';
 import { cp, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ async function makeExampleRepo(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-demo-'));
   const repo = join(dir, 'revoked-session');
   await cp(join(EXAMPLES_DIR, 'revoked-session'), repo, { recursive: true });
-  const git = (...args: string[]) => execa('git', args, { cwd: repo, env: { GIT_AUTHOR_NAME: 'Kiln demo', GIT_AUTHOR_EMAIL: 'demo@kiln.local', GIT_COMMITTER_NAME: 'Kiln demo', GIT_COMMITTER_EMAIL: 'demo@kiln.local' } });
+  const git = (...args: string[]) => runGit(repo, args, { identity: { name: 'Kiln demo', email: 'demo@kiln.local' } });
   await git('init', '-q', '-b', 'main');
   await git('add', '-A');
   await git('commit', '-q', '-m', 'example: session lookup');

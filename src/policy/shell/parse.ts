@@ -10,8 +10,12 @@
  * word's static value where it has one. Anything it does not understand throws
  * ShellParseError, and the caller fails closed.
  */
+import { KilnError } from '../../shared/errors.js';
 
-export class ShellParseError extends Error {}
+/** Shell Kiln does not understand; the caller fails closed, and the same text fails again. */
+export class ShellParseError extends KilnError {
+  readonly retryable = false;
+}
 
 export interface Word {
   /** source text of the word */

@@ -2,8 +2,8 @@ import { afterAll, expect, test } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gitHardeningEnv, hardenedGitArgs, HARDENED_DIFF_FLAGS } from '../../../src/sandbox/index.js';
-import { cleanupTempDirs, git, makeRepo, tempDir } from './helpers.js';
+import { gitHardeningEnv, hardenedGitArgs, HARDENED_DIFF_FLAGS } from '../../../src/git/hardening.js';
+import { cleanupTempDirs, git, makeRepo, tempDir } from '../sandbox/helpers.js';
 
 afterAll(cleanupTempDirs);
 

@@ -1,0 +1,37 @@
+/**
+ * The one place a Kiln error becomes what Temporal retries on: an ApplicationFailure typed with
+ * the error's name, non-retryable when the error says no retry can help, with the other side's
+ * retry-after as the next delay. The workflow keeps no list of error names.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { redact } from '../redact/index.js';
+import { KilnError } from '../shared/errors.js';
+
+export function toApplicationFailure(err: unknown): unknown {
+  if (!(err instanceof KilnError)) return err;
+  const failure = ApplicationFailure.create({
+    type: err.failureType,
+    message: redact(err.message),
+    nonRetryable: !err.retryable,
+    ...(err.retryable && err.retryAfterMs !== undefined ? { nextRetryDelay: err.retryAfterMs } : {}),
+  });
+  if (err.stack) failure.stack = redact(err.stack);
+  return failure;
+}
+
+type Activity = (...args: never[]) => Promise<unknown>;
+
+/** Each activity with its Kiln errors classified on the way out. */
+export function classified<T extends Record<string, Activity>>(activities: T): T {
+  const out: Record<string, Activity> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    out[name] = async (...args) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw toApplicationFailure(err);
+      }
+    };
+  }
+  return out as T;
+}

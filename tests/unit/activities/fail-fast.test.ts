@@ -1,0 +1,69 @@
+/**
+ * Failures no retry can fix leave the activity as non-retryable ApplicationFailures, so Temporal
+ * ends the run on the first attempt: a bad .kiln/policy.json (was retried 5 times) and a worker
+ * without a model key (was retried 8 times over ~2 minutes while `kiln run` showed "planning").
+ * Controls: the same calls with a good policy and a scripted model go through.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { callPath } from '../../../src/activities/tools.js';
+import { writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { createActivities, defaultDeps } from '../../../src/activities/index.js';
+import { repoWith, writeScript } from '../../helpers/repo.js';
+import { testInput } from '../../helpers/run-input.js';
+
+async function prepared(model: string, env: NodeJS.ProcessEnv = process.env, steps: unknown[] = [{ text: 'done' }]) {
+  const repo = repoWith({ 'a.txt': 'alpha\n' });
+  const input = testInput({ repo, model: model.replace('SCRIPT', writeScript(join(repo, '..'), 's', { steps })) });
+  const acts = createActivities({ ...defaultDeps(env), hostQueue: 'unit-host' });
+  const menv = new MockActivityEnvironment();
+  await menv.run(acts.prepareWorkspace, input);
+  return { repo, input, acts, menv };
+}
+
+async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+describe('failures that no retry can fix are not retried', () => {
+  it('a bad .kiln/policy.json: runTool fails non-retryable, naming the file; control: a valid one runs the tool', async () => {
+    const { repo, input, acts, menv } = await prepared('scripted:SCRIPT');
+    mkdirSync(join(repo, '.kiln'), { recursive: true });
+    const call = async (id: string) => {
+      await writeJsonAtomic(callPath(repo, input.runId, id), { id, name: 'read_file', input: { path: 'a.txt' } });
+      return menv.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });
+    };
+    writeFileSync(join(repo, '.kiln', 'policy.json'), '{}');
+    expect(await call('toolu_ok')).toMatchObject({ status: 'done', ok: true });
+
+    writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
+    const f = await failure(call('toolu_bad'));
+    expect(f).toMatchObject({ type: 'PolicyConfigError', nonRetryable: true });
+    expect(f.message).toMatch(/policy\.json: invalid JSON/);
+  });
+
+  it('no model key on the worker: agentTurn fails non-retryable with what to set; control: a scripted model answers', async () => {
+    const ok = await prepared('scripted:SCRIPT');
+    const res = await ok.menv.run(ok.acts.agentTurn, { runId: ok.input.runId, repo: ok.repo, turn: 1, attempt: 1 });
+    expect(res.text).toBe('done');
+
+    const { repo, input, acts, menv } = await prepared('claude-sonnet-5-5', { PATH: process.env.PATH, HOME: process.env.HOME });
+    const f = await failure(menv.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 }));
+    expect(f).toMatchObject({ type: 'ModelFatalError', nonRetryable: true });
+    expect(f.message).toMatch(/no ANTHROPIC_API_KEY/);
+  });
+
+  it('a rate limit stays retryable, with the retry-after as the next delay', async () => {
+    const { repo, input, acts, menv } = await prepared('scripted:SCRIPT', process.env, [{ error: { status: 429, retry_after_s: 2, times: 'always' } }]);
+    const f = await failure(menv.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 }));
+    expect(f).toMatchObject({ type: 'ModelRetryableError', nonRetryable: false, nextRetryDelay: 2000 });
+  });
+});
