@@ -13,7 +13,7 @@ import { defaultDeps } from '../src/activities/index.js';
 import { closeSharedScriptedServer } from '../src/model/index.js';
 import type { RunInput } from '../src/shared/types.js';
 import { runInProcess } from './in-process.js';
-import { round, spread, type Spread } from './stats.js';
+import { round, type Spread } from './stats.js';
 import { CHECK_COMMAND, makeTaskRepo, writeTaskScript } from './task.js';
 import { runThroughTemporal } from './through-temporal.js';
 import { TurnClock } from './turn-clock.js';

@@ -4,8 +4,7 @@
  * activities always reach the machine that holds its worktree.
  */
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { createSandbox } from './sandbox/index.js';
@@ -13,16 +12,11 @@ import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 
 /**
- * Always the compiled workflows: the bundler then sees plain JS whether this module runs from
- * dist/ or from source under vitest (`npm test` builds first).
+ * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
+ * runs compiled, src/workflows/index.ts when tests import it from source (the bundler compiles
+ * TypeScript itself), so a test never runs workflow code older than the source it reads.
  */
-export const WORKFLOWS_PATH = join(packageRoot(), 'dist', 'src', 'workflows', 'index.js');
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`./workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 export interface RunningWorker {
   hostQueue: string;

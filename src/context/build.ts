@@ -1,5 +1,5 @@
 import { listWorkspaceFiles } from '../tools/list-files.js';
-import { resolveWorkspacePath, safeReadFile, WorkspacePathError } from '../tools/safe-fs.js';
+import { workspaceTarget, safeReadFile, WorkspacePathError } from '../tools/safe-fs.js';
 import { searchMatches } from '../tools/search.js';
 import { decodeText } from '../tools/text.js';
 import { currentDiff } from './diff.js';
@@ -75,7 +75,7 @@ function validTouched(workspace: string, touched: readonly string[]): string[] {
   const out: string[] = [];
   for (const p of touched) {
     try {
-      out.push(resolveWorkspacePath(workspace, p).rel);
+      out.push(workspaceTarget(workspace, p).rel);
     } catch {
       // not a workspace path: nothing to show
     }

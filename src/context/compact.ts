@@ -5,7 +5,7 @@
  * Deterministic and free: no model call.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { estimateTokens } from './tokens.js';
+import { estimateTokens } from '../shared/tokens.js';
 
 /** Recent messages kept verbatim: the last three assistant/user exchanges. */
 export const KEEP_RECENT_MESSAGES = 6;
@@ -19,7 +19,7 @@ export interface CompactionMemory {
 }
 
 export function conversationTokens(messages: Anthropic.MessageParam[]): number {
-  return estimateTokens(JSON.stringify(messages));
+  return estimateTokens(messages);
 }
 
 /**

@@ -1,4 +1,3 @@
-export { estimateTokens } from './tokens.js';
 export { readProjectRules, findRuleFiles, RULE_FILE_NAMES, type RuleFile, type RulesOptions } from './rules.js';
 export { extractKeywords, extractWeightedKeywords, keywordWeight, splitIdentifier, type Keyword } from './keywords.js';
 export { rankFiles, countMatches, isTestFile, isNoiseFile, fileStem, type RankedFile, type RankOptions } from './rank.js';

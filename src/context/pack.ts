@@ -1,4 +1,4 @@
-import { estimateTokens } from './tokens.js';
+import { estimateTokens } from '../shared/tokens.js';
 
 export type ContextKind = 'rule' | 'diff' | 'search' | 'file' | 'layout';
 

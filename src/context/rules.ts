@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { capText } from '../tools/outcome.js';
-import { entryKind, resolveWorkspacePath, safeReadFile, WorkspacePathError } from '../tools/safe-fs.js';
+import { entryKind, workspaceTarget, safeReadFile, WorkspacePathError } from '../tools/safe-fs.js';
 import { decodeText } from '../tools/text.js';
 
 export const RULE_FILE_NAMES = ['AGENTS.md', 'CLAUDE.md', '.kiln/rules.md'] as const;
@@ -19,7 +19,7 @@ function ruleDirs(workspace: string, touchedPaths: readonly string[]): string[] 
   for (const p of touchedPaths) {
     let rel: string;
     try {
-      rel = resolveWorkspacePath(workspace, p).rel;
+      rel = workspaceTarget(workspace, p).rel;
       if (entryKind(workspace, rel) !== 'dir') rel = path.posix.dirname(rel);
     } catch {
       continue; // a touched path outside the workspace has no rules to give

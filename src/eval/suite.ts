@@ -4,11 +4,12 @@
  * so a typo fails before any run starts, naming the file and the field.
  */
 import { existsSync, statSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { loadScript } from '../model/index.js';
 import { UsageError } from '../shared/errors.js';
+import { loadJsonFile } from '../shared/zod-error.js';
 import { FAILURE_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type TaskBudgets } from './types.js';
 
 const PHASES = ['succeeded', 'blocked', 'needs_human', 'cancelled'] as const;
@@ -54,7 +55,7 @@ export async function loadSuite(dirArg: string, only?: string[]): Promise<EvalSu
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--suite ${dirArg}: no such directory`);
   const suiteFile = join(dir, 'suite.json');
-  const suite = existsSync(suiteFile) ? parse(suiteSchema, await readJsonFile(suiteFile), suiteFile) : {};
+  const suite = existsSync(suiteFile) ? await loadJson(suiteSchema, suiteFile) : {};
   const tasks: EvalTask[] = [];
   for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
     const file = join(dir, entry.name, 'task.json');
@@ -78,7 +79,7 @@ export async function loadSuite(dirArg: string, only?: string[]): Promise<EvalSu
 
 async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks: string[]): Promise<EvalTask> {
   const file = join(dir, 'task.json');
-  const t = parse(taskSchema, await readJsonFile(file), file);
+  const t = await loadJson(taskSchema, file);
   const repoDir = resolve(dir, t.repo);
   if (!existsSync(repoDir) || !statSync(repoDir).isDirectory()) throw new UsageError(`${file}: repo ${t.repo}: no such folder`);
   let script: string | undefined;
@@ -103,17 +104,6 @@ async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks:
   };
 }
 
-async function readJsonFile(file: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`${file}: ${(err as Error).message}`);
-  }
-}
-
-function parse<T extends z.ZodType>(schema: T, raw: unknown, file: string): z.infer<T> {
-  const r = schema.safeParse(raw);
-  if (r.success) return r.data;
-  const lines = r.error.issues.map((i) => `${file}: ${i.path.join('.') || '(root)'}: ${i.message}`);
-  throw new UsageError(lines.join('\n'));
+function loadJson<T extends z.ZodType>(schema: T, file: string): Promise<z.infer<T>> {
+  return loadJsonFile(file, schema, (problem) => new UsageError(`${file}: ${problem}`));
 }

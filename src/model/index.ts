@@ -8,7 +8,6 @@ export { DEFAULT_MODEL, SCRIPTED_MODEL, parseModelSpec, isScriptedSpec, acceptsS
 export type { ModelSpec, ParsedModelSpec } from './models.js';
 export { costUsd, priceFor } from './pricing.js';
 export type { Price } from './pricing.js';
-export { estimateTokens } from './tokens.js';
 export { loadScript, parseScript, ScriptError } from './script.js';
 export type { Script, ScriptStep, ScriptExpect, ScriptToolUse, ScriptedErrorSpec } from './script.js';
 export { startScriptedServer, SCRIPT_HEADER, RUN_HEADER, TURN_HEADER } from './scripted-server.js';

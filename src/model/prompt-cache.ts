@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Usage } from '../shared/types.js';
 import { blocksOf, type MessagesRequest } from './scripted-request.js';
-import { estimateTokens } from './tokens.js';
+import { estimateTokens } from '../shared/tokens.js';
 
 /** One unit of the prompt in the order the API caches it: tools, then system, then messages. */
 interface Segment {

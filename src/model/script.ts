@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { KilnInputError } from '../shared/errors.js';
+import { parseJsonText } from '../shared/zod-error.js';
 
 /** A script that cannot be used: unreadable, not JSON, or not of the format in SCRIPT_FORMAT.md. */
 export class ScriptError extends KilnInputError {
@@ -93,28 +94,14 @@ function describePath(issuePath: ReadonlyArray<PropertyKey>): string {
 
 /** Validates and expands a script's text. Pure; `file` is only used in names and messages. */
 export function parseScript(text: string, file: string): Script {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ScriptError(file, `not valid JSON (${(err as Error).message})`);
-  }
-  const parsed = ScriptFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((issue) => {
-      const where = describePath(issue.path);
-      return where === '' ? issue.message : `${where}: ${issue.message}`;
-    });
-    const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
-    throw new ScriptError(file, issues.join('; ') + more);
-  }
+  const data = parseJsonText(text, ScriptFileSchema, (problem) => new ScriptError(file, problem), { where: describePath });
   const steps: ScriptStep[] = [];
-  parsed.data.steps.forEach(({ repeat, ...step }, i) => {
+  data.steps.forEach(({ repeat, ...step }, i) => {
     const times = repeat ?? 1;
     for (let copy = 1; copy <= times; copy++)
       steps.push({ ...step, origin: times === 1 ? `step ${i + 1}` : `step ${i + 1}, repeat ${copy} of ${times}` });
   });
-  return { name: parsed.data.name ?? path.basename(file, path.extname(file)), file, steps };
+  return { name: data.name ?? path.basename(file, path.extname(file)), file, steps };
 }
 
 const cache = new Map<string, { mtimeMs: number; size: number; script: Script }>();

@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Usage } from '../shared/types.js';
 import { SCRIPTED_MODEL } from './models.js';
 import type { ScriptStep } from './script.js';
-import { estimateTokens } from './tokens.js';
+import { estimateTokens } from '../shared/tokens.js';
 
 /** A Message as the API returns it, plus the marker that says it came from a script. */
 export type ScriptedMessage = Anthropic.Message & { kiln_scripted: true };

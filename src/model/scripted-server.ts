@@ -7,6 +7,7 @@ import { loadScript, ScriptError, type Script, type ScriptedErrorSpec } from './
 import { unmetExpectation } from './script-expect.js';
 import { scriptedMessage, withTurn } from './scripted-reply.js';
 import { MessagesRequestSchema, type MessagesRequest } from './scripted-request.js';
+import { describeIssues } from '../shared/zod-error.js';
 
 export interface ScriptedServer {
   /** base URL for the SDK, e.g. http://127.0.0.1:41234 */
@@ -139,8 +140,7 @@ export async function startScriptedServer(
     }
     const parsed = MessagesRequestSchema.safeParse(json);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new HttpFailure(400, 'invalid_request_error', `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid request'}`);
+      throw new HttpFailure(400, 'invalid_request_error', describeIssues(parsed.error, { input: json, root: 'body', max: 1 }));
     }
     const body: MessagesRequest = parsed.data;
     if (body.stream === true)

@@ -52,7 +52,7 @@ function parseCases(text: string, file: string): PolicyCase[] {
     try {
       c = JSON.parse(t) as PolicyCase;
     } catch (e) {
-      throw new Error(`${file}:${i + 1}: invalid JSON: ${(e as Error).message}`);
+      throw new Error(`${file}:${i + 1}: invalid JSON: ${(e as Error).message}`, { cause: e });
     }
     if (typeof c.id !== 'string' || typeof c.tool !== 'string' || !['allow', 'deny', 'ask', 'deny|ask'].includes(c.expect)) {
       throw new Error(`${file}:${i + 1}: a case needs "id", "tool" and "expect" (allow, deny, ask or deny|ask)`);

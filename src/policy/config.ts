@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { KilnInputError } from '../shared/errors.js';
+import { describeIssues, parseJsonText } from '../shared/zod-error.js';
 
 /** Test files and repo machinery: the agent may not change them unless a run allows it. */
 export const DEFAULT_PROTECTED = [
@@ -56,25 +57,11 @@ export function defaultPolicyConfig(): PolicyConfig {
   return policyConfigSchema.parse({});
 }
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
-  return out || '(root)';
-}
-
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') return `expected ${issue.expected}`;
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
-  if (issue.code === 'invalid_value') return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-  return issue.message;
-}
-
 /** Validates a parsed policy object; `source` names the file in error messages. */
 export function parsePolicyConfig(raw: unknown, source = '.kiln/policy.json'): PolicyConfig {
   const r = policyConfigSchema.safeParse(raw);
   if (r.success) return r.data;
-  const lines = r.error.issues.map((i) => `${source}: ${fieldPath(i.path)}: ${describe(i)}`);
-  throw new PolicyConfigError(lines.join('\n'));
+  throw new PolicyConfigError(`${source}: ${describeIssues(r.error, { input: raw })}`);
 }
 
 async function readIfExists(file: string): Promise<string | null> {
@@ -105,11 +92,5 @@ export async function loadPolicyConfig(repoDir: string): Promise<PolicyConfig> {
 }
 
 export function parsePolicyConfigText(text: string, source: string): PolicyConfig {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new PolicyConfigError(`${source}: invalid JSON: ${(e as Error).message}`);
-  }
-  return parsePolicyConfig(raw, source);
+  return parseJsonText(text, policyConfigSchema, (problem) => new PolicyConfigError(`${source}: ${problem}`));
 }

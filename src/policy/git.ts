@@ -48,8 +48,8 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
   const outputs = rest.filter((r) => r.value.startsWith('--output=')).map((r) => ({ ...r, value: r.value.slice('--output='.length) }));
   extra.push(...j.writePaths(outputs));
   if (READONLY.has(sub)) return v(allow('command.readonly', `git ${sub} only reads.`, true), extra);
-  const listOnly = (s: string) => rest.every((r) => /^(-a|-r|-l|--list|-v|-vv|--all|--remotes|--show-current|--contains|--merged|--no-merged|--sort=.*|--format=.*|--points-at|-n\d*)$/.test(r.value));
-  if ((sub === 'branch' || sub === 'tag') && listOnly(sub)) return v(allow('command.readonly', `git ${sub} only lists.`, true), extra);
+  const listOnly = () => rest.every((r) => /^(-a|-r|-l|--list|-v|-vv|--all|--remotes|--show-current|--contains|--merged|--no-merged|--sort=.*|--format=.*|--points-at|-n\d*)$/.test(r.value));
+  if ((sub === 'branch' || sub === 'tag') && listOnly()) return v(allow('command.readonly', `git ${sub} only lists.`, true), extra);
   if (sub === 'stash' && (rest[0]?.value === 'list' || rest[0]?.value === 'show')) return v(allow('command.readonly', 'git stash list only reads.', true), extra);
   if (sub === 'reset' && rest.some((r) => r.value === '--hard' || r.value === '--merge' || r.value === '--keep')) {
     return v(ask('command.git-discard', 'git reset --hard throws away uncommitted work; a person must approve it.', 'run_command:git reset --hard'), extra);

@@ -60,7 +60,8 @@ export function physicalPath(p: string): string | null {
   return cur;
 }
 
-function inside(root: string, p: string): boolean {
+/** Separator-aware: `/repo-evil` is not inside `/repo`. */
+export function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
@@ -79,17 +80,17 @@ export function resolveWorkspacePath(workspace: string, p: string): ResolvedPath
   const root = realWorkspace(workspace);
   const lexical = isAbsolute(p) ? resolve(p) : resolve(root, p);
   const lexicalRoot = resolve(workspace);
-  const lexicallyInside = inside(root, lexical) || inside(lexicalRoot, lexical);
+  const lexicallyInside = isInside(root, lexical) || isInside(lexicalRoot, lexical);
   // an absolute path spelled with the workspace's unresolved name still names the worktree
   let start = isAbsolute(p) ? p : root + sep + p;
-  if (isAbsolute(p) && inside(lexicalRoot, lexical) && !inside(root, lexical)) {
+  if (isAbsolute(p) && isInside(lexicalRoot, lexical) && !isInside(root, lexical)) {
     start = root + sep + p.slice(lexicalRoot.length);
   }
   const phys = physicalPath(start);
   if (phys === null) {
     return { ok: false, rule: 'path.symlink-loop', reason: `${p} is a symlink loop.` };
   }
-  if (!inside(root, phys)) {
+  if (!isInside(root, phys)) {
     if (lexicallyInside && !p.split(/[\\/]/).includes('..')) {
       return {
         ok: false,

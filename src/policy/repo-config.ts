@@ -2,10 +2,10 @@
  * `.kiln/config` in the user's repo: how to set a fresh worktree up and how to check it.
  * A bad file stops the run before it starts, naming the field.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { KilnInputError } from '../shared/errors.js';
+import { loadJsonFile } from '../shared/zod-error.js';
 
 /** `.kiln/config` (or the run's base commit) is wrong: no retry helps until the user fixes it. */
 export class KilnConfigError extends KilnInputError {
@@ -29,31 +29,16 @@ export type RepoConfig = z.infer<typeof repoConfigSchema>;
 
 export async function loadRepoConfig(repo: string): Promise<RepoConfig> {
   const file = join(repo, '.kiln', 'config');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return repoConfigSchema.parse({});
-    throw new KilnConfigError(`${file}: cannot read: ${(err as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new KilnConfigError(`${file}: not valid JSON: ${(err as Error).message}`);
-  }
-  const parsed = repoConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
-    throw new KilnConfigError(`${file}: ${where}: ${issue.message}`);
-  }
-  for (const p of [...parsed.data.include, ...parsed.data.link]) {
+  const config = await loadJsonFile(file, repoConfigSchema, (problem) => new KilnConfigError(`${file}: ${problem}`), {
+    root: '(top level)',
+    ifMissing: () => repoConfigSchema.parse({}),
+  });
+  for (const p of [...config.include, ...config.link]) {
     if (p.startsWith('/') || p.split('/').includes('..')) {
       throw new KilnConfigError(`${file}: include/link: "${p}" must be a path inside the repo`);
     }
   }
-  return parsed.data;
+  return config;
 }
 
 /**

@@ -33,7 +33,7 @@ interface Membership {
 function readMembership(file: string): Membership {
   const v1 = new Map<string, string>();
   let v2: string | undefined;
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
@@ -77,7 +77,7 @@ const reapedParents = new Set<string>();
 function reapOrphans(parent: string): void {
   if (reapedParents.has(parent)) return;
   reapedParents.add(parent);
-  let entries: string[] = [];
+  let entries: string[];
   try {
     entries = readdirSync(parent);
   } catch {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fail, ok, type ToolOutcome } from './outcome.js';
-import { entryKind, resolveWorkspacePath, safeReadFile, safeWriteFile, WorkspacePathError } from './safe-fs.js';
+import { entryKind, workspaceTarget, safeReadFile, safeWriteFile, WorkspacePathError } from './safe-fs.js';
 import type { CreateFileInput, EditInput } from './inputs.js';
 
 /** What callers may pass: parsed input, or the same with replace_all left out (false). */
@@ -201,7 +201,7 @@ function prepareReplace(workspace: string, input: EditInput): PreparedEdit {
 function prepareCreate(workspace: string, input: CreateFileInput): PreparedEdit {
   let rel: string;
   try {
-    rel = resolveWorkspacePath(workspace, input.path).rel;
+    rel = workspaceTarget(workspace, input.path).rel;
     const kind = entryKind(workspace, input.path);
     if (kind === 'dir') return { ok: false, error: `${rel} is a directory.` };
     if (kind !== null) {

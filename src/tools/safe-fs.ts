@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { KilnError } from '../shared/errors.js';
+import { isInside, resolveWorkspacePath } from '../policy/paths.js';
+
+export { isInside };
 
 /**
  * File access for tools that run OUTSIDE the sandbox. A sandboxed command can plant
@@ -36,24 +39,18 @@ export class WorkspacePathError extends KilnError {
   }
 }
 
-export interface ResolvedPath {
+/** Where a tool opens a workspace path: checked physically first, then opened without following. */
+export interface WorkspaceTarget {
   /** realpath of the workspace */
   root: string;
-  /** absolute path, lexically resolved under root (symlinks not yet followed) */
+  /** absolute path, lexically resolved under root: the open itself walks it without following symlinks */
   abs: string;
-  /** path relative to root, with forward slashes */
+  /** path relative to root, with forward slashes, as the agent spelled it */
   rel: string;
 }
 
 const PROC_FD = '/proc/self/fd';
 const hasProcFd = fs.existsSync(PROC_FD);
-
-/** Separator-aware: `/repo-evil` is not inside `/repo`. */
-export function isInside(root: string, candidate: string): boolean {
-  if (candidate === root) return true;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return candidate.startsWith(prefix);
-}
 
 export function workspaceRealpath(workspace: string): string {
   try {
@@ -63,25 +60,39 @@ export function workspaceRealpath(workspace: string): string {
   }
 }
 
-/** Lexical checks only: NUL, absolute, `..` escapes. Symlinks are handled at open time. */
-export function resolveWorkspacePath(workspace: string, p: string): ResolvedPath {
+/**
+ * The policy's own resolver decides whether `p` is inside (symlinks followed, so a link out of
+ * the worktree is refused here exactly as the policy refuses it); the target keeps the path as
+ * spelled, because the opens below walk it through checked directory descriptors and refuse a
+ * final symlink rather than following it. Tools take relative paths only.
+ */
+export function workspaceTarget(workspace: string, p: string): WorkspaceTarget {
   if (typeof p !== 'string' || p.trim() === '') {
     throw new WorkspacePathError('invalid', 'path is empty');
   }
   if (p.includes('\0')) throw new WorkspacePathError('invalid', 'path contains a NUL byte');
   if (path.isAbsolute(p)) {
-    throw new WorkspacePathError(
-      'invalid',
-      `path ${p} is absolute; give a path relative to the workspace root, e.g. src/index.ts`,
-    );
+    throw new WorkspacePathError('invalid', `path ${p} is absolute; give a path relative to the workspace root, e.g. src/index.ts`);
   }
   const root = workspaceRealpath(workspace);
   const abs = path.resolve(root, p);
-  if (!isInside(root, abs)) {
-    throw new WorkspacePathError('outside', `path ${p} escapes the workspace`);
+  if (!isInside(root, abs)) throw new WorkspacePathError('outside', `path ${p} escapes the workspace`);
+  const target = { root, abs, rel: path.relative(root, abs).split(path.sep).join('/') };
+  const checked = resolveWorkspacePath(root, p);
+  if (!checked.ok) {
+    // said the way the open-time checks say it, so the agent hears one wording whichever check fires
+    if (isSymlink(abs)) throw symlinkError(root, target, abs);
+    throw new WorkspacePathError('outside', `${target.rel} leads outside the workspace through a symlink`);
   }
-  const rel = path.relative(root, abs).split(path.sep).join('/');
-  return { root, abs, rel };
+  return target;
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function fdRealpath(fd: number): string | null {
@@ -124,7 +135,7 @@ function openDirInside(root: string, absDir: string, shownAs: string): OpenedDir
   };
 }
 
-function symlinkError(root: string, r: ResolvedPath, linkPath: string): WorkspacePathError {
+function symlinkError(root: string, r: WorkspaceTarget, linkPath: string): WorkspacePathError {
   let hint = 'it points outside the workspace';
   try {
     const target = fs.realpathSync(linkPath);
@@ -145,7 +156,7 @@ export interface ReadResult {
 }
 
 export function safeReadFile(workspace: string, p: string, maxBytes = 50 * 1024 * 1024): ReadResult {
-  const r = resolveWorkspacePath(workspace, p);
+  const r = workspaceTarget(workspace, p);
   if (r.abs === r.root) throw new WorkspacePathError('not_file', 'the workspace root is a directory, not a file');
   const dir = openDirInside(r.root, path.dirname(r.abs), r.rel);
   try {
@@ -184,7 +195,7 @@ export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
 
 /** What sits at `p` without following a final symlink; null when nothing does. */
 export function entryKind(workspace: string, p: string): EntryKind | null {
-  const r = resolveWorkspacePath(workspace, p);
+  const r = workspaceTarget(workspace, p);
   if (r.abs === r.root) return 'dir';
   let dir: OpenedDir;
   try {
@@ -248,7 +259,7 @@ export interface WriteOptions {
  * the target is replaced rather than followed (we refuse it before that anyway).
  */
 export function safeWriteFile(workspace: string, p: string, data: string | Buffer, opts: WriteOptions = {}): void {
-  const r = resolveWorkspacePath(workspace, p);
+  const r = workspaceTarget(workspace, p);
   if (r.abs === r.root) throw new WorkspacePathError('not_file', 'the workspace root is a directory, not a file');
   // Git hooks and config run outside the sandbox whenever Kiln itself calls git.
   if (r.rel === '.git' || r.rel.startsWith('.git/')) {

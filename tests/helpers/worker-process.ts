@@ -1,7 +1,25 @@
 /** A real worker as a child process, so a test can kill -9 it like a crashed machine. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './repo.js';
+
+/**
+ * The child runs the compiled worker (Node 20 cannot run .ts), so it would run stale code after a
+ * source edit without a rebuild; say so instead. (In-process workers bundle from src/.)
+ */
+function assertBuiltFromSource(entry: string): void {
+  let built: number;
+  try {
+    built = statSync(entry).mtimeMs;
+  } catch {
+    throw new Error(`${entry} does not exist: run \`npm run build\` first (npm test does)`);
+  }
+  const newest = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .reduce((m, f) => Math.max(m, statSync(join(ROOT, 'src', f)).mtimeMs), 0);
+  if (newest > built) throw new Error(`${entry} is older than src/: run \`npm run build\` first (npm test does)`);
+}
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -12,7 +30,9 @@ export interface WorkerProcess {
 }
 
 export async function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'worker.js')], {
+  const entry = join(ROOT, 'dist', 'src', 'worker.js');
+  assertBuiltFromSource(entry);
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

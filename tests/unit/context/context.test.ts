@@ -8,7 +8,7 @@ import { packByPriority, type ContextItem } from '../../../src/context/pack.js';
 import { rankFiles } from '../../../src/context/rank.js';
 import { findRuleFiles, readProjectRules } from '../../../src/context/rules.js';
 import { relevantSnippets } from '../../../src/context/snippets.js';
-import { estimateTokens } from '../../../src/context/tokens.js';
+import { estimateTokens } from '../../../src/shared/tokens.js';
 import { removeTemp, tempRepo } from '../tools/fixture.js';
 
 let ws: string;
@@ -164,6 +164,12 @@ describe('packByPriority', () => {
   it('counts CJK text as about a token per character', () => {
     expect(estimateTokens('abcd'.repeat(10))).toBe(10);
     expect(estimateTokens('会话过期')).toBe(4);
+  });
+
+  it('counts a message list as its JSON, CJK included, the way the scripted server reports usage', () => {
+    const messages = [{ role: 'user', content: '会话过期' }];
+    expect(estimateTokens(messages)).toBe(estimateTokens(JSON.stringify(messages)));
+    expect(estimateTokens(messages)).toBeGreaterThan(Math.ceil(JSON.stringify(messages).length / 4));
   });
 });
 

@@ -30,7 +30,7 @@ describe('loadScript', () => {
 
   it('rejects misspelt keys and steps that give no reply', async () => {
     const misspelt = await scriptFile({ steps: [{ text: 'a', tool_uses: [] }] });
-    expect((await loadError(misspelt)).message).toContain('step 1: Unrecognized key: "tool_uses"');
+    expect((await loadError(misspelt)).message).toContain('step 1: unknown field "tool_uses"');
     const empty = await scriptFile({ steps: [{ expect: { user_contains: 'x' } }] });
     expect((await loadError(empty)).message).toContain('step 1: needs "text" or "tool_use"');
     const noSteps = await scriptFile({ name: 'n', steps: [] });

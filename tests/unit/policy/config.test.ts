@@ -38,7 +38,7 @@ describe('loadPolicyConfig', () => {
     write('policy.json', JSON.stringify({ mode: 'yolo' }));
     await expect(loadPolicyConfig(repo.dir)).rejects.toThrow(/mode: expected one of "strict", "default", "auto"/);
     write('policy.json', JSON.stringify({ writeallow: [] }));
-    await expect(loadPolicyConfig(repo.dir)).rejects.toThrow(/\(root\): unknown field writeallow/);
+    await expect(loadPolicyConfig(repo.dir)).rejects.toThrow(/\(root\): unknown field "writeallow"/);
     write('policy.json', '{ not json');
     await expect(loadPolicyConfig(repo.dir)).rejects.toBeInstanceOf(PolicyConfigError);
   });

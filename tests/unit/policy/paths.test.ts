@@ -1,7 +1,10 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { judgeRead, judgeWrite } from '../../../src/policy/files.js';
 import { resolveWorkspacePath } from '../../../src/policy/index.js';
+import { readFile } from '../../../src/tools/read-file.js';
+import { applyEdit } from '../../../src/tools/edit.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 let repo: TempRepo;
@@ -54,5 +57,37 @@ describe('resolveWorkspacePath', () => {
     onTestFinished(() => rmSync(via, { force: true }));
     expect(resolveWorkspacePath(via, 'src/app.ts')).toMatchObject({ ok: true, rel: 'src/app.ts' });
     expect(resolveWorkspacePath(via, join(via, 'src/app.ts'))).toMatchObject({ ok: true, rel: 'src/app.ts' });
+  });
+});
+
+describe('one resolver for the policy and the tools', () => {
+  let outside: string;
+  beforeEach(() => {
+    outside = `${repo.dir}-outside`;
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'secret.txt'), 'SECRET\n');
+    onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
+  });
+
+  it('a symlinked directory leading out of the worktree is refused by the policy and by the tools alike', async () => {
+    repo.link('docs', outside);
+    const ctx = repo.ctx();
+    expect(judgeRead(ctx, 'docs/secret.txt')).toMatchObject({ decision: 'deny', rule: 'path.symlink-escape' });
+    expect(judgeWrite(ctx, 'docs/new.md', 'create_file')).toMatchObject({ decision: 'deny', rule: 'path.symlink-escape' });
+    const read = readFile(repo.dir, { path: 'docs/secret.txt' });
+    expect(read.ok).toBe(false);
+    expect(read.content).not.toContain('SECRET');
+    expect(read.content).toBe('docs/secret.txt leads outside the workspace through a symlink');
+    expect((await applyEdit(repo.dir, 'create_file', { path: 'docs/new.md', content: 'x' })).ok).toBe(false);
+    expect(readdirSync(outside)).toEqual(['secret.txt']);
+  });
+
+  it('the same shape inside the worktree is allowed by both: a symlinked directory leading to src/', async () => {
+    repo.link('docs', join(repo.dir, 'src'));
+    const ctx = repo.ctx();
+    expect(judgeRead(ctx, 'docs/app.ts')).toMatchObject({ decision: 'allow', rel: 'src/app.ts' });
+    expect(readFile(repo.dir, { path: 'docs/app.ts' })).toMatchObject({ ok: true });
+    expect((await applyEdit(repo.dir, 'create_file', { path: 'docs/new.ts', content: 'x\n' })).ok).toBe(true);
+    expect(readdirSync(join(repo.dir, 'src')).sort()).toEqual(['app.ts', 'new.ts']);
   });
 });

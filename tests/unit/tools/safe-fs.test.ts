@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEdit, fileHash } from '../../../src/tools/edit.js';
 import { readFile } from '../../../src/tools/read-file.js';
-import { isInside, resolveWorkspacePath, safeWriteFile } from '../../../src/tools/safe-fs.js';
+import { isInside, workspaceTarget, safeWriteFile } from '../../../src/tools/safe-fs.js';
 import { removeTemp, tempRepo } from './fixture.js';
 
 let ws: string;
@@ -49,7 +49,7 @@ describe('path checks', () => {
   });
 
   it('gives the relative path back with forward slashes', () => {
-    expect(resolveWorkspacePath(ws, './src//a.ts').rel).toBe('src/a.ts');
+    expect(workspaceTarget(ws, './src//a.ts').rel).toBe('src/a.ts');
   });
 });
 
