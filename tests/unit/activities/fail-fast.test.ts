@@ -47,7 +47,7 @@ describe('failures that no retry can fix are not retried', () => {
     writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
     const f = await failure(call('toolu_bad'));
     expect(f).toMatchObject({ type: 'PolicyConfigError', nonRetryable: true });
-    expect(f.message).toMatch(/policy\.json: invalid JSON/);
+    expect(f.message).toMatch(/policy\.json: not valid JSON/);
   });
 
   it('no model key on the worker: agentTurn fails non-retryable with what to set; control: a scripted model answers', async () => {
