@@ -6,7 +6,6 @@ import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
 import { physicalPath } from './paths.js';
 import { parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
-import { shellSyntaxError } from './shell/validate.js';
 import type { CommandSegment, PolicyContext } from './types.js';
 import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
 import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';
@@ -67,19 +66,15 @@ class CommandJudge implements ProgramJudge {
       this.verdicts.push(ask('command.too-nested', 'The command nests shells too deeply to judge; run the inner command directly.'));
       return;
     }
-    if (depth > 0) {
-      const err = await shellSyntaxError(src);
-      if (err) {
-        this.verdicts.push(deny('command.parse-error', `The shell code passed to ${via[via.length - 1]} does not parse: ${err}.`));
-        return;
-      }
-    }
     let cmds: ShellCommand[];
     try {
-      cmds = parseShell(src, via);
+      cmds = await parseShell(src, via);
     } catch (e) {
       if (!(e instanceof ShellParseError)) throw e;
-      this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
+      if (e.syntax) {
+        const where = depth > 0 ? `The shell code passed to ${via[via.length - 1]} does not parse` : 'The command does not parse as shell';
+        this.verdicts.push(deny('command.parse-error', `${where} (${e.message}); fix the quoting or split it up.`));
+      } else this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
       return;
     }
     let prev: ShellCommand | undefined;
@@ -335,12 +330,8 @@ export async function judgeCommand(command: string, ctx: PolicyContext): Promise
   const src = command.trim();
   if (!src) return { verdict: deny('input.invalid', 'The command is empty.'), segments: [] };
   const isCheck = ctx.checks.some((c) => c.trim() === src);
-  const err = await shellSyntaxError(src);
-  if (err && !isCheck) {
-    return { verdict: deny('command.parse-error', `The command does not parse as shell (${err}); fix the quoting or split it up.`), segments: [] };
-  }
   const j = new CommandJudge(ctx);
-  if (!err) await j.script(src, [], 0);
+  await j.script(src, [], 0);
   if (isCheck) {
     return { verdict: allow('command.check', `${src} is one of the repository's checks.`, true), segments: j.segments };
   }
