@@ -58,6 +58,12 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
     return v(ask('command.interactive', `git ${sub} -i needs an editor; it would hang.`), extra);
   }
   if (sub === 'rm' || sub === 'mv') extra.push(...j.writePaths(positionals(rest)));
+  // checkout <tree> -- paths, restore [--source x] paths: the paths are rewritten from history
+  if (sub === 'checkout' || sub === 'restore') {
+    const dashes = rest.findIndex((r) => r.value === '--');
+    const paths = dashes >= 0 ? rest.slice(dashes + 1) : sub === 'restore' ? positionals(rest, ['-s', '--source']) : [];
+    extra.push(...j.writePaths(paths.filter((p) => !p.value.startsWith('--source='))));
+  }
   if (LOCAL_WRITE.has(sub)) return v(allow('command.git-write', `git ${sub} only changes the local repository.`), extra);
   if (HISTORY.has(sub)) return v(ask('command.git-history', `git ${sub} rewrites or reaches outside the repository's normal state; a person must approve it.`, `run_command:git ${sub}`), extra);
   return v(ask('command.unknown', `git ${sub} is not a git subcommand Kiln knows to be safe.`, `run_command:git ${sub}`), extra);
