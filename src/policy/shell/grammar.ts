@@ -27,7 +27,7 @@ export interface SyntaxNode {
   toString(): string;
 }
 
-interface BashParser {
+export interface BashParser {
   parse(src: string): { rootNode: SyntaxNode; delete(): void } | null;
 }
 

@@ -1,4 +1,4 @@
-import { bashParser, type SyntaxNode } from './grammar.js';
+import { bashParser, type BashParser, type SyntaxNode } from './grammar.js';
 
 /**
  * The one shell parser of the policy: tree-sitter-bash's typed tree, flattened into every simple
@@ -106,7 +106,10 @@ const WORD = new Set(['word', 'number', 'string', 'raw_string', 'ansi_c_string',
 class Walker {
   readonly out: ShellCommand[] = [];
 
-  constructor(private readonly src: string) {}
+  constructor(
+    private readonly src: string,
+    private readonly parser: BashParser,
+  ) {}
 
   private unsupported(n: SyntaxNode): never {
     throw new ShellParseError(`the construct ${n.type} ("${n.text.slice(0, 40)}") is not one Kiln judges`, false);
@@ -396,8 +399,8 @@ class Walker {
       }
       case 'command_substitution': {
         w.dynamic = true;
-        const backtick = n.text.startsWith('`');
-        this.statements(n.namedChildren, [...via, backtick ? '`...`' : '$(...)']);
+        if (n.text.startsWith('`')) this.backticks(n.text.slice(1, -1), [...via, '`...`']);
+        else this.statements(n.namedChildren, [...via, '$(...)']);
         return w;
       }
       case 'process_substitution':
@@ -415,6 +418,25 @@ class Walker {
       }
       default:
         return this.unsupported(n);
+    }
+  }
+
+  /**
+   * Inside backticks bash first removes the backslashes before \\, \` and \$, then parses what is
+   * left: `\`id\`` within backticks is a nested substitution. The grammar reads the text before
+   * that step, so the text after it is parsed again, the way bash will.
+   */
+  private backticks(inner: string, via: string[]): void {
+    const text = inner.replace(/\\([\\`$])/g, '$1');
+    const tree = this.parser.parse(text);
+    if (!tree) throw new ShellParseError('the parser gave no tree', true);
+    try {
+      if (tree.rootNode.hasError) throw new ShellParseError(`the code inside backticks does not parse: ${text.slice(0, 40)}`, true);
+      const nested = new Walker(text, this.parser);
+      nested.statements(tree.rootNode.namedChildren, via);
+      this.out.push(...nested.out);
+    } finally {
+      tree.delete();
     }
   }
 
@@ -477,7 +499,7 @@ export async function parseShell(src: string, via: string[] = []): Promise<Shell
       const what = e?.isMissing ? `missing ${e.type}` : unbalancedQuote(src) ?? `unexpected ${JSON.stringify((e?.text ?? '').slice(0, 20))}`;
       throw new ShellParseError(`${where}${what}`, true);
     }
-    const w = new Walker(src);
+    const w = new Walker(src, parser);
     w.statements(root.namedChildren, via);
     return w.out;
   } finally {
