@@ -553,6 +553,185 @@ function skipOptions(args: readonly Word[], valueOpts: readonly string[], positi
   return i + positionalsToSkip;
 }
 
+type Judge = (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string, first: Word) => ProgramResult | Promise<ProgramResult>;
+
+const unknownRunner: Judge = (_a, _j, _i, name) => v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
+const unknownProgram: Judge = (args, j, _i, name) => v(ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`), j.sensitiveArgs(args));
+const fileReader: Judge = (args, j, _i, name) => v(readonly(name), [...j.readPaths(positionals(args, FILE_READERS[name]!)), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
+const installer: Judge = (args, _j, _i, name) => {
+  const sub = positionals(args)[0]?.value;
+  return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+};
+const publishes = (subs: string[], judge: Judge): Judge => (args, j, info, name, first) =>
+  subs.includes(args[0]?.value ?? '') ? v(deny('command.publish', `${name} ${args[0]!.value} publishes or talks to a registry; Kiln never publishes.`)) : judge(args, j, info, name, first);
+const formatter: Judge = (args, j, _i, name) => {
+  const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
+  return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
+};
+const wrapper = (valueOpts: string[], positionalsToSkip = 0): Judge => (args, _j, _i, name) => ({ unwrap: args.slice(skipOptions(args, valueOpts, positionalsToSkip)), via: name });
+const archiver: Judge = (args, j, _i, name) => v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
+
+function judgeEnv(args: Word[], j: ProgramJudge): ProgramResult {
+  const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
+  // -S splits one string into a command; `-S"…"` attaches it
+  const attached = args.slice(0, i).find((a) => /^-[a-zA-Z]*S./.test(a.value));
+  const split = optValue(args, ['-S', '--split-string'])[0] ?? (attached && { ...attached, value: attached.value.slice(attached.value.indexOf('S') + 1) });
+  if (split) return v(ask('command.dynamic', `env -S splits "${split.value}" into a command by rules of its own; run the command directly.`));
+  let k = i;
+  const envVerdicts: Verdict[] = [];
+  while (k < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[k]!.value)) {
+    const e = judgeAssignment(args[k]!.value, args[k]!.dynamic, 'env', j.ctx.workspace);
+    if (e) envVerdicts.push(e);
+    k++;
+  }
+  if (k >= args.length) return v(readonly('env'), envVerdicts);
+  return { unwrap: args.slice(k), via: 'env', verdicts: envVerdicts };
+}
+
+function judgeXargs(args: Word[], j: ProgramJudge): ProgramResult {
+  const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
+  const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
+  if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
+  const inner = rest[0]!.value;
+  const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
+  const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
+  return { unwrap: rest, via: 'xargs', verdicts: extra };
+}
+
+async function judgeEval(args: Word[], j: ProgramJudge, info: ProgramInfo): Promise<ProgramResult> {
+  if (args.some((a) => a.dynamic && (/\$\(|`/.test(a.raw) || a.assembled || args.length > 1))) {
+    return v(deny('command.obfuscated', 'eval runs a string built when it runs: what runs is hidden until then, which Kiln refuses.'));
+  }
+  if (args.some((a) => a.dynamic)) return v(ask('command.dynamic', 'eval runs code only known when it runs; a person must check it.'));
+  await j.nested(args.map((a) => a.value).join(' '), [...info.via, 'eval'], info.depth);
+  return v(allow('command.wrapper', 'eval: the code inside was judged.', true));
+}
+
+function judgeMake(args: Word[], j: ProgramJudge): ProgramResult {
+  const lit = (f: string): Word => ({ raw: f, value: f, dynamic: false, glob: false, tilde: false });
+  const file = optValue(args, ['-f', '--file', '--makefile'])[0] ?? ['GNUmakefile', 'makefile', 'Makefile'].map(lit).find((f) => (j.ctx.changedFiles ?? []).includes(f.value));
+  return v((file && j.runsWritten(file, 'make')) || ask('command.unknown', 'make runs commands Kiln cannot inspect; a person must approve it.'));
+}
+
+function judgeLn(args: Word[], j: ProgramJudge): ProgramResult {
+  // a link is a second name for its source: writing through it writes the source
+  const target = optValue(args, ['-t', '--target-directory']);
+  const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
+  const dests = target.length ? target : pos.length > 1 ? pos.slice(-1) : [];
+  const sources = target.length ? pos : pos.slice(0, -1);
+  return v(worktree('ln'), [...j.writePaths(dests), ...j.writePaths(sources)]);
+}
+
+function judgePyEnv(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  const sub = positionals(args)[0]?.value;
+  if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
+  if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
+  void j;
+  return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+}
+
+/**
+ * Every program Kiln knows, by name, and the judge for it. One name, one judge: nothing here
+ * depends on the order of entries. A program not listed asks.
+ */
+const PROGRAMS: Record<string, Judge> = {
+  ...Object.fromEntries([...NO_FILE_ARGS].map((n) => [n, (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name))])),
+  ...Object.fromEntries(Object.keys(FILE_READERS).map((n) => [n, fileReader])),
+  ...Object.fromEntries([...SHELLS].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => shellOf(args, j, info, name)])),
+  ...Object.fromEntries([...INSTALL_MANAGERS].map((n) => [n, installer])),
+  ...Object.fromEntries([...TEST_RUNNERS].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(testRunner(name), j.sensitiveArgs(args))])),
+  ...Object.fromEntries(['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name), j.sensitiveArgs(args))])),
+  ...Object.fromEntries(['eslint', 'prettier', 'ruff', 'black', 'biome', 'rustfmt', 'gofmt'].map((n) => [n, formatter])),
+  ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeGrep(args, j, name)])),
+  ...Object.fromEntries(['awk', 'gawk', 'mawk', 'nawk'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeAwk(args, j, name)])),
+  ...Object.fromEntries(['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz'].map((n) => [n, archiver])),
+  ...Object.fromEntries(['mkdir', 'touch', 'rmdir', 'truncate'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])))])),
+  ...Object.fromEntries(['trap', 'alias', 'watch', 'deno', 'bun'].map((n) => [n, unknownRunner])),
+  ...Object.fromEntries(['kill', 'pkill', 'killall'].map((n) => [n, (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(ask('command.kill', `${name} stops processes; a person must approve it.`))])),
+  ...Object.fromEntries(['node', 'perl', 'ruby', 'tsx', 'ts-node'].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name)])),
+  env: (args, j) => judgeEnv(args, j),
+  cd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
+  pushd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
+  popd: () => v(allow('command.cd', 'popd changes the directory.', false)),
+  timeout: wrapper(['-s', '--signal', '-k', '--kill-after'], 1),
+  nice: wrapper(['-n', '--adjustment']),
+  nohup: (args, _j, _i, name) => ({ unwrap: args, via: name }),
+  builtin: (args, _j, _i, name) => ({ unwrap: args, via: name }),
+  stdbuf: wrapper(['-i', '-o', '-e']),
+  ionice: wrapper(['-c', '-n', '-p', '-P', '-u']),
+  time: (args, j) => ({ unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) }),
+  exec: (args) => {
+    const rest = args.slice(skipOptions(args, ['-a']));
+    return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
+  },
+  command: (args) => (has(args, '-v', '-V') ? v(readonly('command -v')) : { unwrap: args.slice(skipOptions(args, [])), via: 'command' }),
+  xargs: (args, j) => judgeXargs(args, j),
+  eval: (args, j, info) => judgeEval(args, j, info),
+  source: (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  '.': (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  make: (args, j) => judgeMake(args, j),
+  sed: (args, j) => judgeSed(args, j),
+  gsed: (args, j) => judgeSed(args, j),
+  jq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
+  yq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
+  find: (args, j, info) => judgeFind(args, j, info),
+  sort: (args, j) => v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]),
+  uniq: (args, j) => {
+    const pos = positionals(args, ['-f', '-s', '-w']);
+    return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
+  },
+  tee: (args, j) => v(worktree('tee'), j.writePaths(positionals(args))),
+  rm: (args, j) => judgeRm(args, j),
+  ln: (args, j) => judgeLn(args, j),
+  patch: (args, j, info) => judgePatch(args, j, info),
+  chmod: (args, j, _i, name) => judgeChmod(args, j, name),
+  chown: (args, j, _i, name) => judgeChmod(args, j, name),
+  chgrp: (args, j, _i, name) => judgeChmod(args, j, name),
+  cp: (args, j) => judgeCopy(args, j, 'cp'),
+  install: (args, j) => judgeCopy(args, j, 'cp'),
+  mv: (args, j) => judgeCopy(args, j, 'mv'),
+  rsync: (args, j) => judgeCopy(args, j, 'rsync'),
+  git: (args, j) => judgeGit(args, j),
+  npx: (args, _j, _i, name) => {
+    const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
+    const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
+    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
+  },
+  npm: (args, j, _i, name) => judgeNodePm(args, j, name),
+  pnpm: (args, j, _i, name) => judgeNodePm(args, j, name),
+  yarn: (args, j, _i, name) => judgeNodePm(args, j, name),
+  pip: (args, _j, _i, name) => judgePip(args, name),
+  pip3: (args, _j, _i, name) => judgePip(args, name),
+  uv: (args, j, _i, name) => judgePyEnv(args, j, name),
+  pipenv: (args, j, _i, name) => judgePyEnv(args, j, name),
+  poetry: publishes(['publish'], (args, j, _i, name) => judgePyEnv(args, j, name)),
+  go: (args) => judgeLangTool(args, 'go'),
+  cargo: (args) => judgeLangTool(args, 'cargo'),
+  gem: publishes(['push'], installer),
+  bundle: (args, j, info, name, first) => {
+    const sub = positionals(args)[0]?.value;
+    if (sub === 'exec') return { unwrap: args.slice(args.findIndex((a) => a.value === 'exec') + 1), via: 'bundle exec' };
+    return installer(args, j, info, name, first);
+  },
+  twine: publishes(['upload'], unknownProgram),
+  docker: publishes(['push', 'login'], unknownProgram),
+  podman: publishes(['push', 'login'], unknownProgram),
+  tsc: (args, j, _i, name) => {
+    if (has(args, '--watch', '-w')) return v(ask('command.watch', `${name} --watch never ends; run it without --watch.`));
+    return v(readonly(name), j.writePaths(optValue(args, ['--outDir', '--outFile', '--declarationDir'])));
+  },
+  vitest: (args) => {
+    if (args[0]?.value === 'run' || has(args, '--run')) return v(testRunner('vitest run'));
+    return v(ask('command.watch', 'vitest without run starts watch mode and never ends; use vitest run.'));
+  },
+  jest: (args) => {
+    if (has(args, '--watch', '--watchAll')) return v(ask('command.watch', 'jest --watch never ends; run it without --watch.'));
+    return v(testRunner('jest'));
+  },
+};
+PROGRAMS['vue-tsc'] = PROGRAMS.tsc!;
+PROGRAMS.bunx = unknownRunner;
+
 /** The verdict for one program invocation, or the inner command of a wrapper to judge instead. */
 export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInfo): Promise<ProgramResult> {
   const first = ws[0]!;
@@ -570,155 +749,16 @@ export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInf
   }
 
   // hard denies go by the program's own name however it is spelled (/usr/bin/curl is curl); the
-  // allow lists below do not, so an arbitrary ./bin/ls is judged as the unknown program it is
+  // table does not, so an arbitrary ./bin/ls is judged as the unknown program it is
   const base = basename(name);
   if (PRIVILEGE.has(base)) return v(deny('command.privilege', `${name} runs commands as another user; Kiln never raises privileges.`));
   if (NETWORK.has(base)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
   if (SYSTEM.has(base) || /^mkfs(\.|$)/.test(base)) return v(deny('command.system', `${name} changes the machine, not the project.`));
-  if (name === 'twine' && args[0]?.value === 'upload') return v(deny('command.publish', 'twine upload publishes a package; Kiln never publishes.'));
-  if ((name === 'docker' || name === 'podman') && (args[0]?.value === 'push' || args[0]?.value === 'login')) return v(deny('command.publish', `${name} ${args[0]?.value} talks to a registry; Kiln never publishes.`));
-  if ((name === 'gem' && args[0]?.value === 'push') || (name === 'poetry' && args[0]?.value === 'publish')) return v(deny('command.publish', `${name} ${args[0]?.value} publishes a package; Kiln never publishes.`));
 
-  if (NO_FILE_ARGS.has(name)) return v(readonly(name));
-  if (name === 'env') {
-    const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
-    // -S splits one string into a command; `-S"…"` attaches it
-    const attached = args.slice(0, i).find((a) => /^-[a-zA-Z]*S./.test(a.value));
-    const split = optValue(args, ['-S', '--split-string'])[0] ?? (attached && { ...attached, value: attached.value.slice(attached.value.indexOf('S') + 1) });
-    if (split) return v(ask('command.dynamic', `env -S splits "${split.value}" into a command by rules of its own; run the command directly.`));
-    let k = i;
-    const envVerdicts: Verdict[] = [];
-    while (k < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[k]!.value)) {
-      const e = judgeAssignment(args[k]!.value, args[k]!.dynamic, 'env', j.ctx.workspace);
-      if (e) envVerdicts.push(e);
-      k++;
-    }
-    if (k >= args.length) return v(readonly('env'), envVerdicts);
-    return { unwrap: args.slice(k), via: 'env', verdicts: envVerdicts };
-  }
-  if (name === 'cd' || name === 'pushd') return v(j.cd(args.find((a) => !a.value.startsWith('-'))));
-  if (name === 'popd') return v(allow('command.cd', 'popd changes the directory.', false));
-  if (name === 'timeout') return { unwrap: args.slice(skipOptions(args, ['-s', '--signal', '-k', '--kill-after'], 1)), via: 'timeout' };
-  if (name === 'nice') return { unwrap: args.slice(skipOptions(args, ['-n', '--adjustment'])), via: 'nice' };
-  if (name === 'nohup' || name === 'builtin') return { unwrap: args, via: name };
-  if (name === 'stdbuf') return { unwrap: args.slice(skipOptions(args, ['-i', '-o', '-e'])), via: 'stdbuf' };
-  if (name === 'ionice') return { unwrap: args.slice(skipOptions(args, ['-c', '-n', '-p', '-P', '-u'])), via: 'ionice' };
-  if (name === 'time') return { unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) };
-  if (name === 'exec') {
-    const rest = args.slice(skipOptions(args, ['-a']));
-    return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
-  }
-  if (name === 'command') {
-    if (has(args, '-v', '-V')) return v(readonly('command -v'));
-    return { unwrap: args.slice(skipOptions(args, [])), via: 'command' };
-  }
-  if (name === 'xargs') {
-    const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
-    const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
-    if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
-    const inner = rest[0]!.value;
-    const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
-    const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
-    return { unwrap: rest, via: 'xargs', verdicts: extra };
-  }
-  if (SHELLS.has(name)) return shellOf(args, j, info, name);
-  if (name === 'eval') {
-    if (args.some((a) => a.dynamic && (/\$\(|`/.test(a.raw) || a.assembled || args.length > 1))) {
-      return v(deny('command.obfuscated', 'eval runs a string built when it runs: what runs is hidden until then, which Kiln refuses.'));
-    }
-    if (args.some((a) => a.dynamic)) return v(ask('command.dynamic', 'eval runs code only known when it runs; a person must check it.'));
-    await j.nested(args.map((a) => a.value).join(' '), [...info.via, 'eval'], info.depth);
-    return v(allow('command.wrapper', 'eval: the code inside was judged.', true));
-  }
-  if (name === 'source' || name === '.') return v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1)));
-  if (name === 'make') {
-    const file = optValue(args, ['-f', '--file', '--makefile'])[0] ?? ['GNUmakefile', 'makefile', 'Makefile'].map((f) => ({ raw: f, value: f, dynamic: false, glob: false, tilde: false })).find((f) => (j.ctx.changedFiles ?? []).includes(f.value));
-    const written = file ? j.runsWritten(file, 'make') : null;
-    if (written) return v(written);
-  }
-  if (name === 'trap' || name === 'alias' || name === 'watch' || name === 'make' || name === 'deno' || name === 'bun' || name === 'bunx') {
-    return v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
-  }
-
-  if (name in FILE_READERS) {
-    const files = positionals(args, FILE_READERS[name]!);
-    return v(readonly(name), [...j.readPaths(files), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
-  }
-  if (['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].includes(name)) return judgeGrep(args, j, name);
-  if (name === 'sed' || name === 'gsed') return judgeSed(args, j);
-  if (['awk', 'gawk', 'mawk', 'nawk'].includes(name)) return judgeAwk(args, j, name);
-  if (name === 'jq' || name === 'yq') return v(readonly(name), j.sensitiveArgs(args));
-  if (name === 'find') return judgeFind(args, j, info);
-  if (name === 'sort') return v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]);
-  if (name === 'uniq') {
-    const pos = positionals(args, ['-f', '-s', '-w']);
-    return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
-  }
-  if (name === 'tee') return v(worktree('tee'), j.writePaths(positionals(args)));
-  if (name === 'rm') return judgeRm(args, j);
-  if (['mkdir', 'touch', 'rmdir', 'truncate'].includes(name)) return v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])));
-  if (name === 'ln') {
-    // a link is a second name for its source: writing through it writes the source
-    const target = optValue(args, ['-t', '--target-directory']);
-    const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
-    const dests = target.length ? target : pos.length > 1 ? pos.slice(-1) : [];
-    const sources = target.length ? pos : pos.slice(0, -1);
-    return v(worktree('ln'), [...j.writePaths(dests), ...j.writePaths(sources)]);
-  }
-  if (name === 'patch') return judgePatch(args, j, info);
-  if (name === 'chmod' || name === 'chown' || name === 'chgrp') return judgeChmod(args, j, name);
-  if (name === 'cp' || name === 'mv' || name === 'rsync' || name === 'install') return judgeCopy(args, j, name === 'install' ? 'cp' : name);
-  if (['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz'].includes(name)) {
-    return v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
-  }
-  if (name === 'kill' || name === 'pkill' || name === 'killall') return v(ask('command.kill', `${name} stops processes; a person must approve it.`));
-
-  if (name === 'git') return judgeGit(args, j);
-  if (name === 'node' || PY.test(name) || name === 'perl' || name === 'ruby' || name === 'tsx' || name === 'ts-node') return judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name);
-  if (name === 'npx' || name === 'bunx') {
-    const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
-    const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
-    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
-  }
-  if (name === 'npm' || name === 'pnpm' || name === 'yarn') return judgeNodePm(args, j, name);
-  if (name === 'pip' || name === 'pip3') return judgePip(args, name);
-  if (name === 'uv' || name === 'poetry' || name === 'pipenv') {
-    const sub = positionals(args)[0]?.value;
-    if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
-    if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
-    return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
-  }
-  if (name === 'go' || name === 'cargo') return judgeLangTool(args, name);
-  if (name === 'gem' || name === 'bundle' || INSTALL_MANAGERS.has(name)) {
-    const sub = positionals(args)[0]?.value;
-    if (name === 'bundle' && sub === 'exec') return { unwrap: args.slice(args.findIndex((a) => a.value === 'exec') + 1), via: 'bundle exec' };
-    return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
-  }
-
-  // tools whose normal use only reads (and, for compilers, writes build output)
-  if (name === 'tsc' || name === 'vue-tsc') {
-    if (has(args, '--watch', '-w')) return v(ask('command.watch', `${name} --watch never ends; run it without --watch.`));
-    return v(readonly(name), j.writePaths(optValue(args, ['--outDir', '--outFile', '--declarationDir'])));
-  }
-  if (name === 'vitest') {
-    if (args[0]?.value === 'run' || has(args, '--run')) return v(testRunner('vitest run'));
-    return v(ask('command.watch', 'vitest without run starts watch mode and never ends; use vitest run.'));
-  }
-  if (name === 'jest') {
-    if (has(args, '--watch', '--watchAll')) return v(ask('command.watch', 'jest --watch never ends; run it without --watch.'));
-    return v(testRunner('jest'));
-  }
-  if (TEST_RUNNERS.has(name)) return v(testRunner(name), j.sensitiveArgs(args));
-  if (name === 'eslint' || name === 'prettier' || name === 'ruff' || name === 'black' || name === 'biome' || name === 'rustfmt' || name === 'gofmt') {
-    const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
-    return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
-  }
-  if (['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].includes(name)) return v(readonly(name), j.sensitiveArgs(args));
+  const judge = Object.hasOwn(PROGRAMS, name) ? PROGRAMS[name] : PY.test(name) ? (a: Word[], jj: ProgramJudge, i: ProgramInfo) => judgeInterpreter(a, jj, i, name) : undefined;
+  if (judge) return judge(args, j, info, name, first);
 
   const written = name.includes('/') ? j.runsWritten(first, name) : null;
   if (written) return v(written, j.sensitiveArgs(args));
-  return v(
-    ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`),
-    j.sensitiveArgs(args),
-  );
+  return unknownProgram(args, j, info, name, first);
 }
