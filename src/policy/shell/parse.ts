@@ -344,6 +344,8 @@ class Walker {
         return w;
       }
       case 'number':
+      case 'variable_name':
+        // `export PATH`, `local x`: a name, not an expansion
         return w;
       case 'brace_expression':
         w.glob = true;

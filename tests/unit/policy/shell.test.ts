@@ -96,3 +96,26 @@ describe('judged by the walker', () => {
     expect((await run('CI=1 FORCE_COLOR=0 ls src')).decision).toBe('allow');
   });
 });
+
+describe('constructs the walker was not taught', () => {
+  let repo: TempRepo;
+  beforeEach(() => {
+    repo = tempRepo();
+    repo.file('src/app.ts');
+  });
+  afterEach(() => repo.cleanup());
+
+  it('are not allowed: `$(< file)` reads a file through a form the walker does not judge, so a person reads it', async () => {
+    const err = await parseShell('echo $(< src/app.ts)').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ShellParseError);
+    expect((err as ShellParseError).syntax).toBe(false);
+    const d = await evaluate('run_command', { command: 'echo $(< src/app.ts)', reason: 't' }, repo.ctx());
+    expect(d).toMatchObject({ decision: 'ask', rule: 'command.unsupported-syntax' });
+    // the look-alike the walker knows
+    expect((await evaluate('run_command', { command: 'echo $(cat src/app.ts)', reason: 't' }, repo.ctx())).decision).toBe('allow');
+  });
+
+  it('declarations of bare names are understood (export PATH, local x, readonly X)', async () => {
+    expect(await programs('export PATH; local -r x; readonly X')).toEqual(['export PATH', 'local -r x', 'readonly X']);
+  });
+});
