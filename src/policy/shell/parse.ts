@@ -369,6 +369,8 @@ class Walker {
           w.dynamic = true;
           if (part.obfuscation) w.obfuscation = part.obfuscation;
         }
+        // "$X$Y", "cu$Y": text assembled from an expansion and something else
+        if (w.dynamic && n.namedChildren.length > 1) w.assembled = true;
         return w;
       }
       case 'concatenation': {
