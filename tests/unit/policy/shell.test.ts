@@ -45,8 +45,10 @@ describe('the shell parser (tree-sitter-bash, walked with an allowlist)', () => 
     expect(ifs!.words[0]!.obfuscation).toMatch(/IFS/);
     const [escaped] = await parseShell("$'\\x63url' x");
     expect(escaped!.words[0]).toMatchObject({ value: 'curl', escaped: true });
-    const [quoted] = await parseShell('echo "$X$Y"');
-    expect(quoted!.words[1]!.assembled).toBeUndefined();
+    const [quoted] = await parseShell('"$X$Y" https://x');
+    expect(quoted!.words[0]!.assembled).toBe(true);
+    const [single] = await parseShell('"$X" https://x');
+    expect(single!.words[0]!.assembled).toBeUndefined();
   });
 
   it('reports text that is not shell as a syntax error with line and column', async () => {
