@@ -22,7 +22,7 @@ export const POLICY_COMMANDS = [
   'find . -name "*.js" | xargs grep -n TODO > todo.txt',
 ];
 
-/** Each call parses the command with sh-syntax (wasm, instantiated per call): tens of ms, so few iterations. */
+/** Each call parses the command with tree-sitter-bash (wasm, loaded once per process, then well under 1 ms a parse). */
 export async function benchPolicy(iterations = 60, commands = POLICY_COMMANDS): Promise<PolicyRow[]> {
   const ws = mkdtempSync(join(tmpdir(), 'kiln-bench-policy-'));
   try {

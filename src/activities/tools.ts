@@ -29,6 +29,7 @@ import {
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
+import { changedFiles } from './workspace.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
@@ -115,12 +116,15 @@ export function toolActivities(deps: ActivityDeps) {
 
   async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
     const config = await loadPolicyConfig(rec.input.repo);
+    // a command that runs a file this run wrote asks, showing the file: the policy needs the list
+    const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
       config,
       mode: rec.input.approvalMode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,
+      ...(changed ? { changedFiles: changed } : {}),
     });
   }
 

@@ -411,7 +411,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .requiredOption('--input <json>', 'tool input as JSON')
     .option('--mode <mode>', 'approval mode: strict, default or auto', 'default')
     .option('--json', 'print one JSON object')
-    .action(async (o: { workspace: string; tool: string; input: string; mode: string; json?: boolean }) => {
+    .option('--explain', 'for run_command: print the parsed shell structure the policy judged')
+    .action(async (o: { workspace: string; tool: string; input: string; mode: string; json?: boolean; explain?: boolean }) => {
       const { policyCheck } = await import('./commands/policy.js');
       await policyCheck(o, out);
     });

@@ -7,7 +7,7 @@ import type { ApprovalMode, PolicyDecision } from './types.js';
 
 /**
  * One line of a policy corpus. Besides the documented fields a case may set
- * `mode`, `checks`, `allowProtectedWrites` and an inline `policy` object.
+ * `mode`, `checks`, `allowProtectedWrites`, `changed` and an inline `policy` object.
  */
 interface PolicyCase {
   id: string;
@@ -19,6 +19,8 @@ interface PolicyCase {
   checks?: string[];
   allowProtectedWrites?: boolean;
   policy?: unknown;
+  /** files (relative) the run is taken to have created or changed before this call */
+  changed?: string[];
 }
 
 export interface PolicyCaseResult {
@@ -94,6 +96,7 @@ export async function runPolicyCases(file: string, opts: { policyFile?: string }
         mode: c.mode ?? config.mode ?? 'default',
         checks: c.checks ?? [],
         ...(c.allowProtectedWrites ? { allowProtectedWrites: true } : {}),
+        ...(c.changed ? { changedFiles: c.changed } : {}),
       });
       const ok = c.expect === 'deny|ask' ? got.decision !== 'allow' : got.decision === c.expect;
       results.push({ id: c.id, expect: c.expect, got, ok });

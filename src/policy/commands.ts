@@ -1,20 +1,25 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
 import { physicalPath } from './paths.js';
 import { parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
-import { shellSyntaxError } from './shell/validate.js';
 import type { CommandSegment, PolicyContext } from './types.js';
 import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
 import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';
+import { assignmentName, judgeAssignment } from './environment.js';
+import { optionHits, PROGRAM_OPTIONS } from './program-options.js';
+import { obfuscation, isDecoder } from './obfuscation.js';
 
 export interface CommandJudgement {
   verdict: Verdict;
   segments: CommandSegment[];
 }
+
+// modules of the interpreters' own standard libraries that only add functions (no network, no exec)
+const SAFE_MODULES = /^(?:strict|warnings|utf8|feature|English|POSIX|Data::Dumper|JSON::PP|List::Util|Scalar::Util|File::Basename|File::Spec|Getopt::Long|Time::HiRes|json|yaml|set|pp|time|date|csv|pathname|securerandom|digest|erb|optparse|fileutils)(?:=\S*)?$/;
 
 // bash -c inside bash -c inside ...: deeper than this is not a command anyone writes by hand
 const MAX_NESTING = 4;
@@ -54,6 +59,11 @@ class CommandJudge implements ProgramJudge {
   /** shell variables with values known before the command runs (`X=a`, `for X in a b`) */
   private readonly vars = new Map<string, Word[]>();
   private pipedFrom: ShellCommand | undefined;
+  /** the commands whose output flows, through pipes, into the one being judged */
+  upstream: ShellCommand[] = [];
+  /** files an earlier part of this command writes (absolute path → content, when it is known) */
+  readonly written = new Map<string, string | undefined>();
+  private writing: string | undefined;
   private readonly checkArgvs: string[];
 
   constructor(readonly ctx: PolicyContext) {
@@ -67,27 +77,27 @@ class CommandJudge implements ProgramJudge {
       this.verdicts.push(ask('command.too-nested', 'The command nests shells too deeply to judge; run the inner command directly.'));
       return;
     }
-    if (depth > 0) {
-      const err = await shellSyntaxError(src);
-      if (err) {
-        this.verdicts.push(deny('command.parse-error', `The shell code passed to ${via[via.length - 1]} does not parse: ${err}.`));
-        return;
-      }
-    }
     let cmds: ShellCommand[];
     try {
-      cmds = parseShell(src, via);
+      cmds = await parseShell(src, via);
     } catch (e) {
       if (!(e instanceof ShellParseError)) throw e;
-      this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
+      if (e.syntax) {
+        const where = depth > 0 ? `The shell code passed to ${via[via.length - 1]} does not parse` : 'The command does not parse as shell';
+        this.verdicts.push(deny('command.parse-error', `${where} (${e.message}); fix the quoting or split it up.`));
+      } else this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
       return;
     }
     let prev: ShellCommand | undefined;
+    let pipe: ShellCommand[] = [];
     for (const c of cmds) {
       if (c.via.length !== via.length) {
+        this.upstream = [];
         await this.command(c, depth, undefined);
         continue;
       }
+      pipe = prev?.pipedTo ? [...pipe, prev] : [];
+      this.upstream = pipe;
       await this.command(c, depth, prev?.pipedTo ? prev : undefined);
       prev = c;
     }
@@ -186,7 +196,45 @@ class CommandJudge implements ProgramJudge {
   }
 
   writePaths(ws: readonly Word[]): Verdict[] {
-    return this.paths(ws, (s, a) => judgeCommandWrite(this.ctx, s, a), 'writes');
+    return this.paths(
+      ws,
+      (s, a) => {
+        if (!this.written.has(a) || this.writing !== undefined) this.written.set(a, this.writing);
+        const rel = relative(this.cwdRoot, a);
+        // a program dropped into node_modules/.bin shadows the tool every check runs
+        if (/(^|\/)node_modules\/\.bin(\/|$)/.test(rel) && !rel.startsWith('..')) {
+          return deny('command.fake-binary', `The command writes ${s}, where npm looks up the tools the checks run; Kiln never lets a command replace them.`);
+        }
+        return judgeCommandWrite(this.ctx, s, a);
+      },
+      'writes',
+    );
+  }
+
+  private get cwdRoot(): string {
+    return physicalPath(this.ctx.workspace) ?? resolve(this.ctx.workspace);
+  }
+
+  /**
+   * Running a file this run wrote (before this command, or earlier in it): the file's content
+   * goes into the approval, since no rule can judge a script it has not read.
+   */
+  runsWritten(w: Word, how: string): Verdict | null {
+    const abs = this.pathOf(w);
+    if (abs === null) return null;
+    const root = this.cwdRoot;
+    const rel = relative(root, abs);
+    let content: string | undefined;
+    if (this.written.has(abs)) content = this.written.get(abs);
+    else if ((this.ctx.changedFiles ?? []).includes(rel)) {
+      try {
+        content = readFileSync(abs, 'utf8');
+      } catch {
+        content = undefined;
+      }
+    } else return null;
+    const shown = content === undefined ? '(content not known until it runs)' : content.length > 2000 ? `${content.slice(0, 2000)}\n… (${content.length - 2000} more characters)` : content;
+    return ask('command.run-written', `${how} runs ${rel.startsWith('..') ? abs : rel}, which this run wrote; a person must read it first:\n${shown}`);
   }
 
   /** Any static argument naming a credentials file, in any spelling: `.env`, `--file=.env`, `HEAD:.env`. */
@@ -273,8 +321,45 @@ class CommandJudge implements ProgramJudge {
       this.verdicts.push(ask('command.function-def', `The command defines the shell function ${c.defines}; a person must read it.`, 'run_command:function'));
       return;
     }
+    this.writing = contentOf(c);
     const { verdicts: redirectVerdicts, stdin } = this.redirects(c);
+    this.writing = undefined;
+    const how = c.words.length ? 'prefix' : 'assignment';
+    for (const a of c.assigns) {
+      const v = judgeAssignment(a.value, a.dynamic, how, this.cwdRoot);
+      if (v) redirectVerdicts.push(v);
+    }
+    const hidden = obfuscation(c);
+    if (hidden) {
+      // nothing else about the command matters: the reason must say it was hidden
+      this.segments.push({ argv: c.words.map((w) => w.value), text: c.text, ...(c.via.length ? { via: c.via } : {}) });
+      this.verdicts.push(deny('command.obfuscated', hidden));
+      return;
+    }
+    const into = c.via[c.via.length - 1];
+    if ((into === '$(...)' || into === '`...`') && !c.pipedTo && isDecoder(c.words.map((w) => w.value))) {
+      redirectVerdicts.push(deny('command.obfuscated', `${c.words[0]?.value} decodes text into a command substitution: what runs is hidden until it runs.`));
+    }
     await this.argv(c.words, c, c.via, depth, redirectVerdicts, stdin, redirectsText);
+  }
+
+  /** Exec-, write-, directory- and network-capable options, as the program's table lists them. */
+  private options(name: string, args: string[], table: (typeof PROGRAM_OPTIONS)[string]): Verdict[] {
+    const out: Verdict[] = [];
+    for (const h of optionHits(table, args)) {
+      if (h.kind === 'exec' && /^(-M|-m|-r|--require)$/.test(h.option) && (name === 'perl' || name === 'ruby') && SAFE_MODULES.test(h.value ?? '')) continue;
+      const value: Word = h.value === undefined ? lit('') : { ...lit(h.value), dynamic: /[$`]/.test(h.value), tilde: h.value.startsWith('~') };
+      if (h.kind === 'exec') out.push(ask('command.exec-option', `${name} ${h.option}${h.value !== undefined ? ' ' + h.value : ''} makes ${name} run a program or load code of the caller's choosing; a person must approve it.`));
+      else if (h.kind === 'network') out.push(deny('command.network', `${name} ${h.option} uses the network, which the sandbox does not have.`));
+      else if (h.kind === 'write') out.push(...this.writePaths([value]));
+      else if (h.value !== undefined) {
+        const abs = this.pathOf(value);
+        if (abs === null || judgeCommandRead(this.ctx, h.value, abs).decision !== 'allow') {
+          out.push(deny('command.outside-path', `${name} ${h.option} ${h.value} makes ${name} work in a directory outside the repository.`));
+        }
+      }
+    }
+    return out;
   }
 
   /** Judges one program invocation; wrappers (env, timeout, xargs, bash -c) come back here with their inner command. */
@@ -302,6 +387,16 @@ class CommandJudge implements ProgramJudge {
       this.verdicts.push(deny('command.user-deny', `The repository's policy denies "${ruleDeny}".`));
       return;
     }
+    const name = basename(argv[0] ?? '');
+    if (['export', 'declare', 'typeset', 'local', 'readonly'].includes(name)) {
+      for (const w of ws.slice(1)) {
+        if (!assignmentName(w.value)) continue;
+        const v = judgeAssignment(w.value, w.dynamic, name, this.cwdRoot);
+        if (v) local.push(v);
+      }
+    }
+    const table = PROGRAM_OPTIONS[name];
+    if (table) local.push(...this.options(name, argv.slice(1), table));
     const isCheck = this.checkArgvs.includes(argv.join(' '));
     const result: ProgramResult = isCheck ? allow('command.check', `${argv.join(' ')} is one of the repository's checks.`, true) : await judgeProgram(ws, this, { via, depth, stdin, command: c, pipedFrom: this.pipedFrom });
     if ('unwrap' in result) {
@@ -330,17 +425,23 @@ class CommandJudge implements ProgramJudge {
   }
 }
 
+/** What a command writes through `>`, when it is static: `printf '…' > run.sh`, `cat <<EOF > x`. */
+function contentOf(c: ShellCommand): string | undefined {
+  if (c.words.some((w) => w.dynamic)) return undefined;
+  const [prog, ...rest] = c.words.map((w) => w.value);
+  if (prog === 'echo') return rest.filter((a) => !/^-[neE]+$/.test(a)).join(' ') + '\n';
+  if (prog === 'printf' && rest.length >= 1) return rest.join(' ');
+  if (prog === 'cat' && rest.length === 0) return c.redirects.find((r) => r.heredoc !== undefined)?.heredoc;
+  return undefined;
+}
+
 /** Judges a whole command line: every segment, the most severe one decides. */
 export async function judgeCommand(command: string, ctx: PolicyContext): Promise<CommandJudgement> {
   const src = command.trim();
   if (!src) return { verdict: deny('input.invalid', 'The command is empty.'), segments: [] };
   const isCheck = ctx.checks.some((c) => c.trim() === src);
-  const err = await shellSyntaxError(src);
-  if (err && !isCheck) {
-    return { verdict: deny('command.parse-error', `The command does not parse as shell (${err}); fix the quoting or split it up.`), segments: [] };
-  }
   const j = new CommandJudge(ctx);
-  if (!err) await j.script(src, [], 0);
+  await j.script(src, [], 0);
   if (isCheck) {
     return { verdict: allow('command.check', `${src} is one of the repository's checks.`, true), segments: j.segments };
   }

@@ -1,6 +1,7 @@
 import type { Word } from './shell/parse.js';
 import type { ProgramJudge, ProgramResult } from './programs.js';
-import { positionals } from './programs.js';
+import { readFileSync } from 'node:fs';
+import { diffTargets, positionals } from './programs.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 
 const READONLY = new Set(['status', 'diff', 'log', 'show', 'blame', 'ls-files', 'rev-parse', 'describe', 'shortlog', 'grep', 'ls-tree', 'cat-file', 'rev-list', 'merge-base', 'show-ref', 'whatchanged', 'name-rev', 'check-ignore', 'count-objects', 'annotate', 'range-diff', 'help', 'version', 'var', 'diff-tree', 'diff-files', 'diff-index', 'for-each-ref', 'cherry', 'show-branch', 'check-attr', 'verify-commit', 'fsck']);
@@ -58,6 +59,27 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
     return v(ask('command.interactive', `git ${sub} -i needs an editor; it would hang.`), extra);
   }
   if (sub === 'rm' || sub === 'mv') extra.push(...j.writePaths(positionals(rest)));
+  // apply writes the files its patch names (git strips one leading part unless told -pN)
+  if (sub === 'apply' && !rest.some((r) => r.value === '--check' || r.value === '--stat' || r.value === '--numstat' || r.value === '--summary')) {
+    const strip = Number(rest.map((r) => /^-p(\d+)$/.exec(r.value)?.[1]).find((x) => x !== undefined) ?? 1);
+    for (const f of positionals(rest, ['--directory', '--exclude', '--include', '-C'])) {
+      const abs = j.pathOf(f);
+      let diff: string | undefined;
+      try {
+        diff = abs === null ? undefined : readFileSync(abs, 'utf8');
+      } catch {
+        diff = undefined;
+      }
+      if (diff === undefined) extra.push(ask('command.dynamic-path', `git apply ${f.value}: Kiln cannot read the patch to see which files it writes; a person must check it.`));
+      else extra.push(...j.writePaths(diffTargets(diff, strip).map((p) => ({ raw: p, value: p, dynamic: false, glob: false, tilde: false }))));
+    }
+  }
+  // checkout <tree> -- paths, restore [--source x] paths: the paths are rewritten from history
+  if (sub === 'checkout' || sub === 'restore') {
+    const dashes = rest.findIndex((r) => r.value === '--');
+    const paths = dashes >= 0 ? rest.slice(dashes + 1) : sub === 'restore' ? positionals(rest, ['-s', '--source']) : [];
+    extra.push(...j.writePaths(paths.filter((p) => !p.value.startsWith('--source='))));
+  }
   if (LOCAL_WRITE.has(sub)) return v(allow('command.git-write', `git ${sub} only changes the local repository.`), extra);
   if (HISTORY.has(sub)) return v(ask('command.git-history', `git ${sub} rewrites or reaches outside the repository's normal state; a person must approve it.`, `run_command:git ${sub}`), extra);
   return v(ask('command.unknown', `git ${sub} is not a git subcommand Kiln knows to be safe.`, `run_command:git ${sub}`), extra);

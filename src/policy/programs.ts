@@ -1,8 +1,11 @@
-import { basename } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { ShellCommand, Word } from './shell/parse.js';
 import type { PolicyContext } from './types.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 import { judgeGit } from './git.js';
+import { judgeAssignment } from './environment.js';
+import { isDecoder } from './obfuscation.js';
 
 /** What the program table needs from the command judge (paths, cwd, nested shells). */
 export interface ProgramJudge {
@@ -16,6 +19,16 @@ export interface ProgramJudge {
   sensitiveArgs(ws: readonly Word[]): Verdict[];
   cd(w: Word | undefined): Verdict;
   nested(src: string, via: string[], depth: number): Promise<void>;
+  /** the commands whose output flows, through pipes, into this one */
+  readonly upstream: readonly ShellCommand[];
+  /** ask, with the file's content, when `w` names a file this run wrote; null otherwise */
+  runsWritten(w: Word, how: string): Verdict | null;
+}
+
+/** Decoded text fed to a program that runs what it reads: only there to hide what runs. */
+function decodedIntoShell(j: ProgramJudge, name: string): Verdict | null {
+  const d = j.upstream.find((c) => isDecoder(c.words.map((w) => w.value)));
+  return d ? deny('command.obfuscated', `${d.words[0]?.value} decodes text that ${name} then runs: what runs is hidden until it runs, which Kiln refuses.`) : null;
 }
 
 export interface ProgramInfo {
@@ -99,8 +112,32 @@ const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'fish']);
 const PY = /^python(\d+(\.\d+)?)?$/;
 
 const NET_CODE = /\b(?:urllib\d?|requests|httpx|aiohttp|socket|http\.client|ftplib|smtplib|telnetlib|paramiko|websockets?|fetch|https?|net|dgram|tls|dns|undici|axios|node-fetch|XMLHttpRequest|WebSocket|LWP|IO::Socket|Net::\w+|open-uri|Socket)\b/;
-const SPAWN_CODE = /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system\s*\(|exec\s*\(|eval\s*\(|`)/;
+const SPAWN_CODE = /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system|exec|eval|qx|__import__|importlib|import\s*\(|require\s*\(\s*[^'"\s]|Function\s*\(|vm|process\.binding|dlopen|ctypes|popen|IO\.popen|Kernel|Open3|syscall)\b|`|%x[{(\[]|\bopen\s*\(\s*(?:[A-Za-z_$]+\s*,\s*)?['"][^'"]*\|/;
+/** the code writes, deletes or renames files */
+const WRITE_CODE = /\b(?:write\w*|append\w*|unlink\w*|rm\w*|rmdir\w*|rename\w*|copy\w*|cp\w*|symlink\w*|link\w*|truncate\w*|chmod\w*|mkdir\w*|remove|replace|move|open|sysopen|File\.open|IO\.write|spurt|Path)\b|>>?\s*['"]/;
+const LIFECYCLE_KEYS = /["']?(?:preinstall|install|postinstall|prepare|preprepare|postprepare|prepublish|prepublishOnly|prepack|postpack)["']?\s*[:=\]]/;
 const SECRET_CODE = /(?:^|[\s'"/])(?:\.env(?:\.[\w.-]+)?|id_rsa|id_ed25519|\.ssh\/|\.aws\/|\.npmrc|\.netrc|\.git-credentials)(?=$|[\s'"),])/;
+
+/**
+ * Files inline code writes: every string literal that looks like a path, when the code writes at
+ * all. An interpreter may not do what the edit tool may only do with approval (executable config,
+ * install scripts), and may not touch protected files; the verifier remains the backstop for
+ * paths the code builds when it runs.
+ */
+function codeWrites(code: string, lang: string, j: ProgramJudge): Verdict[] {
+  if (!WRITE_CODE.test(code)) return [];
+  const out: Verdict[] = [];
+  for (const m of code.matchAll(/(['"`])([^'"`\s]{1,300})\1/g)) {
+    const p = m[2]!;
+    if (!/[./]/.test(p) || /^[a-z]+:\/\//.test(p) || /^\.?\w{0,4}$/.test(p) && !p.includes('/')) continue;
+    for (const w of j.writePaths([{ raw: p, value: p, dynamic: false, glob: false, tilde: p.startsWith('~') }])) {
+      if (w.decision === 'allow' || w.rule === 'command.outside-write') out.push(w);
+      else if (/(^|\/)package\.json$/.test(p) && !LIFECYCLE_KEYS.test(code)) out.push(w);
+      else out.push(deny(w.rule === 'write.protected' || w.decision === 'deny' ? w.rule : 'command.interpreter-write', `The ${lang} code writes ${p}: ${w.reason.replace(/\.$/, '')}; an interpreter may not change it.`));
+    }
+  }
+  return out;
+}
 
 /** Code given to an interpreter on the command line or through a here-document. */
 function judgeCode(code: string, lang: string): Verdict {
@@ -149,8 +186,15 @@ function judgeSed(args: Word[], j: ProgramJudge): ProgramResult {
 
 function judgeAwk(args: Word[], j: ProgramJudge, name: string): ProgramResult {
   if (optValue(args, ['-f', '--file']).length > 0) return v(ask('command.reader-exec', `${name} -f runs a program from a file; a person must read it.`), j.sensitiveArgs(args));
-  const pos = positionals(args, ['-F', '-v', '--field-separator', '--assign']);
+  const includes = optValue(args, ['-i', '--include']);
+  const pos = positionals(args, ['-F', '-v', '--field-separator', '--assign', '-i', '--include']);
   const program = pos[0]?.value ?? '';
+  if (/@load|@include/.test(program)) return v(ask('command.exec-option', `The ${name} program loads an extension or source file (@load, @include); a person must read it.`));
+  if (includes.some((w) => w.value !== 'inplace')) return v(ask('command.exec-option', `${name} -i loads a source file; a person must read it.`));
+  if (includes.length) {
+    const files = pos.slice(1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
+    return v(worktree(`${name} -i inplace`), j.writePaths(files));
+  }
   if (/\bsystem\s*\(|\|&?\s*["$A-Za-z_(]|>>?\s*["$(]|\bgetline\b/.test(program)) {
     return v(ask('command.reader-exec', `The ${name} program runs commands or writes files (system(), pipes, redirects); a person must read it.`));
   }
@@ -192,6 +236,15 @@ function judgeFind(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramRes
         if (abs === null || !extra.every((e) => e.decision === 'allow')) continue;
       }
       if (extra.some((e) => e.decision !== 'allow')) return v(deny('command.destructive', 'find -delete outside the repository deletes files that are not the project\'s.'), extra);
+      // a subdirectory is deleted from; the whole repository only where the tests narrow it
+      const whole = (r: Word) => j.pathOf(r) === j.pathOf({ raw: '.', value: j.ctx.workspace, dynamic: false, glob: false, tilde: false });
+      extra.push(...j.writePaths(roots.filter((r) => !whole(r))));
+      if (roots.length === 0 || roots.some(whole)) {
+        const narrowed = args.some((a) => /^-i?(name|path|wholename|regex)$/.test(a.value));
+        const paths = optValue(args, ['-path', '-wholename', '-ipath']).map((w) => ({ ...w, value: w.value.replace(/^\.\//, ''), glob: false }));
+        extra.push(...j.writePaths(paths));
+        if (!narrowed) extra.push(ask('command.destructive', 'find -delete over the whole repository without a -name or -path test deletes everything; a person must approve it.'));
+      }
       verdict = worktree('find -delete');
     }
     if (/^-(fprint|fprint0|fprintf|fls)$/.test(a) && args[i + 1]) extra.push(...j.writePaths([args[i + 1]!]));
@@ -228,6 +281,42 @@ function judgeRm(args: Word[], j: ProgramJudge): ProgramResult {
     extra.push(...w);
   }
   return v(worktree(recursive ? 'rm -r of a subdirectory' : 'rm of files'), extra);
+}
+
+/** The files a unified diff changes (`+++ b/src/x.ts`), with `-pN` leading parts stripped. */
+export function diffTargets(diff: string, strip: number): string[] {
+  const out: string[] = [];
+  for (const m of diff.matchAll(/^(?:\+\+\+|---) ([^\t\n]+)/gm)) {
+    const p = m[1]!.trim();
+    if (p === '/dev/null') continue;
+    const parts = p.split('/');
+    out.push(parts.slice(Math.min(strip, parts.length - 1)).join('/'));
+  }
+  return [...new Set(out)];
+}
+
+/** patch: the files named in the diff (read from -i, a `<` redirect or a here-document) are written. */
+function judgePatch(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramResult {
+  const stripArg = args.map((a) => /^-p(\d+)$/.exec(a.value) ?? (a.value.startsWith('--strip=') ? [a.value, a.value.slice(8)] : null)).find(Boolean);
+  const strip = stripArg ? Number(stripArg[1]) : 0;
+  const pos = positionals(args, ['-i', '--input', '-o', '--output', '-d', '--directory', '-r', '-B', '-D', '-F', '-z', '-V', '-Y', '-g']);
+  const writes: Verdict[] = j.writePaths([...(pos[0] ? [pos[0]] : []), ...optValue(args, ['-o', '--output'])]);
+  const inputWord = optValue(args, ['-i', '--input'])[0] ?? pos[1] ?? info.command.redirects.find((r) => r.op === '<')?.target;
+  let diff = info.stdin;
+  if (diff === undefined && inputWord) {
+    const abs = j.pathOf(inputWord);
+    try {
+      diff = abs === null ? undefined : readFileSync(abs, 'utf8');
+    } catch {
+      diff = undefined;
+    }
+  }
+  if (pos[0] === undefined) {
+    if (diff === undefined) return v(ask('command.dynamic-path', 'patch writes the files its diff names, which Kiln cannot read before it runs; a person must check them.'));
+    const base = optValue(args, ['-d', '--directory'])[0]?.value ?? '.';
+    writes.push(...j.writePaths(diffTargets(diff, strip).map((p) => ({ raw: p, value: join(base, p), dynamic: false, glob: false, tilde: false }))));
+  }
+  return v(worktree('patch'), writes);
 }
 
 function judgeChmod(args: Word[], j: ProgramJudge, name: string): ProgramResult {
@@ -275,7 +364,9 @@ function shellOf(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string)
     return j.nested(command.value, [...info.via, `${name} -c`], info.depth).then(() => allow('command.wrapper', `${name} -c: the code inside was judged.`, true));
   }
   const script = args[i];
-  if (script && script.value !== '-') return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox.`), j.readPaths([script]));
+  if (script && script.value !== '-') return v(j.runsWritten(script, name) ?? allow('command.script', `${name} runs ${script.value}, inside the sandbox.`), j.readPaths([script]));
+  const decoded = decodedIntoShell(j, name);
+  if (decoded) return v(decoded);
   if (info.stdin !== undefined) {
     return j.nested(info.stdin, [...info.via, `${name} <<here-doc`], info.depth).then(() => allow('command.wrapper', `${name} <<here-doc: the code inside was judged.`, true));
   }
@@ -286,7 +377,50 @@ function shellOf(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string)
   return v(ask('command.pipe-to-shell', `${name} runs whatever it reads on its input; a person must check it.`));
 }
 
-function judgeInterpreter(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string): ProgramResult {
+/** Short options that take a value (the rest of the cluster or the next word), per interpreter. */
+const CLUSTER_VALUES: Record<string, { value: string; optional: string }> = {
+  python: { value: 'cmWXQ', optional: '' },
+  perl: { value: 'eEMmI', optional: 'il0dCx' },
+  ruby: { value: 'erICE', optional: 'ix' },
+};
+
+/** `-Ec code` → `-E -c code`, `-pi.bak` → `-p -i.bak`, `-Mstrict` → `-M strict`, node's `-pe` → `-p`. */
+function splitClusters(args: Word[], name: string): Word[] {
+  if (name === 'node') return args.map((a) => (a.value === '-pe' || a.value === '-ep' ? { ...a, value: '-p' } : a));
+  const grammar = CLUSTER_VALUES[PY.test(name) ? 'python' : name];
+  if (!grammar) return args;
+  const out: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!/^-[A-Za-z0-9]{2,}/.test(a.value) || a.value.startsWith('--')) {
+      out.push(a);
+      if (!a.value.startsWith('-') || a.value === '--') {
+        out.push(...args.slice(i + 1));
+        break;
+      }
+      continue;
+    }
+    const letters = a.value.slice(1);
+    for (let k = 0; k < letters.length; k++) {
+      const l = letters[k]!;
+      const rest = letters.slice(k + 1);
+      if (grammar.value.includes(l)) {
+        out.push({ ...a, value: `-${l}` });
+        if (rest) out.push({ ...a, value: rest, raw: rest });
+        break;
+      }
+      if (grammar.optional.includes(l)) {
+        out.push({ ...a, value: `-${l}${rest}` });
+        break;
+      }
+      out.push({ ...a, value: `-${l}` });
+    }
+  }
+  return out;
+}
+
+function judgeInterpreter(rawArgs: Word[], j: ProgramJudge, info: ProgramInfo, name: string): ProgramResult {
+  const args = splitClusters(rawArgs, name);
   const lang = PY.test(name) ? 'Python' : name === 'node' ? 'JavaScript' : name;
   const codeOpts = PY.test(name) ? ['-c'] : name === 'node' ? ['-e', '--eval', '-p', '--print'] : ['-e', '-E'];
   const valueOpts = PY.test(name) ? ['-W', '-X', '-m', '-c'] : ['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--env-file', '-I', '-M'];
@@ -297,7 +431,13 @@ function judgeInterpreter(args: Word[], j: ProgramJudge, info: ProgramInfo, name
   const code = optValue(args, codeOpts);
   if (code.length > 0) {
     if (code.some((c) => c.dynamic)) return v(ask('command.dynamic', `The ${lang} code is only known when it runs; a person must check it.`));
-    return v(judgeCode(code.map((c) => c.value).join('\n'), lang));
+    const text = code.map((c) => c.value).join('\n');
+    const extra = codeWrites(text, lang, j);
+    // perl -pi / ruby -i: edits the files named after the code in place
+    if ((name === 'perl' || name === 'ruby') && args.some((a) => /^-i/.test(a.value))) {
+      extra.push(...j.writePaths(positionals(args, valueOpts).filter((w) => !code.includes(w))));
+    }
+    return v(judgeCode(text, lang), extra);
   }
   if (PY.test(name)) {
     const m = optValue(args, ['-m'])[0];
@@ -316,9 +456,13 @@ function judgeInterpreter(args: Word[], j: ProgramJudge, info: ProgramInfo, name
   }
   const script = positionals(args, valueOpts)[0];
   if (script && script.value !== '-') {
+    const written = j.runsWritten(script, name);
+    if (written) return v(written, j.sensitiveArgs(args));
     return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox (no network, only the repository writable).`), [...j.readPaths([script]), ...j.sensitiveArgs(args)]);
   }
-  if (info.stdin !== undefined) return v(judgeCode(info.stdin, lang));
+  if (info.stdin !== undefined) return v(judgeCode(info.stdin, lang), codeWrites(info.stdin, lang, j));
+  const decoded = decodedIntoShell(j, name);
+  if (decoded) return v(decoded);
   return v(ask('command.interpreter-stdin', `${name} without a script runs what it reads on its input; a person must check it.`));
 }
 
@@ -332,6 +476,19 @@ function judgePip(args: Word[], name: string): ProgramResult {
 const NPM_INSTALL = new Set(['install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'ci', 'add', 'update', 'up', 'upgrade', 'uninstall', 'un', 'rm', 'r', 'remove', 'unlink', 'dedupe', 'ddp', 'prune', 'link', 'ln', 'rebuild', 'rb', 'install-test', 'it', 'install-ci-test', 'cit', 'import']);
 const NPM_PUBLISH = new Set(['publish', 'unpublish', 'deprecate', 'dist-tag', 'owner', 'access', 'adduser', 'login', 'logout', 'token', 'team', 'star', 'unstar', 'hook', 'org']);
 
+/** A package script this run added or changed: ask, showing it. */
+function packageScriptChanged(j: ProgramJudge, script: string | undefined): Verdict | null {
+  if (!script || !(j.ctx.changedFiles ?? []).includes('package.json')) return null;
+  try {
+    const pkg = JSON.parse(readFileSync(join(j.ctx.workspace, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const body = pkg.scripts?.[script];
+    if (body === undefined) return null;
+    return ask('command.run-written', `The package script "${script}" is in package.json, which this run changed; a person must read it first:\n${script}: ${body}`);
+  } catch {
+    return ask('command.run-written', `package.json, which this run changed, does not parse; a person must read the script "${script}" first.`);
+  }
+}
+
 function judgeNodePm(args: Word[], j: ProgramJudge, name: string): ProgramResult {
   const pos = positionals(args, ['--prefix', '-C', '--dir', '-w', '--workspace', '--filter', '-F']);
   const sub = pos[0]?.value;
@@ -340,6 +497,8 @@ function judgeNodePm(args: Word[], j: ProgramJudge, name: string): ProgramResult
     if (name === 'yarn') return v(ask('command.install', 'yarn installs the dependencies; a person must approve it.', 'run_command:yarn install'));
     return v(ask('command.unknown', `${name} without a subcommand.`));
   }
+  const changedScript = packageScriptChanged(j, sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' ? pos[1]?.value : sub === 't' || sub === 'tst' ? 'test' : sub);
+  if (changedScript) return v(changedScript);
   if (sub === 'test' || sub === 't' || sub === 'tst') return v(testRunner(`${name} test`));
   if (NPM_PUBLISH.has(sub) || (name === 'yarn' && sub === 'npm' && pos[1]?.value === 'publish')) {
     return v(deny('command.publish', `${name} ${sub} publishes or changes the registry; Kiln never publishes.`));
@@ -394,6 +553,185 @@ function skipOptions(args: readonly Word[], valueOpts: readonly string[], positi
   return i + positionalsToSkip;
 }
 
+type Judge = (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string, first: Word) => ProgramResult | Promise<ProgramResult>;
+
+const unknownRunner: Judge = (_a, _j, _i, name) => v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
+const unknownProgram: Judge = (args, j, _i, name) => v(ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`), j.sensitiveArgs(args));
+const fileReader: Judge = (args, j, _i, name) => v(readonly(name), [...j.readPaths(positionals(args, FILE_READERS[name]!)), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
+const installer: Judge = (args, _j, _i, name) => {
+  const sub = positionals(args)[0]?.value;
+  return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+};
+const publishes = (subs: string[], judge: Judge): Judge => (args, j, info, name, first) =>
+  subs.includes(args[0]?.value ?? '') ? v(deny('command.publish', `${name} ${args[0]!.value} publishes or talks to a registry; Kiln never publishes.`)) : judge(args, j, info, name, first);
+const formatter: Judge = (args, j, _i, name) => {
+  const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
+  return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
+};
+const wrapper = (valueOpts: string[], positionalsToSkip = 0): Judge => (args, _j, _i, name) => ({ unwrap: args.slice(skipOptions(args, valueOpts, positionalsToSkip)), via: name });
+const archiver: Judge = (args, j, _i, name) => v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
+
+function judgeEnv(args: Word[], j: ProgramJudge): ProgramResult {
+  const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
+  // -S splits one string into a command; `-S"…"` attaches it
+  const attached = args.slice(0, i).find((a) => /^-[a-zA-Z]*S./.test(a.value));
+  const split = optValue(args, ['-S', '--split-string'])[0] ?? (attached && { ...attached, value: attached.value.slice(attached.value.indexOf('S') + 1) });
+  if (split) return v(ask('command.dynamic', `env -S splits "${split.value}" into a command by rules of its own; run the command directly.`));
+  let k = i;
+  const envVerdicts: Verdict[] = [];
+  while (k < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[k]!.value)) {
+    const e = judgeAssignment(args[k]!.value, args[k]!.dynamic, 'env', j.ctx.workspace);
+    if (e) envVerdicts.push(e);
+    k++;
+  }
+  if (k >= args.length) return v(readonly('env'), envVerdicts);
+  return { unwrap: args.slice(k), via: 'env', verdicts: envVerdicts };
+}
+
+function judgeXargs(args: Word[], j: ProgramJudge): ProgramResult {
+  const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
+  const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
+  if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
+  const inner = rest[0]!.value;
+  const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
+  const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
+  return { unwrap: rest, via: 'xargs', verdicts: extra };
+}
+
+async function judgeEval(args: Word[], j: ProgramJudge, info: ProgramInfo): Promise<ProgramResult> {
+  if (args.some((a) => a.dynamic && (/\$\(|`/.test(a.raw) || a.assembled || args.length > 1))) {
+    return v(deny('command.obfuscated', 'eval runs a string built when it runs: what runs is hidden until then, which Kiln refuses.'));
+  }
+  if (args.some((a) => a.dynamic)) return v(ask('command.dynamic', 'eval runs code only known when it runs; a person must check it.'));
+  await j.nested(args.map((a) => a.value).join(' '), [...info.via, 'eval'], info.depth);
+  return v(allow('command.wrapper', 'eval: the code inside was judged.', true));
+}
+
+function judgeMake(args: Word[], j: ProgramJudge): ProgramResult {
+  const lit = (f: string): Word => ({ raw: f, value: f, dynamic: false, glob: false, tilde: false });
+  const file = optValue(args, ['-f', '--file', '--makefile'])[0] ?? ['GNUmakefile', 'makefile', 'Makefile'].map(lit).find((f) => (j.ctx.changedFiles ?? []).includes(f.value));
+  return v((file && j.runsWritten(file, 'make')) || ask('command.unknown', 'make runs commands Kiln cannot inspect; a person must approve it.'));
+}
+
+function judgeLn(args: Word[], j: ProgramJudge): ProgramResult {
+  // a link is a second name for its source: writing through it writes the source
+  const target = optValue(args, ['-t', '--target-directory']);
+  const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
+  const dests = target.length ? target : pos.length > 1 ? pos.slice(-1) : [];
+  const sources = target.length ? pos : pos.slice(0, -1);
+  return v(worktree('ln'), [...j.writePaths(dests), ...j.writePaths(sources)]);
+}
+
+function judgePyEnv(args: Word[], j: ProgramJudge, name: string): ProgramResult {
+  const sub = positionals(args)[0]?.value;
+  if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
+  if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
+  void j;
+  return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+}
+
+/**
+ * Every program Kiln knows, by name, and the judge for it. One name, one judge: nothing here
+ * depends on the order of entries. A program not listed asks.
+ */
+const PROGRAMS: Record<string, Judge> = {
+  ...Object.fromEntries([...NO_FILE_ARGS].map((n) => [n, (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name))])),
+  ...Object.fromEntries(Object.keys(FILE_READERS).map((n) => [n, fileReader])),
+  ...Object.fromEntries([...SHELLS].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => shellOf(args, j, info, name)])),
+  ...Object.fromEntries([...INSTALL_MANAGERS].map((n) => [n, installer])),
+  ...Object.fromEntries([...TEST_RUNNERS].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(testRunner(name), j.sensitiveArgs(args))])),
+  ...Object.fromEntries(['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name), j.sensitiveArgs(args))])),
+  ...Object.fromEntries(['eslint', 'prettier', 'ruff', 'black', 'biome', 'rustfmt', 'gofmt'].map((n) => [n, formatter])),
+  ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeGrep(args, j, name)])),
+  ...Object.fromEntries(['awk', 'gawk', 'mawk', 'nawk'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeAwk(args, j, name)])),
+  ...Object.fromEntries(['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz'].map((n) => [n, archiver])),
+  ...Object.fromEntries(['mkdir', 'touch', 'rmdir', 'truncate'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])))])),
+  ...Object.fromEntries(['trap', 'alias', 'watch', 'deno', 'bun'].map((n) => [n, unknownRunner])),
+  ...Object.fromEntries(['kill', 'pkill', 'killall'].map((n) => [n, (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(ask('command.kill', `${name} stops processes; a person must approve it.`))])),
+  ...Object.fromEntries(['node', 'perl', 'ruby', 'tsx', 'ts-node'].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name)])),
+  env: (args, j) => judgeEnv(args, j),
+  cd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
+  pushd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
+  popd: () => v(allow('command.cd', 'popd changes the directory.', false)),
+  timeout: wrapper(['-s', '--signal', '-k', '--kill-after'], 1),
+  nice: wrapper(['-n', '--adjustment']),
+  nohup: (args, _j, _i, name) => ({ unwrap: args, via: name }),
+  builtin: (args, _j, _i, name) => ({ unwrap: args, via: name }),
+  stdbuf: wrapper(['-i', '-o', '-e']),
+  ionice: wrapper(['-c', '-n', '-p', '-P', '-u']),
+  time: (args, j) => ({ unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) }),
+  exec: (args) => {
+    const rest = args.slice(skipOptions(args, ['-a']));
+    return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
+  },
+  command: (args) => (has(args, '-v', '-V') ? v(readonly('command -v')) : { unwrap: args.slice(skipOptions(args, [])), via: 'command' }),
+  xargs: (args, j) => judgeXargs(args, j),
+  eval: (args, j, info) => judgeEval(args, j, info),
+  source: (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  '.': (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  make: (args, j) => judgeMake(args, j),
+  sed: (args, j) => judgeSed(args, j),
+  gsed: (args, j) => judgeSed(args, j),
+  jq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
+  yq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
+  find: (args, j, info) => judgeFind(args, j, info),
+  sort: (args, j) => v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]),
+  uniq: (args, j) => {
+    const pos = positionals(args, ['-f', '-s', '-w']);
+    return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
+  },
+  tee: (args, j) => v(worktree('tee'), j.writePaths(positionals(args))),
+  rm: (args, j) => judgeRm(args, j),
+  ln: (args, j) => judgeLn(args, j),
+  patch: (args, j, info) => judgePatch(args, j, info),
+  chmod: (args, j, _i, name) => judgeChmod(args, j, name),
+  chown: (args, j, _i, name) => judgeChmod(args, j, name),
+  chgrp: (args, j, _i, name) => judgeChmod(args, j, name),
+  cp: (args, j) => judgeCopy(args, j, 'cp'),
+  install: (args, j) => judgeCopy(args, j, 'cp'),
+  mv: (args, j) => judgeCopy(args, j, 'mv'),
+  rsync: (args, j) => judgeCopy(args, j, 'rsync'),
+  git: (args, j) => judgeGit(args, j),
+  npx: (args, _j, _i, name) => {
+    const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
+    const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
+    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
+  },
+  npm: (args, j, _i, name) => judgeNodePm(args, j, name),
+  pnpm: (args, j, _i, name) => judgeNodePm(args, j, name),
+  yarn: (args, j, _i, name) => judgeNodePm(args, j, name),
+  pip: (args, _j, _i, name) => judgePip(args, name),
+  pip3: (args, _j, _i, name) => judgePip(args, name),
+  uv: (args, j, _i, name) => judgePyEnv(args, j, name),
+  pipenv: (args, j, _i, name) => judgePyEnv(args, j, name),
+  poetry: publishes(['publish'], (args, j, _i, name) => judgePyEnv(args, j, name)),
+  go: (args) => judgeLangTool(args, 'go'),
+  cargo: (args) => judgeLangTool(args, 'cargo'),
+  gem: publishes(['push'], installer),
+  bundle: (args, j, info, name, first) => {
+    const sub = positionals(args)[0]?.value;
+    if (sub === 'exec') return { unwrap: args.slice(args.findIndex((a) => a.value === 'exec') + 1), via: 'bundle exec' };
+    return installer(args, j, info, name, first);
+  },
+  twine: publishes(['upload'], unknownProgram),
+  docker: publishes(['push', 'login'], unknownProgram),
+  podman: publishes(['push', 'login'], unknownProgram),
+  tsc: (args, j, _i, name) => {
+    if (has(args, '--watch', '-w')) return v(ask('command.watch', `${name} --watch never ends; run it without --watch.`));
+    return v(readonly(name), j.writePaths(optValue(args, ['--outDir', '--outFile', '--declarationDir'])));
+  },
+  vitest: (args) => {
+    if (args[0]?.value === 'run' || has(args, '--run')) return v(testRunner('vitest run'));
+    return v(ask('command.watch', 'vitest without run starts watch mode and never ends; use vitest run.'));
+  },
+  jest: (args) => {
+    if (has(args, '--watch', '--watchAll')) return v(ask('command.watch', 'jest --watch never ends; run it without --watch.'));
+    return v(testRunner('jest'));
+  },
+};
+PROGRAMS['vue-tsc'] = PROGRAMS.tsc!;
+PROGRAMS.bunx = unknownRunner;
+
 /** The verdict for one program invocation, or the inner command of a wrapper to judge instead. */
 export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInfo): Promise<ProgramResult> {
   const first = ws[0]!;
@@ -403,135 +741,24 @@ export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInf
   // a tool from the project's own node_modules/.bin is that tool
   if (name.includes('/') && /(^|\/)node_modules\/\.bin\/[^/]+$/.test(name)) name = basename(name);
   if (j.functions.has(name)) return v(allow('command.function-call', `${name} is a function defined earlier in the command; its body was judged.`));
+  // /bin/rm is rm: judged as the program it is, and a full path that dodges a refusal is refused
+  if (/^\/(?:usr\/)?(?:local\/)?s?bin\/[^/]+$/.test(name) && !j.functions.has(basename(name))) {
+    const r = await judgeProgram([{ ...first, value: basename(name), raw: basename(name) }, ...args], j, info);
+    if ('unwrap' in r || r.decision === 'allow') return r;
+    return v(deny(r.decision === 'deny' ? r.rule : 'command.obfuscated', `${name} is ${basename(name)} written by its full path, which does not change the judgement: ${r.reason}`), r.extra ?? []);
+  }
 
   // hard denies go by the program's own name however it is spelled (/usr/bin/curl is curl); the
-  // allow lists below do not, so an arbitrary ./bin/ls is judged as the unknown program it is
+  // table does not, so an arbitrary ./bin/ls is judged as the unknown program it is
   const base = basename(name);
   if (PRIVILEGE.has(base)) return v(deny('command.privilege', `${name} runs commands as another user; Kiln never raises privileges.`));
   if (NETWORK.has(base)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
   if (SYSTEM.has(base) || /^mkfs(\.|$)/.test(base)) return v(deny('command.system', `${name} changes the machine, not the project.`));
-  if (name === 'twine' && args[0]?.value === 'upload') return v(deny('command.publish', 'twine upload publishes a package; Kiln never publishes.'));
-  if ((name === 'docker' || name === 'podman') && (args[0]?.value === 'push' || args[0]?.value === 'login')) return v(deny('command.publish', `${name} ${args[0]?.value} talks to a registry; Kiln never publishes.`));
-  if ((name === 'gem' && args[0]?.value === 'push') || (name === 'poetry' && args[0]?.value === 'publish')) return v(deny('command.publish', `${name} ${args[0]?.value} publishes a package; Kiln never publishes.`));
 
-  if (NO_FILE_ARGS.has(name)) return v(readonly(name));
-  if (name === 'env') {
-    const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
-    const split = optValue(args, ['-S', '--split-string'])[0];
-    if (split) return shellOf([{ ...split, value: '-c' }, split], j, info, 'env -S') as ProgramResult;
-    let k = i;
-    while (k < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[k]!.value)) k++;
-    if (k >= args.length) return v(readonly('env'));
-    return { unwrap: args.slice(k), via: 'env' };
-  }
-  if (name === 'cd' || name === 'pushd') return v(j.cd(args.find((a) => !a.value.startsWith('-'))));
-  if (name === 'popd') return v(allow('command.cd', 'popd changes the directory.', false));
-  if (name === 'timeout') return { unwrap: args.slice(skipOptions(args, ['-s', '--signal', '-k', '--kill-after'], 1)), via: 'timeout' };
-  if (name === 'nice') return { unwrap: args.slice(skipOptions(args, ['-n', '--adjustment'])), via: 'nice' };
-  if (name === 'nohup' || name === 'builtin') return { unwrap: args, via: name };
-  if (name === 'stdbuf') return { unwrap: args.slice(skipOptions(args, ['-i', '-o', '-e'])), via: 'stdbuf' };
-  if (name === 'ionice') return { unwrap: args.slice(skipOptions(args, ['-c', '-n', '-p', '-P', '-u'])), via: 'ionice' };
-  if (name === 'time') return { unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) };
-  if (name === 'exec') {
-    const rest = args.slice(skipOptions(args, ['-a']));
-    return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
-  }
-  if (name === 'command') {
-    if (has(args, '-v', '-V')) return v(readonly('command -v'));
-    return { unwrap: args.slice(skipOptions(args, [])), via: 'command' };
-  }
-  if (name === 'xargs') {
-    const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
-    const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
-    if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
-    const inner = rest[0]!.value;
-    const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
-    const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
-    return { unwrap: rest, via: 'xargs', verdicts: extra };
-  }
-  if (SHELLS.has(name)) return shellOf(args, j, info, name);
-  if (name === 'eval') {
-    if (args.some((a) => a.dynamic)) return v(ask('command.dynamic', 'eval runs code only known when it runs; a person must check it.'));
-    await j.nested(args.map((a) => a.value).join(' '), [...info.via, 'eval'], info.depth);
-    return v(allow('command.wrapper', 'eval: the code inside was judged.', true));
-  }
-  if (name === 'source' || name === '.') return v(allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1)));
-  if (name === 'trap' || name === 'alias' || name === 'watch' || name === 'make' || name === 'deno' || name === 'bun' || name === 'bunx') {
-    return v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
-  }
+  const judge = Object.hasOwn(PROGRAMS, name) ? PROGRAMS[name] : PY.test(name) ? (a: Word[], jj: ProgramJudge, i: ProgramInfo) => judgeInterpreter(a, jj, i, name) : undefined;
+  if (judge) return judge(args, j, info, name, first);
 
-  if (name in FILE_READERS) {
-    const files = positionals(args, FILE_READERS[name]!);
-    return v(readonly(name), [...j.readPaths(files), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
-  }
-  if (['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].includes(name)) return judgeGrep(args, j, name);
-  if (name === 'sed' || name === 'gsed') return judgeSed(args, j);
-  if (['awk', 'gawk', 'mawk', 'nawk'].includes(name)) return judgeAwk(args, j, name);
-  if (name === 'jq' || name === 'yq') return v(readonly(name), j.sensitiveArgs(args));
-  if (name === 'find') return judgeFind(args, j, info);
-  if (name === 'sort') return v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]);
-  if (name === 'uniq') {
-    const pos = positionals(args, ['-f', '-s', '-w']);
-    return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
-  }
-  if (name === 'tee') return v(worktree('tee'), j.writePaths(positionals(args)));
-  if (name === 'rm') return judgeRm(args, j);
-  if (['mkdir', 'touch', 'rmdir', 'truncate'].includes(name)) return v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])));
-  if (name === 'ln') {
-    const pos = positionals(args, ['-t', '--target-directory', '-S', '--suffix']);
-    return v(worktree('ln'), j.writePaths(pos.length > 1 ? pos.slice(-1) : []));
-  }
-  if (name === 'chmod' || name === 'chown' || name === 'chgrp') return judgeChmod(args, j, name);
-  if (name === 'cp' || name === 'mv' || name === 'rsync' || name === 'install') return judgeCopy(args, j, name === 'install' ? 'cp' : name);
-  if (['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz', 'patch'].includes(name)) {
-    return v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
-  }
-  if (name === 'kill' || name === 'pkill' || name === 'killall') return v(ask('command.kill', `${name} stops processes; a person must approve it.`));
-
-  if (name === 'git') return judgeGit(args, j);
-  if (name === 'node' || PY.test(name) || name === 'perl' || name === 'ruby' || name === 'tsx' || name === 'ts-node') return judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name);
-  if (name === 'npx' || name === 'bunx') {
-    const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
-    const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
-    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
-  }
-  if (name === 'npm' || name === 'pnpm' || name === 'yarn') return judgeNodePm(args, j, name);
-  if (name === 'pip' || name === 'pip3') return judgePip(args, name);
-  if (name === 'uv' || name === 'poetry' || name === 'pipenv') {
-    const sub = positionals(args)[0]?.value;
-    if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
-    if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
-    return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
-  }
-  if (name === 'go' || name === 'cargo') return judgeLangTool(args, name);
-  if (name === 'gem' || name === 'bundle' || INSTALL_MANAGERS.has(name)) {
-    const sub = positionals(args)[0]?.value;
-    if (name === 'bundle' && sub === 'exec') return { unwrap: args.slice(args.findIndex((a) => a.value === 'exec') + 1), via: 'bundle exec' };
-    return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
-  }
-
-  // tools whose normal use only reads (and, for compilers, writes build output)
-  if (name === 'tsc' || name === 'vue-tsc') {
-    if (has(args, '--watch', '-w')) return v(ask('command.watch', `${name} --watch never ends; run it without --watch.`));
-    return v(readonly(name), j.writePaths(optValue(args, ['--outDir', '--outFile', '--declarationDir'])));
-  }
-  if (name === 'vitest') {
-    if (args[0]?.value === 'run' || has(args, '--run')) return v(testRunner('vitest run'));
-    return v(ask('command.watch', 'vitest without run starts watch mode and never ends; use vitest run.'));
-  }
-  if (name === 'jest') {
-    if (has(args, '--watch', '--watchAll')) return v(ask('command.watch', 'jest --watch never ends; run it without --watch.'));
-    return v(testRunner('jest'));
-  }
-  if (TEST_RUNNERS.has(name)) return v(testRunner(name), j.sensitiveArgs(args));
-  if (name === 'eslint' || name === 'prettier' || name === 'ruff' || name === 'black' || name === 'biome' || name === 'rustfmt' || name === 'gofmt') {
-    const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
-    return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
-  }
-  if (['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].includes(name)) return v(readonly(name), j.sensitiveArgs(args));
-
-  return v(
-    ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`),
-    j.sensitiveArgs(args),
-  );
+  const written = name.includes('/') ? j.runsWritten(first, name) : null;
+  if (written) return v(written, j.sensitiveArgs(args));
+  return unknownProgram(args, j, info, name, first);
 }

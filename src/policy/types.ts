@@ -40,6 +40,8 @@ export interface PolicyContext {
   checks: string[];
   /** this run may change protected files (tests) */
   allowProtectedWrites?: boolean;
+  /** files (relative to the worktree) this run created or changed: running one asks, showing it */
+  changedFiles?: string[];
   /** home directory used for `~` and $HOME in commands; defaults to os.homedir() */
   home?: string;
 }

@@ -2,12 +2,13 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultPolicyConfig, evaluate, loadPolicyConfig, runPolicyCases } from '../../policy/index.js';
+import { explainCommand } from '../../policy/shell/explain.js';
 import type { ApprovalMode } from '../../policy/types.js';
 import { createStreamRedactor } from '../../redact/index.js';
 import { UsageError } from '../../shared/errors.js';
 
 export async function policyCheck(
-  o: { workspace: string; tool: string; input: string; mode: string; json?: boolean },
+  o: { workspace: string; tool: string; input: string; mode: string; json?: boolean; explain?: boolean },
   out: (s: string) => void,
 ): Promise<void> {
   const ws = resolve(o.workspace);
@@ -21,12 +22,15 @@ export async function policyCheck(
   }
   const config = existsSync(resolve(ws, '.kiln')) ? await loadPolicyConfig(ws) : defaultPolicyConfig();
   const d = await evaluate(o.tool, input, { workspace: ws, config, mode: o.mode as ApprovalMode, checks: [] });
+  const command = (input as { command?: unknown } | null)?.command;
+  const explain = o.explain && o.tool === 'run_command' && typeof command === 'string' ? await explainCommand(command) : undefined;
   if (o.json) {
-    out(JSON.stringify(d));
+    out(JSON.stringify(explain ? { ...d, explain } : d));
     return;
   }
   out(`${d.decision}  ${d.rule}  ${d.reason}`);
   for (const s of d.segments ?? []) out(`  segment: ${s.via?.length ? `[${s.via.join(' > ')}] ` : ''}${s.text}`);
+  for (const l of explain ?? []) out(l);
 }
 
 export async function policyRedact(): Promise<void> {

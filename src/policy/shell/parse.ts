@@ -1,20 +1,25 @@
-/**
- * A flattening parser for the shell commands an agent writes.
- *
- * sh-syntax (mvdan/sh in wasm) is the authority on whether a command is valid
- * shell (see validate.ts), but the AST it returns to JavaScript has lost its node
- * types and word parts, so it cannot tell us *which* programs run. This parser
- * does that part: it walks the same grammar and yields every simple command that
- * could execute — in pipelines, lists, subshells, groups, if/while/for/case bodies,
- * `$(...)`, backticks, process substitutions and function bodies — with each
- * word's static value where it has one. Anything it does not understand throws
- * ShellParseError, and the caller fails closed.
- */
 import { KilnError } from '../../shared/errors.js';
+import { bashParser, type BashParser, type SyntaxNode } from './grammar.js';
 
-/** Shell Kiln does not understand; the caller fails closed, and the same text fails again. */
+/**
+ * The one shell parser of the policy: tree-sitter-bash's typed tree, flattened into every simple
+ * command that could execute — in pipelines, lists, subshells, groups, if/while/for/case bodies,
+ * `$(...)`, backticks, process substitutions, array elements, expansions and function bodies —
+ * with each word's static value where it has one.
+ *
+ * The walk is an allowlist: each node kind it meets is one it knows the meaning of. Anything else
+ * (a construct it has not been taught) throws ShellParseError, and the caller fails closed.
+ */
 export class ShellParseError extends KilnError {
+  // the same text fails the same way again
   readonly retryable = false;
+  constructor(
+    message: string,
+    /** true: the text is not valid shell; false: valid, but a construct Kiln does not judge */
+    readonly syntax: boolean,
+  ) {
+    super(message);
+  }
 }
 
 export interface Word {
@@ -30,6 +35,12 @@ export interface Word {
   tilde: boolean;
   /** stands for a path `find` found (`{}` in -exec): inside the roots find was given */
   fromFind?: boolean;
+  /** joins an expansion to other text (`$X$Y`, `cu$Y`): a value assembled when it runs */
+  assembled?: boolean;
+  /** spells letters as escape codes (`$'\x63url'`) */
+  escaped?: boolean;
+  /** a construct whose only use in a command is to hide what runs, e.g. `$IFS`, `${x@P}` */
+  obfuscation?: string;
 }
 
 export interface Redirect {
@@ -55,570 +66,462 @@ export interface ShellCommand {
   builtinTest?: boolean;
   /** the name a function definition binds (the command itself defines, not runs) */
   defines?: string;
-  /** contains an expansion this parser does not look inside (e.g. `${x:-$(cmd)}`) */
+  /** contains an expansion this parser does not look inside */
   opaque?: boolean;
   /** `for NAME in WORDS`: binds NAME to each word in turn (no program runs) */
   binds?: { name: string; words: Word[] };
+  /** the tree-sitter node kind the command came from, shown by `kiln policy check --explain` */
+  node: string;
 }
 
-const META = new Set([' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')']);
-const SKIP_WORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '{', '}', '!', 'time', 'esac']);
+const ANSI_C: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
 
-interface PendingHeredoc {
-  redirect: Redirect;
-  delim: string;
-  strip: boolean;
-  quoted: boolean;
+/** `$'...'`: the string bash builds, and whether it spelled characters as codes. */
+function ansiC(body: string): { value: string; escaped: boolean } {
+  let escaped = false;
+  const value = body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (_m, e: string) => {
+    if (/^[xuU]/.test(e) && e.length > 1) {
+      escaped = true;
+      return String.fromCodePoint(parseInt(e.slice(1), 16));
+    }
+    if (/^[0-7]/.test(e)) {
+      escaped = true;
+      return String.fromCharCode(parseInt(e, 8));
+    }
+    if (e[0] === 'c') {
+      escaped = true;
+      return String.fromCharCode(e.charCodeAt(1) & 31);
+    }
+    return ANSI_C[e] ?? `\\${e}`;
+  });
+  return { value, escaped };
 }
 
-class Parser {
-  private pos = 0;
-  private pending: PendingHeredoc[] = [];
+const GLOB = /(^|[^\\])[*?[]/;
+const BRACE = /(^|[^\\])\{[^}\s]*(,|\.\.)[^}\s]*\}/;
+const IFS = /\$\{?IFS\b/;
+
+/** Expression kinds inside `(( ))`, `$(( ))`, `[[ ]]` and C-style for: walked for substitutions. */
+const EXPRESSION = new Set(['binary_expression', 'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression', 'test_operator', 'regex', 'subscript', 'variable_name', 'special_variable_name', 'variable_assignment', 'extglob_pattern']);
+/** Kinds that are one shell word (or part of one). */
+const WORD = new Set(['word', 'number', 'string', 'raw_string', 'ansi_c_string', 'translated_string', 'concatenation', 'simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion', 'brace_expression', 'extglob_pattern', 'array', 'regex']);
+
+class Walker {
   readonly out: ShellCommand[] = [];
 
   constructor(
     private readonly src: string,
-    private readonly via: string[],
+    private readonly parser: BashParser,
   ) {}
 
-  parseAll(): ShellCommand[] {
-    this.parseList(null, this.via);
-    if (this.pos < this.src.length) throw new ShellParseError(`unexpected '${this.src[this.pos]}' at offset ${this.pos}`);
-    return this.out;
+  private unsupported(n: SyntaxNode): never {
+    throw new ShellParseError(`the construct ${n.type} ("${n.text.slice(0, 40)}") is not one Kiln judges`, false);
   }
 
-  private peek(n = 0): string {
-    return this.src[this.pos + n] ?? '';
+  statements(nodes: readonly SyntaxNode[], via: string[]): void {
+    for (const n of nodes) this.statement(n, via);
   }
 
-  private startsWith(s: string): boolean {
-    return this.src.startsWith(s, this.pos);
-  }
-
-  /** blanks, line continuations and comments; newlines are tokens */
-  private skipBlanks(): void {
-    for (;;) {
-      const c = this.peek();
-      if (c === ' ' || c === '\t' || c === '\r') this.pos++;
-      else if (c === '\\' && this.peek(1) === '\n') this.pos += 2;
-      else if (c === '#') {
-        while (this.pos < this.src.length && this.peek() !== '\n') this.pos++;
-      } else return;
-    }
-  }
-
-  private readHeredocs(): void {
-    for (const h of this.pending) {
-      const lines: string[] = [];
-      for (;;) {
-        if (this.pos >= this.src.length) break;
-        let nl = this.src.indexOf('\n', this.pos);
-        if (nl < 0) nl = this.src.length;
-        const line = this.src.slice(this.pos, nl);
-        this.pos = Math.min(nl + 1, this.src.length);
-        const cmp = h.strip ? line.replace(/^\t+/, '') : line;
-        if (cmp === h.delim) break;
-        lines.push(cmp);
+  /** One statement; returns nothing, pushes every command it runs onto `out`. */
+  statement(n: SyntaxNode, via: string[]): void {
+    const start = this.out.length;
+    switch (n.type) {
+      case 'comment':
+        return;
+      case 'command':
+        this.simple(n, via, []);
+        break;
+      case 'redirected_statement':
+        this.redirected(n, via);
+        break;
+      case 'pipeline':
+        this.pipeline(n.namedChildren, via);
+        break;
+      case 'list':
+      case 'subshell':
+      case 'compound_statement':
+      case 'do_group':
+      case 'else_clause':
+      case 'elif_clause':
+      case 'negated_command':
+      case 'if_statement':
+      case 'while_statement':
+        this.statements(n.namedChildren, via);
+        break;
+      case 'for_statement':
+        this.forLoop(n, via);
+        break;
+      case 'c_style_for_statement':
+        for (const c of n.namedChildren) {
+          if (c.type === 'do_group' || c.type === 'compound_statement') this.statement(c, via);
+          else this.expression(c, via);
+        }
+        break;
+      case 'case_statement':
+        this.caseStatement(n, via);
+        break;
+      case 'function_definition': {
+        const name = n.childForFieldName('name');
+        this.push(n, via, { defines: name?.text ?? '' });
+        const body = n.childForFieldName('body');
+        if (body) this.statement(body, via);
+        break;
       }
-      h.redirect.heredoc = lines.join('\n');
-      // an unquoted body is expanded: its substitutions run
-      if (!h.quoted) this.scanForSubstitutions(h.redirect.heredoc);
+      case 'test_command':
+        for (const c of n.namedChildren) this.expression(c, via);
+        this.push(n, via, { builtinTest: true });
+        break;
+      case 'variable_assignment':
+        this.push(n, via, { assigns: [this.assignment(n, via)] });
+        break;
+      case 'variable_assignments':
+        this.push(n, via, { assigns: n.namedChildren.map((c) => (c.type === 'variable_assignment' ? this.assignment(c, via) : this.unsupported(c))) });
+        break;
+      case 'declaration_command':
+      case 'unset_command': {
+        const keyword = n.children[0]!;
+        const words = [this.literal(keyword.text), ...n.namedChildren.map((c) => (c.type === 'variable_assignment' ? this.assignment(c, via) : this.word(c, via)))];
+        this.push(n, via, { words });
+        break;
+      }
+      default:
+        this.unsupported(n);
     }
-    this.pending = [];
+    if (n.nextSibling?.type === '&') for (const c of this.out.slice(start)) if (c.via.length === via.length) c.background = true;
   }
 
-  private scanForSubstitutions(text: string): void {
-    // parse the body as a double-quoted string without the quotes
-    const p = new Parser(text, this.via);
-    p.readDoubleQuotedBody(null);
-    this.out.push(...p.out);
+  /** Walks a pipeline's elements; returns the last command at this level, whose output goes on. */
+  private pipeline(elements: readonly SyntaxNode[], via: string[], from?: ShellCommand): ShellCommand | undefined {
+    let prev = from;
+    for (const el of elements) {
+      if (prev) prev.pipedTo = true;
+      const start = this.out.length;
+      this.statement(el, via);
+      prev = this.out.slice(start).reverse().find((c) => c.via.length === via.length);
+    }
+    return prev;
+  }
+
+  private forLoop(n: SyntaxNode, via: string[]): void {
+    const name = n.childForFieldName('variable');
+    const values = n.childrenForFieldName('value').map((v) => this.word(v, via));
+    if (name && values.length) this.push(n, via, { binds: { name: name.text, words: values } });
+    const body = n.childForFieldName('body');
+    if (body) this.statement(body, via);
+  }
+
+  private caseStatement(n: SyntaxNode, via: string[]): void {
+    for (const c of n.namedChildren) {
+      if (c.type === 'case_item') {
+        for (const part of c.namedChildren) {
+          if (part.type === 'comment') continue;
+          if (c.childrenForFieldName('value').some((v) => v.startIndex === part.startIndex)) this.word(part, via);
+          else this.statement(part, via);
+        }
+      } else if (c.type !== 'comment') this.word(c, via);
+    }
+  }
+
+  private redirected(n: SyntaxNode, via: string[]): void {
+    const body = n.childForFieldName('body');
+    const redirectNodes = n.namedChildren.filter((c) => c !== body && c.startIndex !== body?.startIndex);
+    const redirects: Redirect[] = [];
+    const after: SyntaxNode[] = [];
+    for (const r of redirectNodes) redirects.push(this.redirect(r, via, after));
+    const cmd = body ? this.withRedirects(body, via, redirects, n) : this.push(n, via, { redirects });
+    // what follows a here-document's start on its line: `cat <<EOF | sh`, `cat <<EOF && x`
+    for (const a of after) {
+      if (a.type === 'pipeline' && a.children[0]?.type === '|') this.pipeline(a.namedChildren, via, cmd);
+      else this.statement(a, via);
+    }
   }
 
   /**
-   * Parses commands until `terminator` (an operator like ')' or ';;') or the end.
-   * Returns the terminator found, or '' at the end of input.
+   * tree-sitter hangs `a && b > f` and `a | b > f` on the whole list, but bash gives the
+   * redirections to the last command only; a group or loop gets them as a whole.
    */
-  private parseList(terminators: Set<string> | null, via: string[]): string {
-    let expectCommand = true;
-    for (;;) {
-      this.skipBlanks();
-      if (this.pos >= this.src.length) {
-        if (terminators && !terminators.has('')) throw new ShellParseError('unexpected end of command');
-        return '';
+  private withRedirects(body: SyntaxNode, via: string[], redirects: Redirect[], outer: SyntaxNode): ShellCommand {
+    if (body.type === 'command') return this.simple(body, via, redirects, body === outer ? body : outer);
+    if (body.type === 'list' || body.type === 'pipeline') {
+      const parts = body.namedChildren;
+      const last = parts[parts.length - 1]!;
+      if (body.type === 'list') this.statements(parts.slice(0, -1), via);
+      const prev = body.type === 'pipeline' ? this.pipeline(parts.slice(0, -1), via) : undefined;
+      if (prev) prev.pipedTo = true;
+      return this.withRedirects(last, via, redirects, last);
+    }
+    this.statement(body, via);
+    return this.push(outer, via, { redirects });
+  }
+
+  private redirect(r: SyntaxNode, via: string[], after: SyntaxNode[]): Redirect {
+    const fd = r.childForFieldName('descriptor')?.text ?? r.namedChildren.find((c) => c.type === 'file_descriptor')?.text;
+    const op = r.children.find((c) => !c.isNamed)?.text ?? '';
+    const withFd = (x: Redirect): Redirect => (fd ? { ...x, fd } : x);
+    if (r.type === 'file_redirect') {
+      const dest = r.childrenForFieldName('destination');
+      const target = dest.length ? this.word(dest[0]!, via) : this.literal('-');
+      // `2>&-` closes the descriptor: nothing is written
+      return withFd({ op: dest.length ? op : `${op}-`, target });
+    }
+    if (r.type === 'herestring_redirect') {
+      const w = r.namedChildren.find((c) => WORD.has(c.type));
+      return withFd({ op: '<<<', target: w ? this.word(w, via) : this.literal('') });
+    }
+    if (r.type === 'heredoc_redirect') {
+      let delim = '';
+      let body = '';
+      for (const c of r.namedChildren) {
+        if (c.type === 'heredoc_start') delim = c.text;
+        else if (c.type === 'heredoc_body') {
+          body = c.text;
+          const quoted = /['"\\]/.test(delim);
+          if (!quoted) for (const part of c.namedChildren) if (part.type !== 'heredoc_content') this.word(part, [...via, '<<here-doc']);
+        } else if (c.type !== 'heredoc_end') after.push(c);
       }
-      const c = this.peek();
-      if (c === '\n') {
-        this.pos++;
-        this.readHeredocs();
-        expectCommand = true;
-        continue;
-      }
-      if (terminators) {
-        for (const t of terminators) {
-          if (t === 'esac') continue;
-          if (t && this.startsWith(t)) {
-            this.pos += t.length;
-            return t;
-          }
+      if (op === '<<-') body = body.replace(/^\t+/gm, '');
+      const name = delim.replace(/['"\\]/g, '');
+      return withFd({ op, target: this.literal(name), heredoc: body.endsWith('\n') ? body : body + (body ? '\n' : '') });
+    }
+    return this.unsupported(r);
+  }
+
+  /** A simple command: assignments, program and arguments, redirections. */
+  private simple(n: SyntaxNode, via: string[], redirects: Redirect[], outer: SyntaxNode = n): ShellCommand {
+    const assigns: Word[] = [];
+    const words: Word[] = [];
+    for (const c of n.namedChildren) {
+      if (c.type === 'variable_assignment') assigns.push(this.assignment(c, via));
+      else if (c.type === 'command_name') {
+        const name = c.namedChildren[0];
+        if (!name) this.unsupported(c);
+        if (name.type === 'arithmetic_expansion' && name.text.startsWith('((')) {
+          // `(( x = 1 ))` as a statement: arithmetic, no program runs
+          this.expression(name, via);
+          return this.push(outer, via, { builtinTest: true });
         }
-        if (terminators.has('esac') && this.wordAhead('esac')) return 'esac';
-      }
-      const op = this.readListOperator();
-      if (op) {
-        if (op === '&' && this.out.length > 0) this.out[this.out.length - 1]!.background = true;
-        if ((op === '|' || op === '|&') && this.out.length > 0) this.out[this.out.length - 1]!.pipedTo = true;
-        expectCommand = true;
-        continue;
-      }
-      if (!expectCommand) throw new ShellParseError(`unexpected '${c}' at offset ${this.pos}`);
-      this.parseCommand(via);
-      expectCommand = false;
+        words.push(this.word(name, via));
+      } else if (c.type === 'file_redirect' || c.type === 'herestring_redirect' || c.type === 'heredoc_redirect') {
+        redirects.push(this.redirect(c, via, []));
+      } else if (c.type === 'comment') continue;
+      else words.push(this.word(c, via));
     }
+    return this.push(outer, via, { words, assigns, redirects });
   }
 
-  private wordAhead(w: string): boolean {
-    if (!this.startsWith(w)) return false;
-    const after = this.peek(w.length);
-    return after === '' || META.has(after);
+  private assignment(n: SyntaxNode, via: string[]): Word {
+    const nameNode = n.childForFieldName('name');
+    if (!nameNode) this.unsupported(n);
+    if (nameNode.type === 'subscript') for (const c of nameNode.namedChildren) this.expression(c, via);
+    const op = n.children.find((c) => c.type === '=' || c.type === '+=')?.text ?? '=';
+    const valueNode = n.childForFieldName('value');
+    const value = valueNode ? this.word(valueNode, via) : this.literal('');
+    const name = nameNode.type === 'subscript' ? nameNode.text : nameNode.text;
+    return { ...value, raw: n.text, value: `${name}${op === '+=' ? '+=' : '='}${value.value}` };
   }
 
-  private readListOperator(): string {
-    for (const op of ['&&', '||', '|&', ';;&', ';;', ';&', ';', '&', '|']) {
-      if (this.startsWith(op)) {
-        // `;;` and friends only end case items; seeing them here means a case parse went wrong
-        if (op.startsWith(';;') || op === ';&') return '';
-        this.pos += op.length;
-        return op;
-      }
-    }
-    return '';
+  private literal(value: string): Word {
+    return { raw: value, value, dynamic: false, glob: false, tilde: false };
   }
 
-  private parseCommand(via: string[]): void {
-    this.skipBlanks();
-    if (this.startsWith('((')) {
-      const start = this.pos;
-      this.pos += 2;
-      const opaque = this.skipBalanced('(', ')', 2);
-      this.out.push(this.command([], [], [], start, via, { builtinTest: true, opaque }));
+  /** `(( ))`, `$(( ))`, `[[ ]]` contents: no program runs, but substitutions inside do. */
+  private expression(n: SyntaxNode, via: string[]): void {
+    if (WORD.has(n.type) && n.type !== 'arithmetic_expansion') {
+      this.word(n, via);
       return;
     }
-    if (this.peek() === '(') {
-      this.pos++;
-      this.parseList(new Set([')']), via);
-      this.readTrailingRedirects(via);
-      return;
-    }
-    const save = this.pos;
-    const first = this.readWord(via);
-    if (first && !first.dynamic && first.raw === first.value) {
-      const kw = first.value;
-      if (SKIP_WORDS.has(kw)) return this.parseCommand(via);
-      if (kw === '[[') return this.parseDoubleBracket(save, via);
-      if (kw === 'for' || kw === 'select') return this.parseFor(via);
-      if (kw === 'case') return this.parseCase(via);
-      if (kw === 'function') {
-        const name = this.readWord(via);
-        this.skipBlanks();
-        if (this.startsWith('()')) this.pos += 2;
-        this.out.push(this.command([], [], [], save, via, { defines: name?.value ?? '' }));
-        return this.parseCommand(via);
-      }
-      this.skipBlanks();
-      if (this.startsWith('()') || /^\(\s*\)/.test(this.src.slice(this.pos, this.pos + 8))) {
-        this.pos = this.src.indexOf(')', this.pos) + 1;
-        this.out.push(this.command([], [], [], save, via, { defines: kw }));
-        // the body: a compound command whose commands we judge like any other
-        return this.parseCommand(via);
-      }
-    }
-    this.pos = save;
-    this.parseSimple(via);
+    if (n.type !== 'arithmetic_expansion' && !EXPRESSION.has(n.type)) this.unsupported(n);
+    for (const c of n.namedChildren) this.expression(c, via);
   }
 
-  private command(
-    words: Word[],
-    assigns: Word[],
-    redirects: Redirect[],
-    start: number,
-    via: string[],
-    extra: Partial<ShellCommand> = {},
-  ): ShellCommand {
-    return {
-      words,
-      assigns,
-      redirects,
-      text: this.src.slice(start, this.pos).trim(),
+  /** One word: its value after quote removal, with every command it substitutes walked. */
+  word(n: SyntaxNode, via: string[]): Word {
+    const w = this.literal(n.text);
+    switch (n.type) {
+      case 'word':
+      case 'extglob_pattern':
+      case 'regex': {
+        w.value = n.text.replace(/\\(\n|.)/gs, (_m, c: string) => (c === '\n' ? '' : c));
+        w.glob = GLOB.test(n.text) || BRACE.test(n.text) || n.type === 'extglob_pattern';
+        w.tilde = n.text.startsWith('~');
+        return w;
+      }
+      case 'number':
+      case 'variable_name':
+        // `export PATH`, `local x`: a name, not an expansion
+        return w;
+      case 'brace_expression':
+        w.glob = true;
+        return w;
+      case 'raw_string':
+        w.value = n.text.slice(1, -1);
+        return w;
+      case 'ansi_c_string': {
+        const { value, escaped } = ansiC(n.text.slice(2, -1));
+        w.value = value;
+        if (escaped) w.escaped = true;
+        return w;
+      }
+      case 'string':
+      case 'translated_string': {
+        const inner = n.text.slice(n.type === 'string' ? 1 : 2, -1);
+        w.value = inner.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+        for (const c of n.namedChildren) {
+          if (c.type === 'string_content') continue;
+          const part = this.word(c, via);
+          w.dynamic = true;
+          if (part.obfuscation) w.obfuscation = part.obfuscation;
+        }
+        // "$X$Y", "cu$Y": text assembled from an expansion and something else
+        if (w.dynamic && n.namedChildren.length > 1) w.assembled = true;
+        return w;
+      }
+      case 'concatenation': {
+        const parts = n.namedChildren.map((c) => this.word(c, via));
+        w.value = parts.map((p) => p.value).join('');
+        w.dynamic = parts.some((p) => p.dynamic);
+        w.glob = parts.some((p) => p.glob) || BRACE.test(n.namedChildren.filter((c) => c.type === 'word').map((c) => c.text).join(''));
+        w.tilde = parts[0]?.tilde ?? false;
+        if (w.dynamic) w.assembled = true;
+        if (parts.some((p) => p.escaped)) w.escaped = true;
+        const o = parts.find((p) => p.obfuscation);
+        if (o) w.obfuscation = o.obfuscation!;
+        return w;
+      }
+      case 'simple_expansion':
+        w.dynamic = true;
+        if (IFS.test(n.text)) w.obfuscation = '$IFS splits words at characters of its choosing';
+        return w;
+      case 'expansion': {
+        w.dynamic = true;
+        if (IFS.test(n.text)) w.obfuscation = '$IFS splits words at characters of its choosing';
+        if (/@P\}$/.test(n.text)) w.obfuscation = '${var@P} expands a prompt string, which runs the command substitutions inside the value';
+        for (const c of n.namedChildren) {
+          if (c.type === 'variable_name' || c.type === 'special_variable_name') continue;
+          if (c.type === 'subscript') for (const s of c.namedChildren) this.expression(s, via);
+          else if (WORD.has(c.type)) this.word(c, via);
+          else this.unsupported(c);
+        }
+        return w;
+      }
+      case 'command_substitution': {
+        w.dynamic = true;
+        if (n.text.startsWith('`')) this.backticks(n.text.slice(1, -1), [...via, '`...`']);
+        else this.statements(n.namedChildren, [...via, '$(...)']);
+        return w;
+      }
+      case 'process_substitution':
+        w.dynamic = true;
+        this.statements(n.namedChildren, [...via, `${n.text[0]}(...)`]);
+        return w;
+      case 'arithmetic_expansion':
+        w.dynamic = true;
+        this.expression(n, via);
+        return w;
+      case 'array': {
+        const parts = n.namedChildren.map((c) => this.word(c, via));
+        w.dynamic = parts.some((p) => p.dynamic);
+        return w;
+      }
+      default:
+        return this.unsupported(n);
+    }
+  }
+
+  /**
+   * Inside backticks bash first removes the backslashes before \\, \` and \$, then parses what is
+   * left: `\`id\`` within backticks is a nested substitution. The grammar reads the text before
+   * that step, so the text after it is parsed again, the way bash will.
+   */
+  private backticks(inner: string, via: string[]): void {
+    const text = inner.replace(/\\([\\`$])/g, '$1');
+    const tree = this.parser.parse(text);
+    if (!tree) throw new ShellParseError('the parser gave no tree', true);
+    try {
+      if (tree.rootNode.hasError) throw new ShellParseError(`the code inside backticks does not parse: ${text.slice(0, 40)}`, true);
+      const nested = new Walker(text, this.parser);
+      nested.statements(tree.rootNode.namedChildren, via);
+      this.out.push(...nested.out);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  private push(n: SyntaxNode, via: string[], fields: Partial<ShellCommand>): ShellCommand {
+    const c: ShellCommand = {
+      words: [],
+      assigns: [],
+      redirects: [],
+      text: this.src.slice(n.startIndex, n.endIndex).trim(),
       via,
       pipedTo: false,
       background: false,
-      ...extra,
+      node: n.type,
+      ...fields,
     };
-  }
-
-  private parseSimple(via: string[]): void {
-    const start = this.pos;
-    const words: Word[] = [];
-    const assigns: Word[] = [];
-    const redirects: Redirect[] = [];
-    let opaque = false;
-    for (;;) {
-      this.skipBlanks();
-      const c = this.peek();
-      if (c === '' || c === '\n' || c === ';' || c === '&' && !this.startsWith('&>') || c === '|' || c === ')') break;
-      if (c === '(') {
-        // `name (` only parses as a function definition, handled before
-        throw new ShellParseError(`unexpected '(' at offset ${this.pos}`);
-      }
-      const redirect = this.readRedirect(via);
-      if (redirect) {
-        redirects.push(redirect);
-        continue;
-      }
-      const w = this.readWord(via);
-      if (!w) throw new ShellParseError(`unexpected '${c}' at offset ${this.pos}`);
-      if (w.raw.includes('${') && /\$\{[^}]*(\$\(|`)/.test(w.raw)) opaque = true;
-      if (words.length === 0 && /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(w.raw)) {
-        assigns.push(w);
-        // `a=(1 2 3)`: an array assignment
-        if (w.raw.endsWith('=') && this.peek() === '(') {
-          this.pos++;
-          this.skipBalanced('(', ')', 1);
-        }
-      } else words.push(w);
-    }
-    // a keyword we skipped (`fi`, `}`) leaves nothing to run
-    if (words.length === 0 && assigns.length === 0 && redirects.length === 0) return;
-    this.out.push(this.command(words, assigns, redirects, start, via, opaque ? { opaque } : {}));
-  }
-
-  private readTrailingRedirects(via: string[]): void {
-    for (;;) {
-      this.skipBlanks();
-      const r = this.readRedirect(via);
-      if (!r) return;
-      // redirects on a group apply to every command in it; judging them once on the last is enough
-      const last = this.out[this.out.length - 1];
-      if (last) last.redirects.push(r);
-    }
-  }
-
-  private readRedirect(via: string[]): Redirect | null {
-    const m = /^(\d*)(&>>|&>|<<<|<<-|<<|<>|>>|>&|<&|>\||>|<)/.exec(this.src.slice(this.pos, this.pos + 8));
-    if (!m) return null;
-    // `<(` and `>(` are process substitutions, words not redirects
-    if ((m[2] === '<' || m[2] === '>') && this.peek(m[0].length) === '(' && m[1] === '') return null;
-    this.pos += m[0].length;
-    this.skipBlanks();
-    const target = this.readWord(via);
-    if (!target) throw new ShellParseError(`redirect ${m[2]} without a target`);
-    const r: Redirect = { op: m[2]!, target, ...(m[1] ? { fd: m[1] } : {}) };
-    if (m[2] === '<<' || m[2] === '<<-') {
-      this.pending.push({ redirect: r, delim: target.value, strip: m[2] === '<<-', quoted: target.raw !== target.value || /['"\\]/.test(target.raw) });
-    }
-    return r;
-  }
-
-  private parseDoubleBracket(start: number, via: string[]): void {
-    // inside [[ ]] `<`, `>`, `&&`, `(` are operators of the test, not of the shell
-    for (;;) {
-      this.skipBlanks();
-      if (this.pos >= this.src.length) throw new ShellParseError('[[ without ]]');
-      if (this.wordAhead(']]')) {
-        this.pos += 2;
-        break;
-      }
-      const c = this.peek();
-      if (META.has(c) && c !== ' ') {
-        this.pos++;
-        continue;
-      }
-      this.readWord(via);
-    }
-    this.out.push(this.command([], [], [], start, via, { builtinTest: true }));
-  }
-
-  private parseFor(via: string[]): void {
-    this.skipBlanks();
-    if (this.startsWith('((')) {
-      this.pos += 2;
-      this.skipBalanced('(', ')', 2);
-      return;
-    }
-    const start = this.pos;
-    const name = this.readWord(via);
-    const words: Word[] = [];
-    this.skipBlanks();
-    if (this.wordAhead('in')) {
-      this.pos += 2;
-      for (;;) {
-        this.skipBlanks();
-        const c = this.peek();
-        if (c === '' || c === ';' || c === '\n') break;
-        // the list's words expand (their substitutions run) but are not commands
-        const w = this.readWord(via);
-        if (!w) throw new ShellParseError(`unexpected '${c}' in for`);
-        words.push(w);
-      }
-    } else {
-      // `for x; do`: iterates over the script's arguments, unknown here
-      words.push({ raw: '"$@"', value: '$@', dynamic: true, glob: false, tilde: false });
-    }
-    if (name) this.out.push(this.command([], [], [], start, via, { binds: { name: name.value, words } }));
-  }
-
-  private parseCase(via: string[]): void {
-    this.skipBlanks();
-    this.readWord(via);
-    this.skipBlanks();
-    if (!this.wordAhead('in')) throw new ShellParseError('case without in');
-    this.pos += 2;
-    for (;;) {
-      this.skipBlanks();
-      while (this.peek() === '\n' || this.peek() === ';') {
-        this.pos++;
-        this.skipBlanks();
-      }
-      if (this.pos >= this.src.length) throw new ShellParseError('case without esac');
-      if (this.wordAhead('esac')) {
-        this.pos += 4;
-        return;
-      }
-      if (this.peek() === '(') this.pos++;
-      for (;;) {
-        this.skipBlanks();
-        if (this.peek() === ')') {
-          this.pos++;
-          break;
-        }
-        if (this.peek() === '|') {
-          this.pos++;
-          continue;
-        }
-        if (!this.readWord(via)) throw new ShellParseError('bad case pattern');
-      }
-      const t = this.parseList(new Set([';;&', ';;', ';&', 'esac']), via);
-      if (t === 'esac') {
-        this.pos += 4;
-        return;
-      }
-    }
-  }
-
-  /** skips to the `depth` closing chars; returns true when a substitution hides inside */
-  private skipBalanced(open: string, close: string, depth: number): boolean {
-    let d = depth;
-    let hidden = false;
-    while (this.pos < this.src.length && d > 0) {
-      const c = this.peek();
-      if (c === '$' && this.peek(1) === '(') hidden = true;
-      if (c === '`') hidden = true;
-      if (c === open) d++;
-      else if (c === close) d--;
-      this.pos++;
-    }
-    if (d > 0) throw new ShellParseError(`missing '${close}'`);
-    return hidden;
-  }
-
-  private readWord(via: string[]): Word | null {
-    this.skipBlanks();
-    const start = this.pos;
-    let value = '';
-    let dynamic = false;
-    let glob = false;
-    const tilde = this.peek() === '~';
-    while (this.pos < this.src.length) {
-      const c = this.peek();
-      if ((c === '<' || c === '>') && this.peek(1) === '(' && this.pos === start) {
-        this.pos += 2;
-        this.parseList(new Set([')']), [...via, `${c}(...)`]);
-        value += `${c}(...)`;
-        dynamic = true;
-        continue;
-      }
-      if (META.has(c)) break;
-      if (c === '\\') {
-        if (this.peek(1) === '\n') {
-          this.pos += 2;
-          continue;
-        }
-        value += this.peek(1);
-        this.pos += 2;
-        continue;
-      }
-      if (c === "'") {
-        const end = this.src.indexOf("'", this.pos + 1);
-        if (end < 0) throw new ShellParseError('unterminated single quote');
-        value += this.src.slice(this.pos + 1, end);
-        this.pos = end + 1;
-        continue;
-      }
-      if (c === '"') {
-        this.pos++;
-        const r = this.readDoubleQuotedBody('"');
-        value += r.value;
-        dynamic ||= r.dynamic;
-        continue;
-      }
-      if (c === '$' && this.peek(1) === "'") {
-        this.pos += 2;
-        value += this.readAnsiC();
-        continue;
-      }
-      if (c === '$' && this.peek(1) === '"') {
-        this.pos += 2;
-        const r = this.readDoubleQuotedBody('"');
-        value += r.value;
-        dynamic ||= r.dynamic;
-        continue;
-      }
-      if (c === '$' || c === '`') {
-        const r = this.readExpansion(via);
-        if (r !== null) {
-          value += r;
-          dynamic = true;
-          continue;
-        }
-      }
-      if (c === '*' || c === '?' || c === '[' || (c === '{' && /^\{[^}\s]*,[^}\s]*\}/.test(this.src.slice(this.pos, this.pos + 200)))) glob = true;
-      value += c;
-      this.pos++;
-    }
-    if (this.pos === start) return null;
-    return { raw: this.src.slice(start, this.pos), value, dynamic, glob, tilde };
-  }
-
-  /** reads after an opening `"` up to the closing one (or the end when `close` is null) */
-  readDoubleQuotedBody(close: string | null): { value: string; dynamic: boolean } {
-    let value = '';
-    let dynamic = false;
-    for (;;) {
-      if (this.pos >= this.src.length) {
-        if (close) throw new ShellParseError('unterminated double quote');
-        return { value, dynamic };
-      }
-      const c = this.peek();
-      if (close && c === close) {
-        this.pos++;
-        return { value, dynamic };
-      }
-      if (c === '\\') {
-        const n = this.peek(1);
-        if (n === '\n') this.pos += 2;
-        else if ('$`"\\'.includes(n) && n !== '') {
-          value += n;
-          this.pos += 2;
-        } else {
-          value += c;
-          this.pos++;
-        }
-        continue;
-      }
-      if (c === '$' || c === '`') {
-        const r = this.readExpansion(this.via);
-        if (r !== null) {
-          value += r;
-          dynamic = true;
-          continue;
-        }
-      }
-      value += c;
-      this.pos++;
-    }
-  }
-
-  private readAnsiC(): string {
-    let value = '';
-    const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-    for (;;) {
-      if (this.pos >= this.src.length) throw new ShellParseError("unterminated $'");
-      const c = this.peek();
-      if (c === "'") {
-        this.pos++;
-        return value;
-      }
-      if (c === '\\') {
-        const n = this.peek(1);
-        const hex = /^x([0-9a-fA-F]{1,2})/.exec(this.src.slice(this.pos + 1, this.pos + 4));
-        const oct = /^([0-7]{1,3})/.exec(this.src.slice(this.pos + 1, this.pos + 4));
-        if (hex) {
-          value += String.fromCharCode(parseInt(hex[1]!, 16));
-          this.pos += 1 + hex[0].length;
-        } else if (oct) {
-          value += String.fromCharCode(parseInt(oct[1]!, 8));
-          this.pos += 1 + oct[0].length;
-        } else {
-          value += map[n] ?? `\\${n}`;
-          this.pos += 2;
-        }
-        continue;
-      }
-      value += c;
-      this.pos++;
-    }
-  }
-
-  /** at `$` or a backtick: consumes an expansion, returns its source text, or null for a literal `$` */
-  private readExpansion(via: string[]): string | null {
-    const start = this.pos;
-    const c = this.peek();
-    if (c === '`') {
-      let end = this.pos + 1;
-      let inner = '';
-      for (;;) {
-        const ch = this.src[end];
-        if (ch === undefined) throw new ShellParseError('unterminated backquote');
-        if (ch === '\\' && '`$\\'.includes(this.src[end + 1] ?? '')) {
-          inner += this.src[end + 1];
-          end += 2;
-          continue;
-        }
-        if (ch === '`') break;
-        inner += ch;
-        end++;
-      }
-      this.pos = end + 1;
-      this.out.push(...new Parser(inner, [...via, '`...`']).parseAll());
-      return this.src.slice(start, this.pos);
-    }
-    const n = this.peek(1);
-    if (n === '(' && this.peek(2) === '(') {
-      this.pos += 3;
-      if (this.skipBalanced('(', ')', 2)) {
-        // `$(( $(cmd) ))`: rare enough to hand to a person rather than parse
-        throw new ShellParseError('command substitution inside arithmetic is not supported');
-      }
-      return this.src.slice(start, this.pos);
-    }
-    if (n === '(') {
-      this.pos += 2;
-      this.parseList(new Set([')']), [...via, '$(...)']);
-      return this.src.slice(start, this.pos);
-    }
-    if (n === '{') {
-      this.pos += 2;
-      let depth = 1;
-      while (this.pos < this.src.length && depth > 0) {
-        const ch = this.peek();
-        if (ch === '\\') this.pos++;
-        else if (ch === '{') depth++;
-        else if (ch === '}') depth--;
-        this.pos++;
-      }
-      if (depth > 0) throw new ShellParseError('unterminated ${');
-      return this.src.slice(start, this.pos);
-    }
-    const m = /^\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(this.src.slice(this.pos, this.pos + 256));
-    if (m) {
-      this.pos += m[0].length;
-      return m[0];
-    }
-    return null;
+    this.out.push(c);
+    return c;
   }
 }
 
-/** Every simple command in `src`, in the order they would start. Throws ShellParseError. */
-export function parseShell(src: string, via: string[] = []): ShellCommand[] {
-  return new Parser(src, via).parseAll();
+/** Where the text stops being shell, for an error message a person can act on. */
+function firstError(n: SyntaxNode): SyntaxNode | null {
+  if (n.type === 'ERROR' || n.isMissing) return n;
+  for (const c of n.children) {
+    if (!c.hasError && !c.isMissing) continue;
+    const e = firstError(c);
+    if (e) return e;
+  }
+  return n.hasError ? n : null;
+}
+
+/** tree-sitter reports an unclosed quote as a stray token; say what a person would. */
+function unbalancedQuote(src: string): string | null {
+  let quote: string | null = null;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (quote === null && c === '\\') i++;
+    else if (quote === '"' && c === '\\') i++;
+    else if (quote === null && (c === '"' || c === "'")) quote = c;
+    else if (c === quote) quote = null;
+  }
+  return quote === null ? null : `unterminated ${quote === '"' ? 'double' : 'single'} quote`;
+}
+
+function lineCol(src: string, index: number): string {
+  const before = src.slice(0, index).split('\n');
+  return `${before.length}:${before[before.length - 1]!.length + 1}`;
+}
+
+/** Every simple command `src` runs, in the order bash would start them (substitutions first). */
+export async function parseShell(src: string, via: string[] = []): Promise<ShellCommand[]> {
+  const parser = await bashParser();
+  const tree = parser.parse(src);
+  if (!tree) throw new ShellParseError('the parser gave no tree', true);
+  try {
+    const root = tree.rootNode;
+    if (root.hasError) {
+      const e = firstError(root);
+      const where = e ? `${lineCol(src, e.startIndex)}: ` : '';
+      const what = e?.isMissing ? `missing ${e.type}` : unbalancedQuote(src) ?? `unexpected ${JSON.stringify((e?.text ?? '').slice(0, 20))}`;
+      throw new ShellParseError(`${where}${what}`, true);
+    }
+    const w = new Walker(src, parser);
+    w.statements(root.namedChildren, via);
+    return w.out;
+  } finally {
+    tree.delete();
+  }
+}
+
+/** The typed tree itself, for `kiln policy check --explain`. */
+export async function syntaxTree(src: string): Promise<string> {
+  const parser = await bashParser();
+  const tree = parser.parse(src);
+  if (!tree) return '';
+  try {
+    return tree.rootNode.toString();
+  } finally {
+    tree.delete();
+  }
 }

@@ -70,6 +70,19 @@ describe('runTool', () => {
     expect(existsSync(join(prep.worktree, 'ran.txt'))).toBe(false);
   });
 
+  it('running a script the run itself wrote asks, and the approval shows the script', async () => {
+    const { prep, call } = await prepared();
+    const made = await call('toolu_6', 'create_file', { path: 'run.sh', content: 'echo made-by-the-run > out.txt\n' });
+    expect(made).toMatchObject({ status: 'done', ok: true });
+    const res = await call('toolu_7', 'run_command', { command: 'bash run.sh', reason: 'try it' });
+    expect(res.status).toBe('ask');
+    expect(JSON.stringify(res)).toContain('echo made-by-the-run');
+    expect(existsSync(join(prep.worktree, 'out.txt'))).toBe(false);
+    // the look-alike: a file the run did not write is read by the policy as any other path
+    const read = await call('toolu_8', 'run_command', { command: 'cat a.txt', reason: 'look' });
+    expect(read.status).not.toBe('ask');
+  });
+
   it('a command that needs approval is not run until approved with the matching hash', async () => {
     const { prep, call, env, acts, repo, input } = await prepared();
     const ask = await call('toolu_5', 'run_command', { command: 'npm install left-pad && touch installed.txt', reason: 'need it' });

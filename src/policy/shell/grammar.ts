@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/*
+ * tree-sitter-bash, compiled to wasm and run by web-tree-sitter: the same grammar Codex judges
+ * shell commands with. @vscode/tree-sitter-wasm ships both prebuilt (no install script, no
+ * network). Loading the runtime and the grammar is most of the cost (~80 ms), so it happens once
+ * per process; a parse afterwards takes well under a millisecond (bench: policy latency).
+ */
+
+/** The part of web-tree-sitter's node API the walker uses. */
+export interface SyntaxNode {
+  readonly type: string;
+  readonly text: string;
+  readonly isNamed: boolean;
+  readonly isMissing: boolean;
+  readonly hasError: boolean;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  readonly children: readonly SyntaxNode[];
+  readonly namedChildren: readonly SyntaxNode[];
+  childForFieldName(name: string): SyntaxNode | null;
+  childrenForFieldName(name: string): readonly SyntaxNode[];
+  readonly nextSibling: SyntaxNode | null;
+  readonly previousSibling: SyntaxNode | null;
+  toString(): string;
+}
+
+export interface BashParser {
+  parse(src: string): { rootNode: SyntaxNode; delete(): void } | null;
+}
+
+interface TreeSitterModule {
+  Parser: { init(): Promise<void>; new (): BashParser & { setLanguage(l: unknown): void } };
+  Language: { load(bytes: Uint8Array): Promise<unknown> };
+}
+
+let loaded: Promise<BashParser> | undefined;
+
+async function load(): Promise<BashParser> {
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve('@vscode/tree-sitter-wasm');
+  const ts = require('@vscode/tree-sitter-wasm') as TreeSitterModule;
+  await ts.Parser.init();
+  const bash = await ts.Language.load(readFileSync(join(dirname(entry), 'tree-sitter-bash.wasm')));
+  const parser = new ts.Parser();
+  parser.setLanguage(bash);
+  return parser;
+}
+
+/** The bash parser, loaded on first use and shared by every later call in this process. */
+export function bashParser(): Promise<BashParser> {
+  loaded ??= load().catch((e: unknown) => {
+    loaded = undefined;
+    throw e;
+  });
+  return loaded;
+}
