@@ -38,9 +38,14 @@ export interface BwrapArgsInput {
   userns?: { uid?: number; gid?: number };
   /** fd of a compiled seccomp program (seccomp.ts) */
   seccompFd?: number;
-  /** with network 'slirp': bwrap writes the child's pid here and waits on blockFd before running the command */
+  /**
+   * with network 'slirp': bwrap writes the child's pid on infoFd; the command's shell, once the
+   * sandbox is fully set up, says so on readyFd and waits for a byte on goFd before running the
+   * command (see waitForNetwork)
+   */
   infoFd?: number;
-  blockFd?: number;
+  readyFd?: number;
+  goFd?: number;
   /** with network 'slirp': the resolv.conf that names slirp's resolver */
   resolvConf?: string;
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
@@ -183,6 +188,16 @@ function userArgs(input: BwrapArgsInput): string[] {
   return args;
 }
 
+/**
+ * bwrap's --block-fd holds the child before bwrap sets up its loopback, and slirp4netns brings
+ * `lo` up itself: bwrap then failed with "loopback: Failed RTM_NEWADDR" on every run (measured,
+ * bwrap 0.8 + slirp4netns 1.2). So the wait happens in the sandbox's shell, after bwrap is done and
+ * before the command: it reports ready, waits for the network, closes both fds, runs the command.
+ */
+function waitForNetwork(readyFd: number, goFd: number): string {
+  return `echo ready >&${readyFd}; exec ${readyFd}>&-; IFS= read -r _ <&${goFd} || exit 125; exec ${goFd}<&-; exec "$0" -c "$1"`;
+}
+
 export function bwrapArgs(input: BwrapArgsInput): string[] {
   const ws = input.workspace;
   const args: string[] = [
@@ -224,10 +239,11 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--remount-ro', '/');
   if (input.seccompFd !== undefined) args.push('--seccomp', String(input.seccompFd));
   if (input.infoFd !== undefined) args.push('--info-fd', String(input.infoFd));
-  if (input.blockFd !== undefined) args.push('--block-fd', String(input.blockFd));
+
   args.push('--chdir', ws, '--clearenv');
   for (const [k, v] of Object.entries(input.env)) args.push('--setenv', k, v);
   if (input.statusFd !== undefined) args.push('--json-status-fd', String(input.statusFd));
-  args.push('--', input.shell, '-c', input.command);
+  if (input.readyFd !== undefined && input.goFd !== undefined) args.push('--', input.shell, '-c', waitForNetwork(input.readyFd, input.goFd), input.shell, input.command);
+  else args.push('--', input.shell, '-c', input.command);
   return args;
 }

@@ -22,6 +22,8 @@ export interface CreateSandboxOptions {
   allowSetupHostNetwork?: boolean;
   /** toolchains outside /usr, /opt and the like, bound read-only into every command */
   extraReadOnly?: string[];
+  /** by default slirp4netns is looked up in the system directories; null: behave as if it were not installed */
+  slirpPath?: string | null;
 }
 
 const BWRAP_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'] as const;
@@ -44,8 +46,8 @@ function cachedProbe(bwrapPath: string, config: Partial<RunnerConfig>): Promise<
   return p;
 }
 
-function setupNetwork(allowHost: boolean): SetupNetwork {
-  const slirp = findSlirp();
+function setupNetwork(allowHost: boolean, slirpPath: string | null | undefined): SetupNetwork {
+  const slirp = slirpPath === undefined ? findSlirp() : slirpPath;
   if (slirp) return { kind: 'slirp', slirpPath: slirp };
   if (allowHost) return { kind: 'host' };
   return { kind: 'refuse', reason: 'slirp4netns, which gives setup a network of its own, is not installed' };
@@ -119,7 +121,7 @@ export async function createSandbox(opts: CreateSandboxOptions): Promise<Sandbox
     probe = await cachedProbe(bwrapPath, {
       limits,
       ...cgroupDeps,
-      setupNetwork: setupNetwork(allowHost),
+      setupNetwork: setupNetwork(allowHost, opts.slirpPath),
       ...(opts.extraReadOnly ? { extraReadOnly: opts.extraReadOnly } : {}),
     });
   } catch (err) {

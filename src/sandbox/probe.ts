@@ -171,7 +171,10 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
       detail: reached ? `LEAK: connected to 127.0.0.1:${listener.port} on the host` : `127.0.0.1:${listener.port} unreachable (${net.output.trim()})`,
     });
 
-    const setup = await setupNetworkCheck(runner, run, connect, listener);
+    // a sandbox that already leaked is refused whatever setup's network does; do not wait on it
+    const setup = checks.every((c) => c.ok)
+      ? await setupNetworkCheck(runner, run, connect, listener)
+      : { check: { name: "setup network does not reach the host's loopback", ok: true, detail: 'not tested: the sandbox failed the checks above' }, network: runner.setupNetwork! };
     checks.push(setup.check);
     runner = { ...runner, setupNetwork: setup.network };
 

@@ -6,7 +6,7 @@ import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
 import { SandboxSpawnError, SandboxUnavailableError } from './errors.js';
 import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js';
-import { BLOCK_FD, INFO_FD, launchAndWait, SECCOMP_FD, STATUS_FD } from './run-process.js';
+import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
 import { closeQuietly, openKeyringFilter } from './seccomp.js';
 import { sensitiveEntries } from './sensitive-files.js';
@@ -121,6 +121,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
       await cgroup?.remove();
       throw err;
     }
+    const hidden = privateEntries();
     const env = commandEnv(opts.env, SANDBOX_HOME);
     const seccompFd = config.keyringFilter ? openKeyringFilter() : undefined;
     const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
@@ -137,14 +138,14 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
           command,
           tmpfsBytes: config.limits.tmpfsBytes,
           shmBytes: config.limits.shmBytes,
-          system: systemMounts(),
-          hidden: privateEntries(),
+          system: systemMounts(hidden.skipped),
+          hidden,
           sensitive,
           emptyFile: emptyFile(),
           statusFd: STATUS_FD,
           ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
           ...(seccompFd !== undefined ? { seccompFd: SECCOMP_FD } : {}),
-          ...(network === 'slirp' ? { infoFd: INFO_FD, blockFd: BLOCK_FD, resolvConf: slirpResolvConf() } : {}),
+          ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
           ...(opts.readOnlyPaths ? { readOnlyPaths: opts.readOnlyPaths } : {}),
           ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
         }),

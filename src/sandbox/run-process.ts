@@ -34,17 +34,19 @@ export interface LaunchSpec {
   seccompFd?: number;
   /**
    * Network for the sandbox, set up from outside once it exists: bwrap writes the child's pid on
-   * fd 5 and holds the command until a byte arrives on fd 6. A rejection kills the sandbox before
-   * the command runs, and the run fails with that reason.
+   * INFO_FD, the sandbox's shell says it is ready on READY_FD and holds the command until a byte
+   * arrives on GO_FD. A rejection kills the sandbox before the command runs, and the run fails
+   * with that reason.
    */
   attachNetwork?: (childPid: number) => Promise<{ stop(): void }>;
 }
 
-/** fds the launched process gets: bwrap's status, the seccomp program, then --info-fd and --block-fd */
+/** fds the launched process gets: bwrap's status, the seccomp program, then the network handshake */
 export const STATUS_FD = 3;
 export const SECCOMP_FD = 4;
 export const INFO_FD = 5;
-export const BLOCK_FD = 6;
+export const GO_FD = 6;
+export const READY_FD = 7;
 
 export interface RunOptions {
   timeoutMs: number;
@@ -95,6 +97,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
         'ignore',
         spec.bwrapStatus ? 'pipe' : 'ignore',
         spec.seccompFd ?? 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
         spec.attachNetwork ? 'pipe' : 'ignore',
         spec.attachNetwork ? 'pipe' : 'ignore',
       ],
@@ -154,29 +157,37 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
     if (spec.attachNetwork) {
       const attach = spec.attachNetwork;
       const stdio = child.stdio as unknown as Array<Readable & Writable>;
-      const info = stdio[INFO_FD]!;
-      const block = stdio[BLOCK_FD]!;
+      const [info, go, ready] = [stdio[INFO_FD]!, stdio[GO_FD]!, stdio[READY_FD]!];
       let infoText = '';
+      let childPid: number | undefined;
+      let isReady = false;
       let asked = false;
-      info.on('data', (chunk: Buffer) => {
-        infoText += chunk.toString('utf8');
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
-        if (!m || asked) return;
+      const maybeAttach = () => {
+        if (asked || childPid === undefined || !isReady) return;
         asked = true;
-        attach(Number(m[1])).then(
+        attach(childPid).then(
           (n) => {
             if (settled || killRequested) return n.stop();
             network = n;
-            block.end('go');
+            go.end('go\n');
           },
           (err: Error) => {
             networkError = err.message;
             terminate();
           },
         );
+      };
+      info.on('data', (chunk: Buffer) => {
+        infoText += chunk.toString('utf8');
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
+        if (m) childPid = Number(m[1]);
+        maybeAttach();
       });
-      info.on('error', () => undefined);
-      block.on('error', () => undefined);
+      ready.on('data', () => {
+        isReady = true;
+        maybeAttach();
+      });
+      for (const s of [info, go, ready]) s.on('error', () => undefined);
     }
     const statusStream = spec.bwrapStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
     statusStream?.on('data', (chunk: Buffer) => {

@@ -16,10 +16,10 @@ const PRIVATE_SCAN_DIRS = ['/etc', '/opt'] as const;
 
 /**
  * Entries a scan visits at most. /etc and /opt hold ~1,200 entries on a Debian host (0.2 s cold,
- * a few ms warm); a directory larger than this is not bound at all rather than bound unscanned.
+ * a few ms warm, so it runs before every command: a private file made a second ago is hidden too);
+ * a directory larger than this is not bound at all rather than bound unscanned.
  */
 export const PRIVATE_SCAN_LIMIT = 50_000;
-const PRIVATE_SCAN_TTL_MS = 30_000;
 
 export interface SystemMount {
   kind: 'ro-bind' | 'symlink';
@@ -28,9 +28,9 @@ export interface SystemMount {
   target?: string;
 }
 
-export function systemMounts(): SystemMount[] {
+export function systemMounts(skipped: readonly string[] = []): SystemMount[] {
   const out: SystemMount[] = [];
-  for (const dir of SYSTEM_DIRS) if (isRealDir(dir)) out.push({ kind: 'ro-bind', path: dir });
+  for (const dir of SYSTEM_DIRS) if (isRealDir(dir) && !skipped.includes(dir)) out.push({ kind: 'ro-bind', path: dir });
   for (const p of SYSTEM_LINKS) {
     const st = lstatQuiet(p);
     if (!st) continue;
@@ -49,16 +49,13 @@ export interface PrivateEntries {
   skipped: string[];
 }
 
-let cached: { at: number; value: PrivateEntries } | undefined;
-
 /**
  * Files in the bound system directories that the host keeps from other users (/etc/shadow, TLS
  * private keys, a database's pg_hba.conf, a root-only token under /opt). Commands run with the
  * worker's uid on the host, so when the worker is root the kernel would let them read these;
  * the sandbox hides them instead, which also holds for a worker that is not root.
  */
-export function privateEntries(now = Date.now()): PrivateEntries {
-  if (cached && now - cached.at < PRIVATE_SCAN_TTL_MS) return cached.value;
+export function privateEntries(): PrivateEntries {
   const value: PrivateEntries = { files: [], dirs: [], skipped: [] };
   for (const root of PRIVATE_SCAN_DIRS) {
     if (!isRealDir(root)) continue;
@@ -69,7 +66,6 @@ export function privateEntries(now = Date.now()): PrivateEntries {
       value.dirs.push(...found.dirs);
     }
   }
-  cached = { at: now, value };
   return value;
 }
 
