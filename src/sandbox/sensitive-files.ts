@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { isSensitivePath } from '../policy/globs.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { SandboxSpawnError } from './errors.js';
@@ -28,11 +28,13 @@ export interface SensitiveEntries {
  * The worktree's credentials, by the policy's sensitive globs (`.env*`, keys, `.npmrc`...), found
  * on disk at each command, so a file that `include` copied in or setup created is masked too.
  * Masked files read as empty inside the sandbox and cannot be written, renamed or hard-linked
- * (a bind mount is another mount: link(2) fails with EXDEV). Symlinks are left alone: their target
+ * (a bind mount is another mount: link(2) fails with EXDEV); an existing hard link to one is
+ * masked as well. Symlinks are left alone: their target
  * is either in the worktree, and masked itself, or outside, where the sandbox does not see it.
  */
 export function sensitiveEntries(workspace: string, config?: SensitiveConfig): SensitiveEntries {
   const out: SensitiveEntries = { files: [], dirs: [] };
+  const regular: string[] = [];
   const stack: string[] = [''];
   let seen = 0;
   while (stack.length) {
@@ -54,10 +56,37 @@ export function sensitiveEntries(workspace: string, config?: SensitiveConfig): S
         if (SKIP_DIRS.has(e.name)) continue;
         if (isSensitivePath(`${p}/x`, config)) out.dirs.push(`${workspace}/${p}`);
         else stack.push(p);
-      } else if (e.isFile() && isSensitivePath(p, config)) {
-        out.files.push(`${workspace}/${p}`);
+      } else if (e.isFile()) {
+        if (isSensitivePath(p, config)) out.files.push(`${workspace}/${p}`);
+        else regular.push(`${workspace}/${p}`);
       }
     }
   }
+  out.files.push(...hardLinksTo(out.files, regular));
   return out;
+}
+
+/**
+ * A hard link made earlier (by setup, or before masking existed) shares the secret's inode under
+ * an ordinary name. Only when some secret has more than one link are the other files looked at.
+ */
+function hardLinksTo(secrets: string[], others: string[]): string[] {
+  const inodes = new Set<string>();
+  for (const f of secrets) {
+    const st = lstatQuiet(f);
+    if (st && st.nlink > 1) inodes.add(`${st.dev}:${st.ino}`);
+  }
+  if (inodes.size === 0) return [];
+  return others.filter((f) => {
+    const st = lstatQuiet(f);
+    return st !== undefined && st.nlink > 1 && inodes.has(`${st.dev}:${st.ino}`);
+  });
+}
+
+function lstatQuiet(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
 }
