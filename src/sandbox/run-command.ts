@@ -9,7 +9,7 @@ import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js'
 import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
 import { closeQuietly, openKeyringFilter } from './seccomp.js';
-import { sensitiveEntries } from './sensitive-files.js';
+import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
 import { findShell, findSystemBinary } from './system-paths.js';
@@ -146,7 +146,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
           ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
           ...(seccompFd !== undefined ? { seccompFd: SECCOMP_FD } : {}),
           ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
-          ...(opts.readOnlyPaths ? { readOnlyPaths: opts.readOnlyPaths } : {}),
+          ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
           ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
         }),
       ];

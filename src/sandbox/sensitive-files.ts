@@ -90,3 +90,11 @@ function lstatQuiet(p: string) {
     return undefined;
   }
 }
+
+/**
+ * Host paths linked into the worktree (`.kiln/config` link) are bound read-only; one that is a
+ * credential itself (`link: [".env"]`) is not bound at all, so the symlink inside dangles.
+ */
+export function withoutSensitive(paths: readonly string[], config?: SensitiveConfig): string[] {
+  return paths.filter((p) => !isSensitivePath(p, config));
+}
