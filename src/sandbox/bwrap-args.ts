@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { sanitizedGitConfig } from './git-config-mask.js';
 import type { SensitiveEntries } from './sensitive-files.js';
 import { SYSTEM_DIRS, type PrivateEntries, type SystemMount } from './system-mounts.js';
 
@@ -232,7 +233,11 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   // The worktree comes after the system binds: it may itself live under /tmp or /opt.
   args.push('--bind', ws, ws);
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
-  for (const p of gitReadOnlyPaths(ws)) args.push('--ro-bind', p, p);
+  for (const p of gitReadOnlyPaths(ws)) {
+    args.push('--ro-bind', p, p);
+    const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;
+    if (clean) args.push('--ro-bind', clean, join(p, 'config'));
+  }
   for (const f of input.sensitive.files) args.push('--ro-bind', input.emptyFile, f);
   for (const d of input.sensitive.dirs) args.push('--tmpfs', d, '--remount-ro', d);
   // Nothing may be created on the root tmpfs itself: writes go to the worktree, /tmp or HOME.

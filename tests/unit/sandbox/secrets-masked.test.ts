@@ -164,3 +164,22 @@ describe("the user's main checkout and the host's private files are not visible"
     for (const seen of ['usr', 'etc', 'bin', 'tmp', 'proc', 'dev']) expect(names).toContain(seen);
   });
 });
+
+describe("git's config inside carries no credentials", () => {
+  test('git var -l, cat .git/config and git remote -v show the remote without its token; git still works', async () => {
+    const repo = makeRepo();
+    const token = `ghp_${uniqueMarker('tok').replace(/_/g, '')}`;
+    git(repo, 'remote', 'add', 'origin', `https://kiln-bot:${token}@github.com/acme/app.git`);
+    git(repo, 'config', 'http.https://github.com/.extraheader', `AUTHORIZATION: basic ${token}-header`);
+    const wt = join(repo, '.kiln', 'worktrees', 'run-git');
+    mkdirSync(join(repo, '.kiln', 'worktrees'), { recursive: true });
+    git(repo, 'worktree', 'add', '-q', '--detach', wt);
+    const r = await run(`git var -l 2>&1; cat '${repo}/.git/config'; git remote -v; git log --format=%s -1`, wt);
+    expect(r.output).not.toContain(token);
+    // control: the remote is still named, and git reads the repository
+    expect(r.output).toContain('https://github.com/acme/app.git');
+    expect(r.output).toContain('initial');
+    // the host's config is untouched
+    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).toContain(token);
+  });
+});
