@@ -226,6 +226,8 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     if (resolver) args.push('--ro-bind', resolver, resolver);
   }
   args.push(...devArgs(input), '--proc', '/proc', '--size', String(input.tmpfsBytes), '--tmpfs', '/tmp');
+  // /var is not bound; tools that put scratch files in /var/tmp get the private /tmp
+  args.push('--symlink', '/tmp', '/var/tmp');
   const nodePrefix = nodePrefixToExpose();
   if (nodePrefix) args.push('--ro-bind', nodePrefix, nodePrefix);
   for (const p of input.extraReadOnly ?? []) if (isAbsolute(p) && existsSync(p) && p !== '/') args.push('--ro-bind', p, p);

@@ -8,5 +8,10 @@ export class SandboxUnavailableError extends Error {
 
 /** The sandbox process itself could not start or set itself up (not the command inside it failing). */
 export class SandboxSpawnError extends Error {
-  override readonly name = 'SandboxSpawnError';
+  override readonly name: string = 'SandboxSpawnError';
+}
+
+/** The setup network could not be attached; the command provably never started (it waits for the network). */
+export class SandboxNetworkError extends SandboxSpawnError {
+  override readonly name = 'SandboxNetworkError';
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
-import { SandboxSpawnError, SandboxUnavailableError } from './errors.js';
+import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from './errors.js';
 import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js';
 import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
@@ -99,7 +99,20 @@ function ownPidNamespace(): string[] {
 }
 
 export async function runCommand(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
+  try {
+    return await runOnce(config, command, opts);
+  } catch (err) {
+    // Seen once under load in a workflow test: slirp4netns found the sandbox gone before it could
+    // attach. The command never ran (it waits for the network), so one more start repeats nothing.
+    if (!(err instanceof SandboxNetworkError) || opts.signal?.aborted) throw err;
+    return runOnce(config, command, opts);
+  }
+}
+
+async function runOnce(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
   const workspace = resolveWorkspace(opts.workspace);
+  // decided before anything is created: a refusal leaves nothing behind
+  const network = config.mode === 'bwrap' ? networkMode(config, opts.network === true) : 'host';
   const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
   const hasPidsCgroup = cgroup?.limits.some((l) => l.startsWith('pids')) ?? false;
   const hasMemoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
@@ -113,7 +126,6 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
 
   if (config.mode === 'bwrap') {
     if (!config.bwrapPath) throw new SandboxSpawnError('no bwrap path configured');
-    const network = networkMode(config, opts.network === true);
     let sensitive;
     try {
       sensitive = sensitiveEntries(workspace, opts.sensitive);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
 import type { RunCgroup } from './cgroup.js';
-import { SandboxSpawnError } from './errors.js';
+import { SandboxNetworkError, SandboxSpawnError } from './errors.js';
 
 /** Time a command gets between SIGTERM and SIGKILL once its timeout has passed. */
 export const KILL_GRACE_MS = 500;
@@ -172,6 +172,8 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
             go.end('go\n');
           },
           (err: Error) => {
+            // a sandbox already being killed (timeout, abort) takes its namespace along: not a network failure
+            if (settled || killRequested) return;
             networkError = err.message;
             terminate();
           },
@@ -179,7 +181,8 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       };
       info.on('data', (chunk: Buffer) => {
         infoText += chunk.toString('utf8');
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
+        // the number must be complete: a chunk may end in the middle of it
+        const m = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(infoText);
         if (m) childPid = Number(m[1]);
         maybeAttach();
       });
@@ -205,7 +208,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       await spec.cgroup?.remove();
       chunker?.end();
       if (networkError !== undefined) {
-        rejectPromise(new SandboxSpawnError(`the sandbox's network could not be set up, so the command did not run: ${networkError}`));
+        rejectPromise(new SandboxNetworkError(`the sandbox's network could not be set up, so the command did not run: ${networkError}`));
         return;
       }
       const commandRan = !spec.bwrapStatus || status.includes('"exit-code"');
