@@ -158,10 +158,12 @@ describe("the user's main checkout and the host's private files are not visible"
   });
 
   test('only the allowlisted system directories exist at the root', async () => {
-    const r = await run('ls -A /', tempDir('ws'));
+    const r = await run('ls -A /; echo "var: $(ls -A /var)"', tempDir('ws'));
     const names = r.output.split('\n').filter(Boolean);
-    for (const hidden of ['root', 'home', 'run', 'var', 'srv', 'mnt', 'work', 'boot']) expect(names).not.toContain(hidden);
+    for (const hidden of ['root', 'home', 'run', 'srv', 'mnt', 'work', 'boot']) expect(names).not.toContain(hidden);
     for (const seen of ['usr', 'etc', 'bin', 'tmp', 'proc', 'dev']) expect(names).toContain(seen);
+    // /var holds only the link to the private /tmp
+    expect(r.output).toContain('var: tmp\n');
   });
 });
 
