@@ -1,19 +1,54 @@
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { sanitizedGitConfig } from './git-config-mask.js';
+import type { SensitiveEntries } from './sensitive-files.js';
+import { SYSTEM_DIRS, type PrivateEntries, type SystemMount } from './system-mounts.js';
 
-/** Directories that hold the user's secrets or host services; each gets an empty tmpfs on top. */
+/** Directories that hold the user's secrets or host services: never exposed, not even as a git dir. */
 const MASKED_DIRS = ['/home', '/root', '/run'] as const;
+
+/**
+ * - none: a network namespace with only loopback (every command but setup)
+ * - slirp: own namespace, connected outside by slirp4netns once bwrap reports the child's pid
+ * - host: the host's network, only when the operator allowed it for setup
+ */
+export type NetworkMode = 'none' | 'slirp' | 'host';
 
 export interface BwrapArgsInput {
   workspace: string;
-  network: boolean;
+  network: NetworkMode;
   env: Record<string, string>;
   home: string;
   shell: string;
   command: string;
   tmpfsBytes: number;
-  /** outside paths bound read-only after the masks (absolute, existing) */
+  shmBytes: number;
+  /** the allowlisted system directories (systemMounts()) */
+  system: SystemMount[];
+  /** host files and directories in them that others may not read (privateEntries()) */
+  hidden: Pick<PrivateEntries, 'files' | 'dirs'>;
+  /** credentials in the worktree (sensitiveEntries()) */
+  sensitive: SensitiveEntries;
+  /** an empty read-only host file bound over each masked file */
+  emptyFile: string;
+  /** outside paths bound read-only after the masks (absolute, existing): what `.kiln/config` links in */
   readOnlyPaths?: string[];
+  /** toolchains outside the system directories (absolute, existing), bound read-only */
+  extraReadOnly?: string[];
+  /** run in a user namespace; with `uid`, as that unprivileged user inside */
+  userns?: { uid?: number; gid?: number };
+  /** fd of a compiled seccomp program (seccomp.ts) */
+  seccompFd?: number;
+  /**
+   * with network 'slirp': bwrap writes the child's pid on infoFd; the command's shell, once the
+   * sandbox is fully set up, says so on readyFd and waits for a byte on goFd before running the
+   * command (see waitForNetwork)
+   */
+  infoFd?: number;
+  readyFd?: number;
+  goFd?: number;
+  /** with network 'slirp': the resolv.conf that names slirp's resolver */
+  resolvConf?: string;
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
   statusFd?: number;
 }
@@ -98,7 +133,7 @@ export function gitReadOnlyPaths(workspace: string): string[] {
   return paths;
 }
 
-/** Node installed under a masked directory (nvm in /root, a user's ~/.local) must stay visible. */
+/** Node installed outside the system directories (nvm in /root, a user's ~/.local) must stay visible. */
 function nodePrefixToExpose(): string | undefined {
   let exe: string;
   try {
@@ -107,29 +142,61 @@ function nodePrefixToExpose(): string | undefined {
     return undefined;
   }
   const prefix = dirname(dirname(exe));
-  const masked = [...MASKED_DIRS, '/tmp'].some((m) => isUnder(prefix, m));
-  return masked && prefix !== '/' ? prefix : undefined;
+  if (prefix === '/' || SYSTEM_DIRS.some((d) => isUnder(prefix, d))) return undefined;
+  return prefix;
 }
 
-/** Host files readable by uid 0 that a command has no business reading. */
-function secretFilesToHide(): string[] {
-  const files = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-'];
-  try {
-    for (const f of readdirSync('/etc/ssh')) if (/^ssh_host_.*_key$/.test(f)) files.push(`/etc/ssh/${f}`);
-  } catch {
-    /* no sshd */
-  }
-  return files.filter((f) => existsSync(f));
-}
-
-/** With the network shared, DNS must still work though /run is masked (systemd-resolved's stub lives there). */
+/** With the host network, DNS must still work though /run is not mounted (systemd-resolved's stub lives there). */
 function resolverToExpose(): string | undefined {
   try {
     const target = realpathSync('/etc/resolv.conf');
-    return MASKED_DIRS.some((m) => isUnder(target, m)) ? target : undefined;
+    return SYSTEM_DIRS.some((d) => isUnder(target, d)) ? undefined : target;
   } catch {
     return undefined;
   }
+}
+
+/** The device nodes a command needs, bound one by one: see devArgs. */
+const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
+
+/**
+ * `--dev` mounts a devpts, which makes bwrap enter a second, nested user namespace to switch to the
+ * final uid; slirp4netns could then not join the namespace that owns the network. Setup gets a
+ * /dev without ptys instead; commands get bwrap's full /dev (test runners open ptys).
+ */
+function devArgs(input: BwrapArgsInput): string[] {
+  const args: string[] = [];
+  if (input.network === 'slirp') {
+    args.push('--dir', '/dev');
+    for (const n of DEV_NODES) if (existsSync(`/dev/${n}`)) args.push('--dev-bind', `/dev/${n}`, `/dev/${n}`);
+    args.push('--symlink', '/proc/self/fd', '/dev/fd');
+    args.push('--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr');
+  } else {
+    args.push('--dev', '/dev');
+  }
+  args.push('--size', String(input.shmBytes), '--tmpfs', '/dev/shm');
+  return args;
+}
+
+function userArgs(input: BwrapArgsInput): string[] {
+  if (!input.userns) return [];
+  const args = ['--unshare-user'];
+  // the final uid must be the namespace's own for slirp4netns to join it (see devArgs)
+  if (input.network !== 'slirp') {
+    if (input.userns.uid !== undefined) args.push('--uid', String(input.userns.uid));
+    if (input.userns.gid !== undefined) args.push('--gid', String(input.userns.gid));
+  }
+  return args;
+}
+
+/**
+ * bwrap's --block-fd holds the child before bwrap sets up its loopback, and slirp4netns brings
+ * `lo` up itself: bwrap then failed with "loopback: Failed RTM_NEWADDR" on every run (measured,
+ * bwrap 0.8 + slirp4netns 1.2). So the wait happens in the sandbox's shell, after bwrap is done and
+ * before the command: it reports ready, waits for the network, closes both fds, runs the command.
+ */
+function waitForNetwork(readyFd: number, goFd: number): string {
+  return `echo ready >&${readyFd}; exec ${readyFd}>&-; IFS= read -r _ <&${goFd} || exit 125; exec ${goFd}<&-; exec "$0" -c "$1"`;
 }
 
 export function bwrapArgs(input: BwrapArgsInput): string[] {
@@ -137,41 +204,53 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   const args: string[] = [
     '--die-with-parent',
     '--new-session',
+    ...userArgs(input),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    input.network ? '--share-net' : '--unshare-net',
+    input.network === 'host' ? '--share-net' : '--unshare-net',
     '--cap-drop',
     'ALL',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--size',
-    String(input.tmpfsBytes),
-    '--tmpfs',
-    '/tmp',
   ];
-  for (const dir of MASKED_DIRS) if (isDir(dir)) args.push('--size', String(64 * 1024 * 1024), '--tmpfs', dir);
-  for (const f of secretFilesToHide()) args.push('--ro-bind', '/dev/null', f);
-  if (input.network) {
+  // The root is bwrap's empty tmpfs: only what is bound below exists inside.
+  for (const m of input.system) {
+    if (m.kind === 'symlink') args.push('--symlink', m.target!, m.path);
+    else args.push('--ro-bind', m.path, m.path);
+  }
+  for (const f of input.hidden.files) args.push('--ro-bind', input.emptyFile, f);
+  for (const d of input.hidden.dirs) args.push('--tmpfs', d, '--remount-ro', d);
+  if (input.network === 'slirp' && input.resolvConf) args.push('--ro-bind', input.resolvConf, '/etc/resolv.conf');
+  if (input.network === 'host') {
     const resolver = resolverToExpose();
     if (resolver) args.push('--ro-bind', resolver, resolver);
   }
+  args.push(...devArgs(input), '--proc', '/proc', '--size', String(input.tmpfsBytes), '--tmpfs', '/tmp');
+  // /var is not bound; tools that put scratch files in /var/tmp get the private /tmp
+  args.push('--symlink', '/tmp', '/var/tmp');
   const nodePrefix = nodePrefixToExpose();
   if (nodePrefix) args.push('--ro-bind', nodePrefix, nodePrefix);
+  for (const p of input.extraReadOnly ?? []) if (isAbsolute(p) && existsSync(p) && p !== '/') args.push('--ro-bind', p, p);
   args.push('--dir', input.home);
-  // The worktree comes after the masks: it may itself live under /tmp or /root.
+  // The worktree comes after the system binds: it may itself live under /tmp or /opt.
   args.push('--bind', ws, ws);
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
-  for (const p of gitReadOnlyPaths(ws)) args.push('--ro-bind', p, p);
+  for (const p of gitReadOnlyPaths(ws)) {
+    args.push('--ro-bind', p, p);
+    const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;
+    if (clean) args.push('--ro-bind', clean, join(p, 'config'));
+  }
+  for (const f of input.sensitive.files) args.push('--ro-bind', input.emptyFile, f);
+  for (const d of input.sensitive.dirs) args.push('--tmpfs', d, '--remount-ro', d);
+  // Nothing may be created on the root tmpfs itself: writes go to the worktree, /tmp or HOME.
+  args.push('--remount-ro', '/');
+  if (input.seccompFd !== undefined) args.push('--seccomp', String(input.seccompFd));
+  if (input.infoFd !== undefined) args.push('--info-fd', String(input.infoFd));
+
   args.push('--chdir', ws, '--clearenv');
   for (const [k, v] of Object.entries(input.env)) args.push('--setenv', k, v);
   if (input.statusFd !== undefined) args.push('--json-status-fd', String(input.statusFd));
-  args.push('--', input.shell, '-c', input.command);
+  if (input.readyFd !== undefined && input.goFd !== undefined) args.push('--', input.shell, '-c', waitForNetwork(input.readyFd, input.goFd), input.shell, input.command);
+  else args.push('--', input.shell, '-c', input.command);
   return args;
 }

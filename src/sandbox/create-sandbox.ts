@@ -3,7 +3,8 @@ import type { CgroupDeps } from './cgroup.js';
 import { SandboxSpawnError, SandboxUnavailableError } from './errors.js';
 import { defaultLimits, type SandboxLimits } from './limits.js';
 import { probeSandbox, type ProbeResult } from './probe.js';
-import { runCommand, type RunnerConfig } from './run-command.js';
+import { runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
+import { findSlirp } from './setup-network.js';
 import { findSystemBinary, isExecutableFile } from './system-paths.js';
 import type { CommandOptions, CommandResult, Sandbox } from './types.js';
 
@@ -14,6 +15,15 @@ export interface CreateSandboxOptions {
   limits?: Partial<SandboxLimits>;
   /** for tests: where cgroups live */
   cgroupDeps?: CgroupDeps;
+  /**
+   * the operator's choice: setup may use the host's network when slirp4netns cannot give it one
+   * of its own. Default: the worker's KILN_SETUP_HOST_NETWORK=allow; otherwise such setup is refused.
+   */
+  allowSetupHostNetwork?: boolean;
+  /** toolchains outside /usr, /opt and the like, bound read-only into every command */
+  extraReadOnly?: string[];
+  /** by default slirp4netns is looked up in the system directories; null: behave as if it were not installed */
+  slirpPath?: string | null;
 }
 
 const BWRAP_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'] as const;
@@ -25,14 +35,22 @@ const OFF_HINT =
 const probes = new Map<string, Promise<ProbeResult>>();
 
 function cachedProbe(bwrapPath: string, config: Partial<RunnerConfig>): Promise<ProbeResult> {
-  let p = probes.get(bwrapPath);
+  const key = JSON.stringify([bwrapPath, config.setupNetwork, config.extraReadOnly, config.limits]);
+  let p = probes.get(key);
   if (!p) {
     p = probeSandbox(bwrapPath, config);
-    probes.set(bwrapPath, p);
+    probes.set(key, p);
     // A probe that threw may succeed after the user fixes the host; do not cache the exception.
-    p.catch(() => probes.delete(bwrapPath));
+    p.catch(() => probes.delete(key));
   }
   return p;
+}
+
+function setupNetwork(allowHost: boolean, slirpPath: string | null | undefined): SetupNetwork {
+  const slirp = slirpPath === undefined ? findSlirp() : slirpPath;
+  if (slirp) return { kind: 'slirp', slirpPath: slirp };
+  if (allowHost) return { kind: 'host' };
+  return { kind: 'refuse', reason: 'slirp4netns, which gives setup a network of its own, is not installed' };
 }
 
 function locateBwrap(explicit: string | undefined): string {
@@ -97,15 +115,24 @@ export async function createSandbox(opts: CreateSandboxOptions): Promise<Sandbox
   if (opts.mode === 'off') return new ConfiguredSandbox('off', { mode: 'off', limits, ...cgroupDeps });
 
   const bwrapPath = locateBwrap(opts.bwrapPath);
+  const allowHost = opts.allowSetupHostNetwork ?? process.env.KILN_SETUP_HOST_NETWORK === 'allow';
   let probe: ProbeResult;
   try {
-    probe = await cachedProbe(bwrapPath, { limits, ...cgroupDeps });
+    probe = await cachedProbe(bwrapPath, {
+      limits,
+      ...cgroupDeps,
+      setupNetwork: setupNetwork(allowHost, opts.slirpPath),
+      ...(opts.extraReadOnly ? { extraReadOnly: opts.extraReadOnly } : {}),
+    });
   } catch (err) {
     const detail = err instanceof SandboxSpawnError ? err.message : String(err);
     throw new SandboxUnavailableError(explainFailure(bwrapPath, { ok: false, checks: [{ name: 'sandbox starts', ok: false, detail }] }));
   }
-  if (!probe.ok) throw new SandboxUnavailableError(explainFailure(bwrapPath, probe));
-  return new ConfiguredSandbox('bwrap', { mode: 'bwrap', bwrapPath, limits, ...cgroupDeps });
+  if (!probe.ok || !probe.runner) throw new SandboxUnavailableError(explainFailure(bwrapPath, probe));
+  const runner = probe.runner;
+  // slirp4netns present but unable to attach on this host: the operator's allowance still applies
+  if (runner.setupNetwork?.kind === 'refuse' && allowHost) return new ConfiguredSandbox('bwrap', { ...runner, setupNetwork: { kind: 'host' } });
+  return new ConfiguredSandbox('bwrap', runner);
 }
 
 /** For tests and `kiln doctor`: forget cached probe results. */

@@ -12,7 +12,12 @@ export class SandboxUnavailableError extends KilnError {
 
 /** The sandbox process itself could not start or set itself up (not the command inside it failing). */
 export class SandboxSpawnError extends KilnError {
-  override readonly name = 'SandboxSpawnError';
+  override readonly name: string = 'SandboxSpawnError';
   // a process that could not start (out of pids, a busy disk) may start on the next try
   readonly retryable = true;
+}
+
+/** The setup network could not be attached; the command provably never started (it waits for the network). */
+export class SandboxNetworkError extends SandboxSpawnError {
+  override readonly name = 'SandboxNetworkError';
 }

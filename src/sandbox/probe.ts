@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { defaultLimits } from './limits.js';
-import { describeLimits, runCommand, type RunnerConfig } from './run-command.js';
+import { describeLimits, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
+import { keyringFilter } from './seccomp.js';
+import { findSystemBinary } from './system-paths.js';
 
 export interface ProbeCheck {
   name: string;
@@ -15,6 +17,8 @@ export interface ProbeCheck {
 export interface ProbeResult {
   ok: boolean;
   checks: ProbeCheck[];
+  /** the configuration the checks passed with: what this host allows (user namespace, keyring filter, setup network) */
+  runner?: RunnerConfig;
 }
 
 const PROBE_TIMEOUT_MS = 15_000;
@@ -43,35 +47,50 @@ function outsideDir(): string {
 
 /**
  * Proves, on this host, that the sandbox holds: it must fail to write outside the worktree, to
- * read a secret under the real HOME and to reach a listener on the host's loopback, and it must
- * still be able to write inside the worktree. A probe that cannot tell (the marker could not be
- * created) says so in the detail rather than guessing.
+ * read a secret under the real HOME, in the user's main checkout, in a host file others may not
+ * read or in a masked `.env`, to reach a listener on the host's loopback (setup included), and to
+ * touch the kernel keyring; it must still be able to write inside the worktree. A probe that
+ * cannot tell (a marker could not be created) says so in the detail rather than guessing. What
+ * the host does not allow (a user namespace, a setup network) is reported and, where it matters,
+ * makes the affected commands refuse to run rather than run unconfined.
  */
 export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerConfig>): Promise<ProbeResult> {
-  const runner: RunnerConfig = { mode: 'bwrap', bwrapPath, limits: config?.limits ?? defaultLimits(), ...(config?.cgroupDeps ? { cgroupDeps: config.cgroupDeps } : {}) };
+  const base: RunnerConfig = {
+    mode: 'bwrap',
+    bwrapPath,
+    limits: config?.limits ?? defaultLimits(),
+    ...(config?.cgroupDeps ? { cgroupDeps: config.cgroupDeps } : {}),
+    ...(config?.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
+    setupNetwork: config?.setupNetwork ?? { kind: 'refuse', reason: 'no setup network was configured' },
+  };
   const token = randomBytes(12).toString('hex');
-  const workspace = mkdtempSync(join(tmpdir(), 'kiln-probe-ws-'));
+  // The worktree sits where Kiln puts it: inside the user's main checkout, under .kiln/worktrees.
+  const mainCheckout = mkdtempSync(join(tmpdir(), 'kiln-probe-main-'));
+  const workspace = join(mainCheckout, '.kiln', 'worktrees', `probe-${token}`);
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(join(mainCheckout, '.env'), `MAIN_SECRET=main-${token}\n`);
   const outside = outsideDir();
   const etcMarker = `/etc/kiln-probe-${token}`;
+  const privateMarker = `/etc/kiln-probe-private-${token}`;
   const homeMarker = join(homedir(), `.kiln-probe-${token}`);
-  let homeMarkerMade = false;
-  try {
-    writeFileSync(homeMarker, `secret-${token}\n`, { mode: 0o600 });
-    homeMarkerMade = true;
-  } catch {
-    /* read-only or missing HOME: reported below */
-  }
+  const homeMarkerMade = tryWrite(homeMarker, `secret-${token}\n`, 0o600);
+  const privateMarkerMade = tryWrite(privateMarker, `private-${token}\n`, 0o600);
   const listener = await listen();
   const checks: ProbeCheck[] = [];
-  const run = (command: string) => runCommand(runner, command, { workspace, timeoutMs: PROBE_TIMEOUT_MS });
 
   try {
-    try {
-      await run('true');
-    } catch (err) {
-      checks.push({ name: 'sandbox starts', ok: false, detail: (err as Error).message });
+    const started = await firstWorkingRunner(base, workspace);
+    if ('error' in started) {
+      checks.push({ name: 'sandbox starts', ok: false, detail: started.error });
       return { ok: false, checks };
     }
+    let runner = started.runner;
+    const run = (command: string, network = false) => runCommand(runner, command, { workspace, timeoutMs: PROBE_TIMEOUT_MS, network });
+    checks.push({
+      name: 'unprivileged user',
+      ok: true,
+      detail: runner.userns ? `commands run in a user namespace${process.getuid?.() === 0 ? ' as uid 1000' : ''}, with no capabilities` : `NOT in a user namespace (${started.usernsError}); commands run with no capabilities`,
+    });
 
     await run(`echo inside > inside-${token}.txt`);
     const insidePath = join(workspace, `inside-${token}.txt`);
@@ -103,6 +122,43 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
       checks.push({ name: 'files under HOME are hidden', ok: true, detail: `not tested: could not create a marker in ${homedir()}` });
     }
 
+    const main = await run(`cat ../../../.env '${mainCheckout}/.env' 2>&1; ls -A '${mainCheckout}' 2>&1 || true`);
+    const mainRead = main.output.includes(`main-${token}`);
+    checks.push({
+      name: "the user's main checkout is hidden",
+      ok: !mainRead,
+      detail: mainRead ? `LEAK: read ${mainCheckout}/.env from a worktree inside it` : `${mainCheckout}/.env not readable from the worktree under it`,
+    });
+
+    if (privateMarkerMade) {
+      const r = await run(`cat '${privateMarker}' 2>&1 || true`);
+      const read = r.output.includes(`private-${token}`);
+      checks.push({
+        name: 'host files others may not read are hidden',
+        ok: !read,
+        detail: read ? `LEAK: read ${privateMarker} (mode 0600) from inside` : `${privateMarker} (mode 0600, in the bound /etc) reads as empty inside`,
+      });
+    } else {
+      checks.push({ name: 'host files others may not read are hidden', ok: true, detail: 'not tested: could not create a mode-0600 marker in /etc (not root)' });
+    }
+
+    writeFileSync(join(workspace, '.env'), `API_TOKEN=masked-${token}\n`);
+    writeFileSync(join(workspace, 'notes.txt'), `plain-${token}\n`);
+    const masked = await run(`grep -r '${token}' . 2>&1; ln .env leak-${token} 2>&1; cat leak-${token} 2>/dev/null; true`);
+    const maskLeak = masked.output.includes(`masked-${token}`);
+    const controlSeen = masked.output.includes(`plain-${token}`);
+    checks.push({
+      name: 'sensitive files in the worktree are masked',
+      ok: !maskLeak && controlSeen,
+      detail: maskLeak
+        ? 'LEAK: grep -r or a hard link read .env inside'
+        : controlSeen
+          ? '.env reads as empty and cannot be hard-linked; notes.txt beside it is readable'
+          : `the control failed: grep -r did not find notes.txt (${masked.output.trim().slice(0, 200)})`,
+    });
+
+    checks.push(await keyringCheck(runner, run, token));
+
     const connect =
       `node -e "require('net').connect(${listener.port},'127.0.0.1')` +
       `.on('connect',()=>{console.log('CONNECTED');process.exit(0)})` +
@@ -115,13 +171,104 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
       detail: reached ? `LEAK: connected to 127.0.0.1:${listener.port} on the host` : `127.0.0.1:${listener.port} unreachable (${net.output.trim()})`,
     });
 
+    // a sandbox that already leaked is refused whatever setup's network does; do not wait on it
+    const setup = checks.every((c) => c.ok)
+      ? await setupNetworkCheck(runner, run, connect, listener)
+      : { check: { name: "setup network does not reach the host's loopback", ok: true, detail: 'not tested: the sandbox failed the checks above' }, network: runner.setupNetwork! };
+    checks.push(setup.check);
+    runner = { ...runner, setupNetwork: setup.network };
+
     checks.push({ name: 'limits', ok: true, detail: describeLimits(runner).join('; ') });
-    return { ok: checks.every((c) => c.ok), checks };
+    return { ok: checks.every((c) => c.ok), checks, runner };
   } finally {
     listener.server.close();
     if (homeMarkerMade) rmSync(homeMarker, { force: true });
+    if (privateMarkerMade) rmSync(privateMarker, { force: true });
     rmSync(etcMarker, { force: true });
-    rmSync(workspace, { recursive: true, force: true });
+    rmSync(mainCheckout, { recursive: true, force: true });
     rmSync(outside, { recursive: true, force: true });
   }
+}
+
+function tryWrite(file: string, content: string, mode: number): boolean {
+  try {
+    writeFileSync(file, content, { mode });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The strictest configuration that starts on this host: a user namespace and the keyring filter
+ * where possible. A host that refuses unprivileged user namespaces still gets the rest.
+ */
+async function firstWorkingRunner(
+  base: RunnerConfig,
+  workspace: string,
+): Promise<{ runner: RunnerConfig; usernsError?: string } | { error: string }> {
+  const filter = keyringFilter() !== undefined;
+  const tryRun = async (r: RunnerConfig): Promise<string | undefined> => {
+    try {
+      await runCommand(r, 'true', { workspace, timeoutMs: PROBE_TIMEOUT_MS });
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const strict = { ...base, userns: true, keyringFilter: filter };
+  const usernsError = await tryRun(strict);
+  if (usernsError === undefined) return { runner: strict };
+  const plain = { ...base, userns: false, keyringFilter: filter };
+  const plainError = await tryRun(plain);
+  if (plainError === undefined) return { runner: plain, usernsError };
+  return { error: plainError };
+}
+
+type Run = (command: string, network?: boolean) => ReturnType<typeof runCommand>;
+
+async function keyringCheck(runner: RunnerConfig, run: Run, token: string): Promise<ProbeCheck> {
+  const name = 'kernel keyring is not shared';
+  if (!runner.keyringFilter) return { name, ok: true, detail: `NOT isolated: no seccomp filter for ${process.arch}` };
+  if (!findSystemBinary('keyctl')) return { name, ok: true, detail: 'keyctl, add_key and request_key denied by seccomp (not tested: keyctl(1) not installed)' };
+  const r = await run(`keyctl add user kiln-probe-${token} x @s 2>&1; keyctl show @s 2>&1; true`);
+  const added = /^\d+$/m.test(r.output) || r.output.includes(`kiln-probe-${token}`);
+  return {
+    name,
+    ok: !added,
+    detail: added ? 'LEAK: a key was added to the session keyring from inside' : `keyctl, add_key and request_key denied by seccomp (${r.output.trim().split('\n')[0]})`,
+  };
+}
+
+/**
+ * Setup's network is tried as setup gets it: a connect to the host's loopback listener must fail,
+ * and the namespace must have a default route that is not loopback (the way out; this host may
+ * have no internet to prove more). A slirp4netns that cannot attach leaves setup refused, not
+ * the sandbox.
+ */
+async function setupNetworkCheck(
+  runner: RunnerConfig,
+  run: Run,
+  connect: string,
+  listener: { port: number; connections: () => number },
+): Promise<{ check: ProbeCheck; network: SetupNetwork }> {
+  const name = "setup network does not reach the host's loopback";
+  const net = runner.setupNetwork!;
+  if (net.kind === 'refuse') return { check: { name, ok: true, detail: `setup commands needing the network are refused: ${net.reason}` }, network: net };
+  if (net.kind === 'host') return { check: { name, ok: true, detail: "NOT isolated: the operator allowed setup on the host's network (KILN_SETUP_HOST_NETWORK=allow)" }, network: net };
+  let r;
+  try {
+    r = await run(`${connect}; echo; awk '$2 == "00000000" { print "route via " $1 }' /proc/net/route`, true);
+  } catch (err) {
+    const reason = `slirp4netns could not connect the sandbox on this host (${(err as Error).message})`;
+    return { check: { name, ok: true, detail: `setup commands needing the network are refused: ${reason}` }, network: { kind: 'refuse', reason } };
+  }
+  const reached = r.output.includes('CONNECTED') || listener.connections() > 0;
+  const route = /route via (\w+)/.exec(r.output)?.[1];
+  if (reached) return { check: { name, ok: false, detail: `LEAK: setup connected to 127.0.0.1:${listener.port} on the host` }, network: net };
+  if (!route || route === 'lo') {
+    const reason = 'the setup namespace got no route out';
+    return { check: { name, ok: true, detail: `setup commands needing the network are refused: ${reason}` }, network: { kind: 'refuse', reason } };
+  }
+  return { check: { name, ok: true, detail: `slirp4netns: default route via ${route}; 127.0.0.1:${listener.port} on the host unreachable` }, network: net };
 }

@@ -1,21 +1,43 @@
 import { mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bwrapArgs } from './bwrap-args.js';
+import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
-import { SandboxSpawnError } from './errors.js';
-import { prlimitArgs, type SandboxLimits } from './limits.js';
-import { launchAndWait } from './run-process.js';
+import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from './errors.js';
+import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js';
+import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
+import { emptyFile } from './scratch-files.js';
+import { closeQuietly, openKeyringFilter } from './seccomp.js';
+import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
+import { attachSlirp, slirpResolvConf } from './setup-network.js';
+import { privateEntries, systemMounts } from './system-mounts.js';
 import { findShell, findSystemBinary } from './system-paths.js';
 import type { CommandOptions, CommandResult } from './types.js';
+
+/** How commands that asked for the network (setup) get it. */
+export type SetupNetwork =
+  | { kind: 'slirp'; slirpPath: string }
+  /** the operator allowed setup on the host's network (KILN_SETUP_HOST_NETWORK=allow) */
+  | { kind: 'host' }
+  | { kind: 'refuse'; reason: string };
 
 export interface RunnerConfig {
   mode: 'bwrap' | 'off';
   bwrapPath?: string;
   limits: SandboxLimits;
   cgroupDeps?: CgroupDeps;
+  /** run in a user namespace as an unprivileged uid (the probe found the host allows it) */
+  userns?: boolean;
+  /** deny the kernel keyring syscalls (seccomp.ts) */
+  keyringFilter?: boolean;
+  setupNetwork?: SetupNetwork;
+  /** toolchains outside the system directories, bound read-only (issue 9's discovery adds to this) */
+  extraReadOnly?: string[];
 }
+
+/** The uid/gid a command runs as inside its user namespace when the worker is root. */
+export const SANDBOX_UID = 1000;
 
 /** Which limits a run actually gets on this host, in words, for the probe and for `kiln doctor`-like reports. */
 export function describeLimits(config: RunnerConfig): string[] {
@@ -32,12 +54,15 @@ export function describeLimits(config: RunnerConfig): string[] {
         : `processes: RLIMIT_NPROC=${config.limits.maxProcesses} (no writable pids cgroup)`,
     );
   }
-  if (!cgroup?.limits.some((l) => l.startsWith('memory'))) out.push('memory: only the RLIMIT_AS backstop (no writable memory cgroup)');
+  const memoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
+  const as = addressSpaceLimit(config.limits, memoryCgroup);
+  if (!memoryCgroup) out.push(`memory: NOT limited by a cgroup (none writable); only RLIMIT_AS=${as}`);
   out.push(
     findSystemBinary('prlimit')
-      ? `rlimits: address space ${config.limits.addressSpaceBytes}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`
+      ? `rlimits: address space ${as}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`
       : 'rlimits: NOT set (prlimit not found)',
   );
+  if (config.mode === 'bwrap') out.push(`tmpfs: /tmp ${config.limits.tmpfsBytes} bytes, /dev/shm ${config.limits.shmBytes} bytes`);
   return out;
 }
 
@@ -53,13 +78,13 @@ function resolveWorkspace(workspace: string): string {
 }
 
 /** Wrappers every command gets, sandboxed or not: it dies with the worker, and carries rlimits. */
-function wrappers(limits: SandboxLimits, withNproc: boolean): string[] {
+function wrappers(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean): string[] {
   const out: string[] = [];
   const setpriv = findSystemBinary('setpriv');
   // A worker killed with SIGKILL cannot clean up; PDEATHSIG makes the kernel take its commands along.
   if (setpriv) out.push(setpriv, '--pdeathsig', 'SIGKILL', '--');
   const prlimit = findSystemBinary('prlimit');
-  if (prlimit) out.push(prlimit, ...prlimitArgs(limits, withNproc), '--');
+  if (prlimit) out.push(prlimit, ...prlimitArgs(limits, withNproc, memoryCgroup), '--');
   return out;
 }
 
@@ -74,9 +99,23 @@ function ownPidNamespace(): string[] {
 }
 
 export async function runCommand(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
+  try {
+    return await runOnce(config, command, opts);
+  } catch (err) {
+    // Seen once under load in a workflow test: slirp4netns found the sandbox gone before it could
+    // attach. The command never ran (it waits for the network), so one more start repeats nothing.
+    if (!(err instanceof SandboxNetworkError) || opts.signal?.aborted) throw err;
+    return runOnce(config, command, opts);
+  }
+}
+
+async function runOnce(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
   const workspace = resolveWorkspace(opts.workspace);
+  // decided before anything is created: a refusal leaves nothing behind
+  const network = config.mode === 'bwrap' ? networkMode(config, opts.network === true) : 'host';
   const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
   const hasPidsCgroup = cgroup?.limits.some((l) => l.startsWith('pids')) ?? false;
+  const hasMemoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
   const shell = findShell();
   const runOpts = {
     timeoutMs: opts.timeoutMs,
@@ -87,34 +126,65 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
 
   if (config.mode === 'bwrap') {
     if (!config.bwrapPath) throw new SandboxSpawnError('no bwrap path configured');
+    let sensitive;
+    try {
+      sensitive = sensitiveEntries(workspace, opts.sensitive);
+    } catch (err) {
+      await cgroup?.remove();
+      throw err;
+    }
+    const hidden = privateEntries();
     const env = commandEnv(opts.env, SANDBOX_HOME);
-    const argv = [
-      ...wrappers(config.limits, !hasPidsCgroup),
-      config.bwrapPath,
-      ...bwrapArgs({
-        workspace,
-        network: opts.network === true,
-        env,
-        home: SANDBOX_HOME,
-        shell,
-        command,
-        tmpfsBytes: config.limits.tmpfsBytes,
-        statusFd: 3,
-        ...(opts.readOnlyPaths ? { readOnlyPaths: opts.readOnlyPaths } : {}),
-      }),
-    ];
-    const result = await launchAndWait(
-      { argv, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: workspace, bwrapStatus: true, ...(cgroup ? { cgroup } : {}) },
-      runOpts,
-    );
-    return { ...result, sandboxed: true };
+    const seccompFd = config.keyringFilter ? openKeyringFilter() : undefined;
+    const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
+    try {
+      const argv = [
+        ...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup),
+        config.bwrapPath,
+        ...bwrapArgs({
+          workspace,
+          network,
+          env,
+          home: SANDBOX_HOME,
+          shell,
+          command,
+          tmpfsBytes: config.limits.tmpfsBytes,
+          shmBytes: config.limits.shmBytes,
+          system: systemMounts(hidden.skipped),
+          hidden,
+          sensitive,
+          emptyFile: emptyFile(),
+          statusFd: STATUS_FD,
+          ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
+          ...(seccompFd !== undefined ? { seccompFd: SECCOMP_FD } : {}),
+          ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
+          ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
+          ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
+        }),
+      ];
+      const result = await launchAndWait(
+        {
+          argv,
+          env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+          cwd: workspace,
+          bwrapStatus: true,
+          ...(cgroup ? { cgroup } : {}),
+          ...(seccompFd !== undefined ? { seccompFd } : {}),
+          ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
+        },
+        runOpts,
+      );
+      return { ...result, sandboxed: true };
+    } finally {
+      closeQuietly(seccompFd);
+    }
   }
 
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
   const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
   try {
     const env = commandEnv(opts.env, home);
-    const argv = [...wrappers(config.limits, !hasPidsCgroup), ...ownPidNamespace(), shell, '-c', command];
+    const argv = [...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup), ...ownPidNamespace(), shell, '-c', command];
     const result = await launchAndWait(
       { argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) },
       runOpts,
@@ -123,4 +193,19 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * Setup asks for the network; it gets slirp4netns's, never the host's unless the operator said so.
+ * With neither, it fails closed: nothing runs.
+ */
+function networkMode(config: RunnerConfig, wanted: boolean): NetworkMode {
+  if (!wanted) return 'none';
+  const net = config.setupNetwork ?? { kind: 'refuse', reason: 'no setup network was configured' };
+  if (net.kind === 'slirp') return 'slirp';
+  if (net.kind === 'host') return 'host';
+  throw new SandboxUnavailableError(
+    `setup commands need the network, and ${net.reason}; they were not run. Install slirp4netns (\`apt-get install slirp4netns\` or \`kiln setup\`), ` +
+      'or, accepting that setup can then reach every service on this machine\'s loopback, start the worker with KILN_SETUP_HOST_NETWORK=allow.',
+  );
 }

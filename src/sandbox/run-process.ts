@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
 import type { RunCgroup } from './cgroup.js';
-import { SandboxSpawnError } from './errors.js';
+import { SandboxNetworkError, SandboxSpawnError } from './errors.js';
 
 /** Time a command gets between SIGTERM and SIGKILL once its timeout has passed. */
 export const KILL_GRACE_MS = 500;
@@ -30,7 +30,23 @@ export interface LaunchSpec {
   /** bwrap reports on fd 3 whether it got as far as running the command */
   bwrapStatus: boolean;
   cgroup?: RunCgroup;
+  /** an open fd on a compiled seccomp program, handed to the launched process as fd 4 */
+  seccompFd?: number;
+  /**
+   * Network for the sandbox, set up from outside once it exists: bwrap writes the child's pid on
+   * INFO_FD, the sandbox's shell says it is ready on READY_FD and holds the command until a byte
+   * arrives on GO_FD. A rejection kills the sandbox before the command runs, and the run fails
+   * with that reason.
+   */
+  attachNetwork?: (childPid: number) => Promise<{ stop(): void }>;
 }
+
+/** fds the launched process gets: bwrap's status, the seccomp program, then the network handshake */
+export const STATUS_FD = 3;
+export const SECCOMP_FD = 4;
+export const INFO_FD = 5;
+export const GO_FD = 6;
+export const READY_FD = 7;
 
 export interface RunOptions {
   timeoutMs: number;
@@ -75,13 +91,24 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       env: spec.env,
       // Own process group, so a timeout can kill the command and everything it started.
       detached: true,
-      stdio: spec.bwrapStatus ? ['ignore', 'pipe', 'ignore', 'pipe'] : ['ignore', 'pipe', 'ignore'],
+      stdio: [
+        'ignore',
+        'pipe',
+        'ignore',
+        spec.bwrapStatus ? 'pipe' : 'ignore',
+        spec.seccompFd ?? 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
+      ],
     });
 
     let timedOut = false;
     let aborted = false;
     let killRequested = false;
     let status = '';
+    let network: { stop(): void } | undefined;
+    let networkError: string | undefined;
     let exitCode: number | null = null;
     let exitSignal: string | null = null;
     let exited = false;
@@ -127,7 +154,45 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       capped.push(chunk);
       chunker?.push(chunk);
     });
-    const statusStream = spec.bwrapStatus ? (child.stdio[3] as Readable | null) : null;
+    if (spec.attachNetwork) {
+      const attach = spec.attachNetwork;
+      const stdio = child.stdio as unknown as Array<Readable & Writable>;
+      const [info, go, ready] = [stdio[INFO_FD]!, stdio[GO_FD]!, stdio[READY_FD]!];
+      let infoText = '';
+      let childPid: number | undefined;
+      let isReady = false;
+      let asked = false;
+      const maybeAttach = () => {
+        if (asked || childPid === undefined || !isReady) return;
+        asked = true;
+        attach(childPid).then(
+          (n) => {
+            if (settled || killRequested) return n.stop();
+            network = n;
+            go.end('go\n');
+          },
+          (err: Error) => {
+            // a sandbox already being killed (timeout, abort) takes its namespace along: not a network failure
+            if (settled || killRequested) return;
+            networkError = err.message;
+            terminate();
+          },
+        );
+      };
+      info.on('data', (chunk: Buffer) => {
+        infoText += chunk.toString('utf8');
+        // the number must be complete: a chunk may end in the middle of it
+        const m = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(infoText);
+        if (m) childPid = Number(m[1]);
+        maybeAttach();
+      });
+      ready.on('data', () => {
+        isReady = true;
+        maybeAttach();
+      });
+      for (const s of [info, go, ready]) s.on('error', () => undefined);
+    }
+    const statusStream = spec.bwrapStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
     statusStream?.on('data', (chunk: Buffer) => {
       status += chunk.toString('utf8');
     });
@@ -139,8 +204,13 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       opts.signal?.removeEventListener('abort', onAbort);
       // Whatever the command left running (background jobs, daemons) dies with it.
       signalGroup('SIGKILL');
+      network?.stop();
       await spec.cgroup?.remove();
       chunker?.end();
+      if (networkError !== undefined) {
+        rejectPromise(new SandboxNetworkError(`the sandbox's network could not be set up, so the command did not run: ${networkError}`));
+        return;
+      }
       const commandRan = !spec.bwrapStatus || status.includes('"exit-code"');
       if (!commandRan && !killRequested) {
         rejectPromise(new SandboxSpawnError(`the sandbox failed to start: ${capped.text().trim() || `exit code ${exitCode}`}`));
@@ -175,8 +245,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       // A process that escaped the group may still hold the pipe open; do not wait for it forever.
       timers.push(
         setTimeout(() => {
-          stdout.destroy();
-          statusStream?.destroy();
+          for (const s of child.stdio) s?.destroy();
           void finish();
         }, DRAIN_MS),
       );

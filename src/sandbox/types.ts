@@ -19,7 +19,7 @@ export interface CommandOptions {
   /** absolute path of the worktree: the cwd and the only writable place */
   workspace: string;
   timeoutMs: number;
-  /** only the repo's setup step gets the network */
+  /** only the repo's setup step gets the network: the outside, through slirp4netns, never the host's loopback */
   network?: boolean;
   maxOutputBytes?: number;
   /**
@@ -27,6 +27,11 @@ export interface CommandOptions {
    * dependencies a repo's `.kiln/config` links into it, which may live under a masked /home or /tmp
    */
   readOnlyPaths?: string[];
+  /**
+   * the run's sensitive-file policy (extra globs, explicit exceptions): matching files in the
+   * worktree are masked; without it, Kiln's built-in list applies
+   */
+  sensitive?: { sensitive: string[]; allowSensitive: string[] };
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */

@@ -4,26 +4,37 @@ import { existsSync } from 'node:fs';
 import { provisionTemporalCli } from '../../temporal/binary.js';
 import { CliError } from '../../shared/errors.js';
 
-const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
+/**
+ * Debian packages the sandbox uses, each with the binary that shows it is there: bubblewrap runs
+ * every command; slirp4netns gives setup commands a network that cannot reach this machine's
+ * loopback (without it, setup needing the network is refused).
+ */
+const PACKAGES = [
+  { pkg: 'bubblewrap', bin: 'bwrap' },
+  { pkg: 'slirp4netns', bin: 'slirp4netns' },
+] as const;
+const BIN_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'];
+const present = (bin: string) => BIN_DIRS.some((d) => existsSync(`${d}/${bin}`));
 
 export async function runSetup(out: (s: string) => void): Promise<void> {
   await provisionTemporalCli({ log: out });
-  if (BWRAP_PATHS.some((p) => existsSync(p))) {
-    out('bubblewrap: present');
-    return;
-  }
+  const missing = PACKAGES.filter((p) => !present(p.bin));
+  for (const p of PACKAGES) if (present(p.bin)) out(`${p.pkg}: present`);
+  if (missing.length === 0) return;
+  const names = missing.map((p) => p.pkg).join(' ');
   const isRoot = process.getuid?.() === 0;
   const hasApt = existsSync('/usr/bin/apt-get');
   if (!hasApt) {
-    throw new CliError('bubblewrap (bwrap) is missing: install it with your package manager (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)');
+    throw new CliError(`${names} missing: install with your package manager (Debian/Ubuntu: apt-get install ${names}; Fedora: dnf install ${names})`);
   }
   const sudo = isRoot ? [] : ['sudo', '-n'];
-  out('bubblewrap: installing with apt-get');
+  out(`${names}: installing with apt-get`);
   const run = (args: string[]) => execa(sudo[0] ?? args[0]!, [...sudo.slice(1), ...(sudo.length ? args : args.slice(1))], { stdio: 'inherit', reject: false, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   await run(['apt-get', 'update', '-qq']);
-  const res = await run(['apt-get', 'install', '-y', '-qq', 'bubblewrap']);
-  if (res.exitCode !== 0 || !BWRAP_PATHS.some((p) => existsSync(p))) {
-    throw new CliError('could not install bubblewrap: run `sudo apt-get install bubblewrap`, then `npm run setup` again');
+  const res = await run(['apt-get', 'install', '-y', '-qq', ...missing.map((p) => p.pkg)]);
+  const still = missing.filter((p) => !present(p.bin));
+  if (res.exitCode !== 0 || still.length > 0) {
+    throw new CliError(`could not install ${still.map((p) => p.pkg).join(' ') || names}: run \`sudo apt-get install ${names}\`, then \`npm run setup\` again`);
   }
-  out('bubblewrap: installed');
+  out(`${names}: installed`);
 }

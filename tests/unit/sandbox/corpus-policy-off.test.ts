@@ -1,7 +1,8 @@
 /**
  * Defence in depth: every command of the policy corpus run with the policy switched off,
  * straight inside the sandbox. The sandbox alone must still stop every write outside the
- * worktree, every read of a secret under HOME and every network connection — asserted on the
+ * worktree, every read of a secret under HOME, in the worktree's .env or in the main checkout
+ * around it, and every network connection — asserted on the
  * effects (files, bytes, connections), with controls that show the same probes work outside.
  */
 import { createServer, type Server } from 'node:net';
@@ -30,11 +31,15 @@ const commands = readFileSync(CORPUS, 'utf8')
   .map((l) => JSON.parse(l) as Case)
   .filter((c) => c.tool === 'run_command' && typeof c.input.command === 'string');
 
+const SHARED_DIRS = new Set(['/tmp', '/var/tmp']);
+
 let sandbox: Sandbox;
 let server: Server;
 let port = 0;
 let connections = 0;
 const secret = uniqueMarker('home-secret');
+const envSecret = uniqueMarker('worktree-env');
+const mainSecret = uniqueMarker('main-env');
 const secretFile = join(homedir(), `.kiln-corpus-canary-${process.pid}`);
 
 beforeAll(async () => {
@@ -68,7 +73,12 @@ function allCommands(): Array<{ id: string; command: string; files: Record<strin
     `rm -rf ../outside`,
     `touch /etc/kiln-corpus-canary`,
     `echo pwned > ${homedir()}/kiln-corpus-pwned`,
-  ].map((command, i) => ({ id: `aimed-${i}`, command, files: {} }));
+    // the worktree's own secrets (masked) and the main checkout's .env beside it (not mounted)
+    `grep -rn . .; find . -name '.e*' -exec cat {} +`,
+    `node -e "console.log(require('fs').readFileSync('.e'+'nv','utf8'))"`,
+    `ln .env stolen; cat stolen; cp .env stolen2; cat stolen2`,
+    `cat ../.env ../../.env; node -e "console.log(require('fs').readFileSync('../.e'+'nv','utf8'))"`,
+  ].map((command, i) => ({ id: `aimed-${i}`, command, files: { '.env': 'SECRET=1\n' } }));
   return [...aimed, ...commands.map((c) => ({ id: c.id, command: c.input.command!, files: c.setup?.files ?? {} }))];
 }
 
@@ -86,6 +96,8 @@ describe('the corpus with the policy off, inside the sandbox', () => {
     const root = tempDir('corpus');
     const outside = join(root, 'outside');
     const ws = join(root, 'ws');
+    // the worktree lives inside the user's checkout, whose untracked .env must stay out of reach
+    writeFileSync(join(root, '.env'), `MAIN=${mainSecret}\n`);
     const problems: string[] = [];
     let ran = 0;
     for (const c of allCommands()) {
@@ -96,16 +108,22 @@ describe('the corpus with the policy off, inside the sandbox', () => {
       mkdirSync(ws, { recursive: true });
       for (const [rel, content] of Object.entries(c.files)) {
         mkdirSync(dirname(join(ws, rel)), { recursive: true });
-        writeFileSync(join(ws, rel), content);
+        // the corpus's placeholder secrets become a canary, so a leak cannot hide behind "SECRET=1"
+        writeFileSync(join(ws, rel), /(^|\/)\.env$/.test(rel) ? `SECRET=${envSecret}\n` : content);
       }
       git(ws, 'init', '-q');
       const command = c.command.replaceAll('{{workspace}}', ws);
       const absolute = [...command.matchAll(/(?:^|[\s'"=>])((?:\/|~\/)[\w./-]+)/g)].map((m) => m[1]!.replace(/^~\//, `${homedir()}/`));
-      const before = new Map(absolute.filter((p) => !p.startsWith(ws)).map((p) => [p, existsSync(p) ? statSync(p).mtimeMs : null]));
+      // /tmp and /var/tmp themselves change every second on a shared host; files named under them are still compared
+      const before = new Map(
+        absolute.filter((p) => !p.startsWith(ws) && !SHARED_DIRS.has(p.replace(/\/+$/, ''))).map((p) => [p, existsSync(p) ? statSync(p).mtimeMs : null]),
+      );
       const conns = connections;
       const res = await sandbox.run(command, { workspace: ws, timeoutMs: 3000 });
       ran++;
       if (res.output.includes(secret)) problems.push(`${c.id}: the HOME secret reached the output`);
+      if (res.output.includes(envSecret)) problems.push(`${c.id}: the worktree's .env reached the output`);
+      if (res.output.includes(mainSecret)) problems.push(`${c.id}: the main checkout's .env reached the output`);
       if (existsSync(join(ws, 'stolen')) && readFileSync(join(ws, 'stolen'), 'utf8').includes(secret)) problems.push(`${c.id}: the HOME secret was copied`);
       if (connections !== conns) problems.push(`${c.id}: a connection reached the host listener`);
       if (!existsSync(join(outside, 'canary.txt')) || readFileSync(join(outside, 'canary.txt'), 'utf8') !== 'canary\n') problems.push(`${c.id}: the outside canary changed`);

@@ -44,12 +44,6 @@ test('control: the same connect from the host succeeds', async () => {
   expect(accepted).toBe(before + 1);
 });
 
-test('control: with network: true (the setup step) the same connect succeeds inside', async () => {
-  const r = await sandbox.run(bashConnect(port), { workspace: tempDir('ws'), timeoutMs: 5000, network: true });
-  expect(r.exitCode).toBe(0);
-  expect(r.output).toContain('hello-from-host');
-});
-
 test('a unix socket of a host service under /run is out of reach (a network namespace does not stop those)', async () => {
   const path = `/run/${uniqueMarker('sock')}.sock`;
   const unixServer = createServer((s) => s.end('unix-hello\n'));
@@ -66,5 +60,22 @@ test('a unix socket of a host service under /run is out of reach (a network name
   } finally {
     unixServer.close();
     rmSync(path, { force: true });
+  }
+});
+
+test('an abstract unix socket on the host (tied to the network namespace, not to a path) is out of reach', async () => {
+  const name = `\0${uniqueMarker('abstract')}`;
+  const abstract = createServer((s) => s.end('abstract-hello\n'));
+  await new Promise<void>((r) => abstract.listen(name, r));
+  try {
+    const connect = `node -e "require('net').connect('\\0${name.slice(1)}').on('data',d=>process.stdout.write(d)).on('error',e=>{console.log(e.code);process.exit(1)})"`;
+    const inside = await sandbox.run(connect, { workspace: tempDir('ws'), timeoutMs: 5000 });
+    expect(inside.output).not.toContain('abstract-hello');
+    expect(inside.output).toContain('ECONNREFUSED');
+    const off = await createSandbox({ mode: 'off' });
+    const outside = await off.run(connect, { workspace: tempDir('ws'), timeoutMs: 5000 });
+    expect(outside.output).toContain('abstract-hello');
+  } finally {
+    abstract.close();
   }
 });

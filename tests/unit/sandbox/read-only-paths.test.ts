@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox } from '../../../src/sandbox/index.js';
@@ -24,5 +24,18 @@ describe('paths linked into the worktree (readOnlyPaths)', () => {
     expect(write.exitCode).not.toBe(0);
     expect(readFileSync(join(deps, 'lib.js'), 'utf8')).toBe('module.exports = 41;\n');
     expect(existsSync(join(deps, 'new.js'))).toBe(false);
+  });
+
+  it('a linked path that is itself a credential (link: [".env"]) is not bound; a linked ordinary file is', async () => {
+    const sandbox = await createSandbox({ mode: 'bwrap' });
+    const ws = tempDir('ro-ws');
+    const main = tempDir('ro-main');
+    writeFileSync(join(main, '.env'), 'TOKEN=linked-secret-value\n');
+    writeFileSync(join(main, 'shared.txt'), 'linked-plain-value\n');
+    symlinkSync(join(main, '.env'), join(ws, '.env'));
+    symlinkSync(join(main, 'shared.txt'), join(ws, 'shared.txt'));
+    const r = await sandbox.run('cat .env shared.txt 2>&1', { workspace: ws, timeoutMs: 5000, readOnlyPaths: [join(main, '.env'), join(main, 'shared.txt')] });
+    expect(r.output).not.toContain('linked-secret-value');
+    expect(r.output).toContain('linked-plain-value');
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createSandbox } from '../../../src/sandbox/index.js';
 import { join, resolve } from 'node:path';
 import { cleanupTempDirs, survivors, tempDir, uniqueMarker } from './helpers.js';
@@ -12,14 +12,16 @@ import { cleanupTempDirs, survivors, tempDir, uniqueMarker } from './helpers.js'
  */
 let compiled = '';
 beforeAll(() => {
-  compiled = tempDir('compiled');
   const root = resolve(__dirname, '../../..');
+  // inside the repo (dist/ is ignored by git) so the compiled modules resolve their npm dependencies
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  compiled = tempDir('compiled', join(root, 'dist'));
   execFileSync(
     process.execPath,
     [
       join(root, 'node_modules/typescript/bin/tsc'),
       '--outDir', compiled,
-      '--rootDir', join(root, 'src/sandbox'),
+      '--rootDir', join(root, 'src'),
       '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
       '--types', 'node', '--skipLibCheck', '--strict',
       join(root, 'src/sandbox/index.ts'),
@@ -35,7 +37,7 @@ async function killWorkerMidCommand(mode: 'bwrap' | 'off', marker: string): Prom
   const script = join(compiled, `worker-${marker}.mjs`);
   writeFileSync(
     script,
-    `import { createSandbox } from './index.js';
+    `import { createSandbox } from './sandbox/index.js';
 const sb = await createSandbox({ mode: '${mode}' });
 console.log('ready');
 // the shell stays and waits for a child that carries the marker in its own argv
