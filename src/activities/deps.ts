@@ -9,6 +9,7 @@ import { createSandbox } from '../sandbox/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { hostTaskQueue } from '../shared/constants.js';
 import { crashPointsFromEnv, type CrashPoint } from './crash.js';
+import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -17,6 +18,8 @@ export interface ActivityDeps {
   model(spec: string, runId: string): Promise<ModelClient>;
   crash(point: CrashPoint, key?: string | number): void;
   env: NodeJS.ProcessEnv;
+  /** what this worker's operator lets a run request ask for (sandbox off…) */
+  operator: OperatorConfig;
 }
 
 export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
@@ -36,5 +39,6 @@ export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps 
     model: (spec, runId) => createModelClient({ spec, runId, env }),
     crash: crashPointsFromEnv(env),
     env,
+    operator: operatorConfigFromEnv(env),
   };
 }

@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
-import type { LogLine, RunInput } from '../shared/types.js';
+import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
+import type { PolicyConfig } from '../policy/config.js';
 
 export interface RunRecord {
   input: RunInput;
@@ -18,6 +19,9 @@ export interface RunRecord {
   createdAt: string;
   /** targets of the paths `.kiln/config` links into the worktree: readable by commands */
   linked?: string[];
+  /** the effective policy and approval mode (user over repo, see policy/precedence.ts), fixed at prepare */
+  policy?: PolicyConfig;
+  mode?: ApprovalMode;
 }
 
 export function runDir(repo: string, runId: string): string {

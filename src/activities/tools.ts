@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
-import { evaluate, loadPolicyConfig } from '../policy/index.js';
+import { evaluate } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandResult } from '../sandbox/types.js';
@@ -23,6 +23,7 @@ import {
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
+import { runPolicy } from './run-policy.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
@@ -108,11 +109,11 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
-    const config = await loadPolicyConfig(rec.input.repo);
+    const { config, mode } = await runPolicy(rec, deps.env);
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
       config,
-      mode: rec.input.approvalMode,
+      mode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,
     });

@@ -41,8 +41,11 @@ export interface RunSettings {
   ignored: string[];
 }
 
-const MODE_RANK: Record<ApprovalMode, number> = { strict: 0, default: 1, auto: 2 };
-const stricter = (a: ApprovalMode, b: ApprovalMode): ApprovalMode => (MODE_RANK[a] <= MODE_RANK[b] ? a : b);
+/**
+ * `default` is the loosest mode; `strict` (asks before more) and `auto` (refuses what would ask)
+ * each tighten it in their own way. The higher layer's mode stands unless it is `default`.
+ */
+const tighter = (higher: ApprovalMode, lower: ApprovalMode): ApprovalMode => (higher === 'default' ? lower : higher);
 const union = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])];
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 const list = (xs: readonly string[]) => xs.map((x) => JSON.stringify(x)).join(', ');
@@ -79,7 +82,7 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     else skip(`commands.allow [${list(repo.commands.allow)}]`);
   }
 
-  const mode = repo.mode && user.mode ? stricter(repo.mode, user.mode) : (user.mode ?? repo.mode);
+  const mode = repo.mode && user.mode ? tighter(user.mode, repo.mode) : (user.mode ?? repo.mode);
   return {
     policy: {
       writeAllow,
@@ -109,7 +112,7 @@ export function resolveRunSettings(user: UserLayer, repo: RepoLayer, trust: Trus
     policyFrom = `${userPolicy} + .kiln/policy.json (${trusted ? 'trusted' : 'tightening only'})`;
   }
   // the CLI's mode is the user's; a repo may make it stricter, never looser
-  const mode = policy.mode ? stricter(user.approvalMode, policy.mode) : user.approvalMode;
+  const mode = policy.mode ? tighter(user.approvalMode, policy.mode) : user.approvalMode;
 
   let checks = user.checks;
   let checksFrom = '--check';

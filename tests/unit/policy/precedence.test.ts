@@ -74,7 +74,7 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
   it('tightening needs no trust: extra sensitive globs, denials, protected paths and a stricter mode apply', async () => {
     repo.file('.kiln/policy.json', JSON.stringify({ sensitive: ['config/secrets.yml'], protected: ['src/**', 'tests/**', '**/*.test.*'], commands: { deny: ['ls'] }, mode: 'strict' }));
     repo.file('config/secrets.yml', 'x: 1\n');
-    const s = await loadRunSettings(repo.dir, { home, approvalMode: 'auto' });
+    const s = await loadRunSettings(repo.dir, { home, approvalMode: 'default' });
     expect(s.mode).toBe('strict');
     const ctx = { workspace: repo.dir, config: s.policy, mode: s.mode, checks: s.checks, home: '/home/kiln' };
     expect(await evaluate('read_file', { path: 'config/secrets.yml' }, ctx)).toMatchObject({ decision: 'deny' });
