@@ -5,6 +5,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostname, userInfo } from 'node:os';
+import { cliApprover } from '../shared/approver.js';
 import { connectClient } from '../temporal/connection.js';
 import { exitCodeFor, UsageError } from '../shared/errors.js';
 import { buildRunInput, type RunFlags } from '../client/run-options.js';
@@ -32,6 +34,17 @@ import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import { artifactsDir } from '../shared/paths.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** The OS account this CLI runs as: the default approver, and what the audit says vouched for a decision. */
+function osAccount(): { user: string; host: string } {
+  let user = process.env.USER || 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    /* no passwd entry (containers): keep $USER */
+  }
+  return { user, host: hostname() };
+}
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Command {
   const program = new Command('kiln')
@@ -206,14 +219,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .description('Approve a pending tool call (the only pending one if no id is given)')
     .argument('[run]', 'the run (default: the only run waiting for an approval)')
     .argument('[approval]', 'the approval id (default: the run\'s only pending approval)')
-    .option('--by <name>', 'who approves (recorded in audit.jsonl)', process.env.USER || 'cli')
+    .option('--by <name>', 'who approves (default: your OS user; audit.jsonl records it as self-declared unless it is that user)')
     .option('--note <text>', 'a note for the audit log')
     .option('--for-run', 'approve this kind of call for the rest of the run')
-    .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by: string; note?: string; forRun?: boolean }) => {
+    .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by?: string; note?: string; forRun?: boolean }) => {
       const runId = runArg ?? (await onlyWaitingRun());
       await withRun(runId, async (handle, client) => {
         const id = approvalId ?? (await onlyPending(handle));
-        out(await sendApproval(client, handle, { approvalId: id, approve: true, scope: o.forRun ? 'run' : 'once', by: o.by, note: o.note }));
+        out(await sendApproval(client, handle, { approvalId: id, approve: true, scope: o.forRun ? 'run' : 'once', by: cliApprover(o.by, osAccount()), note: o.note }));
       });
     });
 
@@ -224,10 +237,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .argument('<approval>')
     .requiredOption('--reason <text>', 'why (the model reads it)')
-    .option('--by <name>', 'who rejects', process.env.USER || 'cli')
-    .action(async (runId: string, approvalId: string, o: { reason: string; by: string }) => {
+    .option('--by <name>', 'who rejects (default: your OS user)')
+    .action(async (runId: string, approvalId: string, o: { reason: string; by?: string }) => {
       await withRun(runId, async (handle, client) => {
-        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: o.by }));
+        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: cliApprover(o.by, osAccount()) }));
       });
     });
 
@@ -238,11 +251,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   ] as const) {
     const c = program.command(name).summary(summary).description(desc).argument('<run>');
     if (action === 'hint') c.argument('<text>');
-    c.option('--by <name>', 'who decides (recorded in audit.jsonl)', process.env.USER || 'cli').action(async (runId: string, ...rest: unknown[]) => {
+    c.option('--by <name>', 'who decides (default: your OS user)').action(async (runId: string, ...rest: unknown[]) => {
       const text = action === 'hint' ? (rest[0] as string) : undefined;
-      const o = rest[action === 'hint' ? 1 : 0] as { by: string };
+      const o = rest[action === 'hint' ? 1 : 0] as { by?: string };
       await withRun(runId, async (handle, client) => {
-        out(await sendHuman(client, handle, { action, text, by: o.by }));
+        out(await sendHuman(client, handle, { action, text, by: cliApprover(o.by, osAccount()) }));
       });
     });
   }
