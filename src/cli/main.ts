@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostname, userInfo } from 'node:os';
 import { cliApprover } from '../shared/approver.js';
+import { describeRunSettings, loadRunSettings } from '../policy/precedence.js';
+import { kilnHomeDir } from '../policy/trust.js';
 import { connectClient } from '../temporal/connection.js';
 import { exitCodeFor, UsageError } from '../shared/errors.js';
 import { buildRunInput, type RunFlags } from '../client/run-options.js';
@@ -71,24 +73,29 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--ui-port <n>', 'Web UI port', '8233')
     .option('--db <file>', 'SQLite file (default: $KILN_HOME/temporal.db)')
-    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string }) => {
+    .option('--allow-sandbox-off', 'as this worker\'s operator, let runs ask for --sandbox off (unsafe)')
+    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean }) => {
       const { runDev } = await import('./commands/dev.js');
-      await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db }, out);
+      await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db, allowSandboxOff: o.allowSandboxOff === true }, out);
     });
 
   program
     .command('worker')
     .summary('Run a worker against TEMPORAL_ADDRESS')
     .description('Run a worker against TEMPORAL_ADDRESS (workflows plus this host\'s activities)')
-    .action(async () => {
+    .option('--allow-sandbox-off', 'let runs ask for --sandbox off (unsafe; also KILN_ALLOW_SANDBOX_OFF=1)')
+    .action(async (o: { allowSandboxOff?: boolean }) => {
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN');
-      const { startWorker, sandboxStatus } = await import('../worker.js');
+      const { startWorker, sandboxStatus, operatorStatus } = await import('../worker.js');
+      const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
-      const w = await startWorker();
+      const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
+      const w = await startWorker({ deps });
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(await sandboxStatus());
+      out(operatorStatus(deps.operator));
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;
       const shutdown = () => (stopping ??= w.shutdown());
@@ -100,6 +107,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.once('SIGTERM', stop);
       await w.run;
       await shutdown();
+    });
+
+  program
+    .command('trust')
+    .summary("Let a repo's own config loosen your policy")
+    .description("Trust this repo's .kiln/policy.json, .kiln/config and AGENTS.md as they are now: their loosenings (allowed commands, sensitive files, unprotected paths, setup, checks) apply until any of them changes")
+    .option('--repo <dir>', 'the repository (default: the current directory)')
+    .option('--revoke', 'forget the trust')
+    .action(async (o: { repo?: string; revoke?: boolean }) => {
+      const { runTrust } = await import('./commands/trust.js');
+      await runTrust(o, out);
     });
 
   const run = program
@@ -130,6 +148,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--json', 'make the last line of output a JSON summary');
   run.action(async (o: RunFlags & { detach?: boolean; json?: boolean }) => {
     const input = await buildRunInput(o);
+    // what this repo may decide: said before anything starts (the worker applies the same rules)
+    const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
+    for (const line of describeRunSettings(settings)) out(line);
     const { client, connection } = await connectClient();
     try {
       input.searchAttributes = await hasKilnSearchAttributes(client);

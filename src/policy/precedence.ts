@@ -176,7 +176,7 @@ export async function loadRunSettings(repo: string, o: LoadRunSettingsOptions): 
   };
   const hasRepoPolicy = (await readFile(join(repo, '.kiln', 'policy.json')).catch(() => null)) !== null;
   const repoLayer: RepoLayer = { policy: hasRepoPolicy ? await loadPolicyConfig(repo) : null, config: await loadRepoConfig(repo) };
-  let trust = await repoTrust(repo, o.home);
+  let trust = repoTrust(repo, o.home);
   if (!repoLayer.config.checks.length) {
     for (const name of ['AGENTS.md', 'CLAUDE.md']) {
       const text = await readFile(join(o.agentsDir ?? repo, name), 'utf8').catch(() => undefined);

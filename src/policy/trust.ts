@@ -2,11 +2,10 @@
  * `kiln trust`: the user's word that a repo's own configuration may loosen what they allow.
  * Bound to a hash of the files that configure a run (like direnv's `allow`): any change to them
  * makes the repo untrusted again until the user trusts it anew. Kept under KILN_HOME, outside
- * every repo, so a repo cannot trust itself.
+ * every repo, so a repo cannot trust itself. Synchronous: a few small files, read once per run.
  */
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -34,10 +33,10 @@ function canonicalRepo(repo: string): string {
 }
 
 /** sha256 over each config file's name and bytes (absent files count too: adding one changes it). */
-export async function repoConfigHash(repo: string): Promise<string> {
+export function repoConfigHash(repo: string): string {
   const h = createHash('sha256');
   for (const rel of REPO_CONFIG_FILES) {
-    const bytes = await readFile(join(repo, rel)).catch(() => null);
+    const bytes = readOrNull(join(repo, rel));
     h.update(`${rel}\0${bytes === null ? 'absent' : `${bytes.length}\0`}`);
     if (bytes) h.update(bytes);
     h.update('\0');
@@ -45,8 +44,17 @@ export async function repoConfigHash(repo: string): Promise<string> {
   return h.digest('hex');
 }
 
-async function readStore(home: string): Promise<TrustStore> {
-  const text = await readFile(trustStorePath(home), 'utf8').catch(() => null);
+function readOrNull(file: string): Buffer | null {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw err;
+  }
+}
+
+function readStore(home: string): TrustStore {
+  const text = readOrNull(trustStorePath(home))?.toString('utf8') ?? null;
   if (text === null) return {};
   try {
     const parsed = JSON.parse(text) as unknown;
@@ -60,34 +68,34 @@ async function readStore(home: string): Promise<TrustStore> {
 export type TrustState = 'trusted' | 'untrusted' | 'changed';
 
 /** Whether the repo's configuration, as it is now, is what the user trusted. */
-export async function repoTrust(repo: string, home: string): Promise<TrustState> {
-  const entry = (await readStore(home))[canonicalRepo(repo)];
+export function repoTrust(repo: string, home: string): TrustState {
+  const entry = readStore(home)[canonicalRepo(repo)];
   if (!entry) return 'untrusted';
-  return entry.hash === (await repoConfigHash(repo)) ? 'trusted' : 'changed';
+  return entry.hash === repoConfigHash(repo) ? 'trusted' : 'changed';
 }
 
 /** Records the current configuration as trusted; returns the hash recorded. */
-export async function trustRepo(repo: string, home: string): Promise<string> {
-  const store = await readStore(home);
-  const hash = await repoConfigHash(repo);
+export function trustRepo(repo: string, home: string): string {
+  const store = readStore(home);
+  const hash = repoConfigHash(repo);
   store[canonicalRepo(repo)] = { hash, at: new Date().toISOString() };
-  await writeStore(home, store);
+  writeStore(home, store);
   return hash;
 }
 
-export async function untrustRepo(repo: string, home: string): Promise<boolean> {
-  const store = await readStore(home);
+export function untrustRepo(repo: string, home: string): boolean {
+  const store = readStore(home);
   const key = canonicalRepo(repo);
   if (!store[key]) return false;
   delete store[key];
-  await writeStore(home, store);
+  writeStore(home, store);
   return true;
 }
 
-async function writeStore(home: string, store: TrustStore): Promise<void> {
+function writeStore(home: string, store: TrustStore): void {
   const file = trustStorePath(home);
-  await mkdir(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(store, null, 2) + '\n', { mode: 0o600 });
-  await rename(tmp, file);
+  writeFileSync(tmp, JSON.stringify(store, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, file);
 }

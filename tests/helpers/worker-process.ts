@@ -1,7 +1,7 @@
 /** A real worker as a child process, so a test can kill -9 it like a crashed machine. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './repo.js';
+import { ROOT, testKilnHome } from './repo.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -13,7 +13,7 @@ export interface WorkerProcess {
 
 export async function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'worker.js')], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, KILN_HOME: testKilnHome(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -53,7 +53,7 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
   });
 
   it('control: the same repo after `kiln trust` gets its loosening', async () => {
-    await trustRepo(repo.dir, home);
+    trustRepo(repo.dir, home);
     expect(await decide('read_file', { path: '.env' })).toMatchObject({ decision: 'allow' });
     expect(await decide('edit', { path: 'tests/app.test.js', old_string: 'x', new_string: 'y' })).toMatchObject({ decision: 'allow' });
     const s = await settings();
@@ -63,10 +63,10 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
   });
 
   it('any change to the trusted files makes the repo untrusted again', async () => {
-    await trustRepo(repo.dir, home);
-    expect(await repoTrust(repo.dir, home)).toBe('trusted');
+    trustRepo(repo.dir, home);
+    expect(repoTrust(repo.dir, home)).toBe('trusted');
     repo.file('AGENTS.md', '## Commands\n- Test: npm test\n');
-    expect(await repoTrust(repo.dir, home)).toBe('changed');
+    expect(repoTrust(repo.dir, home)).toBe('changed');
     expect(await decide('read_file', { path: '.env' })).toMatchObject({ decision: 'deny' });
     expect(describeRunSettings(await settings()).join('\n')).toContain('CHANGED since it was trusted');
   });
