@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import type { ModelClient } from '../model/index.js';
 import { createModelClient } from '../model/index.js';
 import { createSandbox } from '../sandbox/index.js';
+import { registerKnownSecrets, secretEnvValues } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { hostTaskQueue } from '../shared/constants.js';
 import { crashPointsFromEnv, type CrashPoint } from './crash.js';
@@ -23,6 +24,8 @@ export interface ActivityDeps {
 }
 
 export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
+  // the worker's own secrets (API keys, tokens) are masked in everything it records
+  registerKnownSecrets(secretEnvValues(env));
   const sandboxes = new Map<string, Promise<Sandbox>>();
   return {
     hostQueue: hostTaskQueue(env.KILN_HOST ?? hostname()),

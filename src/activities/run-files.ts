@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
+import { registerRunSecrets } from './secrets.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 
@@ -57,6 +58,8 @@ export async function writeTextAtomic(path: string, text: string): Promise<void>
 export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
   const rec = await readJson<RunRecord>(join(stateDir(repo, runId), 'run.json'));
   if (!rec) throw new Error(`run ${runId} has no record under ${runDir(repo, runId)}; was the workspace prepared?`);
+  // a worker that restarted since prepare learns the run's secrets again before it redacts
+  await registerRunSecrets([rec.input.repo, rec.worktree], rec.policy);
   return rec;
 }
 

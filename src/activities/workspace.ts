@@ -12,6 +12,7 @@ import { PolicyConfigError } from '../policy/config.js';
 import { loadRunSettings } from '../policy/precedence.js';
 import { checkRunRequest, RunRequestRefused } from '../policy/run-request.js';
 import { kilnHomeDir } from '../policy/trust.js';
+import { registerRunSecrets } from './secrets.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
@@ -76,6 +77,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       if (err instanceof KilnConfigError || err instanceof PolicyConfigError) throw ApplicationFailure.nonRetryable(err.message, 'KilnConfigError');
       throw err;
     }
+    // before anything of this run is redacted: setup output, events, the model's first message
+    await registerRunSecrets([repo, wt], settings.policy);
     const checks = settings.checks;
     const rec: RunRecord = {
       input: { ...input, repo },

@@ -34,10 +34,13 @@ export function isKnownSecretCandidate(value: string, key = ''): boolean {
   return SECRET_ENV_NAME.test(key) || !(PLAIN_WORDS.test(v) || PLAIN_URL.test(v));
 }
 
+// secret-sounding names that hold socket paths and bus addresses, not secrets
+const NOT_SECRET_ENV = /^(?:SSH_AUTH_SOCK|GPG_AGENT_INFO|.*_SESSION_BUS_ADDRESS|XDG_SESSION_.*|.*_SESSION_(?:ID|TYPE|DESKTOP|CLASS))$/;
+
 /** The secret variables of an environment (the worker's own). */
 export function secretEnvValues(env: NodeJS.ProcessEnv): string[] {
   return Object.entries(env)
-    .filter(([k, v]) => v !== undefined && SECRET_ENV_NAME.test(k) && isKnownSecretCandidate(v, k))
+    .filter(([k, v]) => v !== undefined && SECRET_ENV_NAME.test(k) && !NOT_SECRET_ENV.test(k) && isKnownSecretCandidate(v, k))
     .map(([, v]) => v!.trim());
 }
 

@@ -1,0 +1,58 @@
+/**
+ * The run's known secrets, gathered on the host at prepare time and again by the first activity
+ * of a run that a restarted worker serves: the values in the repo's sensitive files (the user's
+ * checkout, where an untracked .env lives, and the worktree). They go only into this process's
+ * redaction registry — never into workflow history, run records or logs.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { PolicyConfig } from '../policy/config.js';
+import { isSensitivePath } from '../policy/globs.js';
+import { registerKnownSecrets, valuesInSecretFile } from '../redact/index.js';
+
+/** Bounds on the scan: a repo's secrets sit near its root, and a huge tree must not stall prepare. */
+const MAX_DEPTH = 6;
+const MAX_ENTRIES = 20_000;
+const MAX_FILE_BYTES = 256 * 1024;
+const SKIP_DIRS = new Set(['.git', '.kiln', 'node_modules', '.venv', 'venv', '__pycache__', 'target', 'dist', 'build']);
+
+const scanned = new Set<string>();
+
+/** Scans each root once per process; returns how many sensitive files gave values. */
+export async function registerRunSecrets(roots: string[], policy?: Pick<PolicyConfig, 'sensitive'>): Promise<number> {
+  let files = 0;
+  for (const root of roots) {
+    if (scanned.has(root)) continue;
+    scanned.add(root);
+    files += await scan(root, policy?.sensitive ?? []);
+  }
+  return files;
+}
+
+async function scan(root: string, sensitive: string[]): Promise<number> {
+  let entries = 0;
+  let files = 0;
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > MAX_DEPTH || entries > MAX_ENTRIES) return;
+    const list = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const d of list) {
+      if (++entries > MAX_ENTRIES) return;
+      const full = join(dir, d.name);
+      // symlinks are not followed: a repo's link must not make the host read files outside it
+      if (d.isDirectory()) {
+        if (!SKIP_DIRS.has(d.name)) await walk(full, depth + 1);
+      } else if (d.isFile() && isSensitivePath(relative(root, full), { sensitive, allowSensitive: [] })) {
+        const st = await lstat(full).catch(() => undefined);
+        if (!st || st.size > MAX_FILE_BYTES) continue;
+        const text = await readFile(full, 'utf8').catch(() => '');
+        const values = valuesInSecretFile(text);
+        if (values.length) {
+          registerKnownSecrets(values);
+          files++;
+        }
+      }
+    }
+  };
+  await walk(root, 0);
+  return files;
+}
