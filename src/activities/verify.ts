@@ -8,6 +8,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { runPolicy } from './run-policy.js';
+import { sensitiveInPatch } from '../policy/patch-secrets.js';
 import { redact } from '../redact/index.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
 import type { VerifyInput } from './contracts.js';
@@ -69,6 +70,7 @@ export function verifyActivities(deps: ActivityDeps) {
     }
     if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
     if (protectedChanged.length) problems.push(`protected files changed: ${protectedChanged.join(', ')}`);
+    problems.push(...(await sensitiveInPatch(rec.worktree, changed, config)));
     if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
     if (!changed.length) problems.push('no files changed');
 
