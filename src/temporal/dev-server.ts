@@ -5,8 +5,10 @@
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { startUiGuard } from './ui-guard.js';
 
 export interface DevServerOptions {
   binary: string;
@@ -27,12 +29,15 @@ export interface DevServer {
 export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   await mkdir(dirname(o.dbFile), { recursive: true });
   const ip = o.ip ?? '127.0.0.1';
+  // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
+  const innerUiPort = await loopbackPort();
   const args = [
     'server', 'start-dev',
     '--db-filename', o.dbFile,
     '--ip', ip,
     '--port', String(o.port),
-    '--ui-port', String(o.uiPort),
+    '--ui-ip', '127.0.0.1',
+    '--ui-port', String(innerUiPort),
     '--namespace', o.namespace ?? 'default',
     '--log-level', 'error',
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
@@ -59,11 +64,19 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+  let guard;
+  try {
+    guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`);
+  }
   return {
     address,
-    uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${o.uiPort}`,
+    uiUrl: guard.url,
     process: child,
     async stop() {
+      await guard.close();
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -71,4 +84,16 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
       clearTimeout(timer);
     },
   };
+}
+
+function loopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/repo.js';
 import { command, kiln, userEnv } from './cli.js';
 
-const COMMANDS = ['setup', 'dev', 'worker', 'run', 'status', 'list', 'wait', 'approve', 'reject', 'hint', 'accept', 'abandon', 'cancel', 'logs', 'diff', 'demo', 'eval', 'policy', 'sandbox'];
+const COMMANDS = ['setup', 'dev', 'worker', 'run', 'status', 'list', 'wait', 'approve', 'reject', 'hint', 'accept', 'abandon', 'cancel', 'logs', 'diff', 'demo', 'eval', 'policy', 'sandbox', 'trust'];
 
 /** The "Commands:" section of commander's help, as {name → description} with one line each. */
 function commandLines(help: string): Map<string, string> {
