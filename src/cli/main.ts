@@ -151,6 +151,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     // what this repo may decide: said before anything starts (the worker applies the same rules)
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
     for (const line of describeRunSettings(settings)) out(line);
+    if (input.sandbox === 'off') out('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
     const { client, connection } = await connectClient();
     try {
       input.searchAttributes = await hasKilnSearchAttributes(client);
