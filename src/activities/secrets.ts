@@ -18,11 +18,14 @@ const SKIP_DIRS = new Set(['.git', '.kiln', 'node_modules', '.venv', 'venv', '__
 
 const scanned = new Set<string>();
 
-/** Scans each root once per process; returns how many sensitive files gave values. */
-export async function registerRunSecrets(roots: string[], policy?: Pick<PolicyConfig, 'sensitive'>): Promise<number> {
+/**
+ * Scans each root once per process (`again`: once more, after setup may have written files);
+ * returns how many sensitive files gave values.
+ */
+export async function registerRunSecrets(roots: string[], policy?: Pick<PolicyConfig, 'sensitive'>, again = false): Promise<number> {
   let files = 0;
   for (const root of roots) {
-    if (scanned.has(root)) continue;
+    if (scanned.has(root) && !again) continue;
     scanned.add(root);
     files += await scan(root, policy?.sensitive ?? []);
   }

@@ -128,6 +128,8 @@ export function workspaceActivities(deps: ActivityDeps) {
         }
       }
       await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
+      // setup may have written credentials of its own (a generated .env, an .npmrc)
+      await registerRunSecrets([wt], settings.policy, true);
     }
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
     return result;
