@@ -8,7 +8,7 @@ import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { PolicyConfig } from '../policy/config.js';
 import { isSensitivePath } from '../policy/globs.js';
-import { registerKnownSecrets, valuesInSecretFile } from '../redact/index.js';
+import { KNOWN_VALUE_MIN_CHARS, registerKnownSecrets, valuesInSecretFile } from '../redact/index.js';
 
 /** Bounds on the scan: a repo's secrets sit near its root, and a huge tree must not stall prepare. */
 const MAX_DEPTH = 6;
@@ -32,9 +32,27 @@ export async function registerRunSecrets(roots: string[], policy?: Pick<PolicyCo
   return files;
 }
 
+/** Credentials in the repo's git remotes (`git var -l` prints them): `https://TOKEN@host/…`. */
+export function urlCredentials(gitConfig: string): string[] {
+  const out: string[] = [];
+  for (const m of gitConfig.matchAll(/^\s*(?:url|pushurl)\s*=\s*[a-z][\w+.-]*:\/\/([^@\s/]+)@/gim)) {
+    // user:secret → the secret; a lone user-info is the token itself (GitHub's https://TOKEN@…)
+    const info = m[1]!;
+    const v = decodeURIComponent(info.includes(':') ? info.slice(info.indexOf(':') + 1) : info);
+    if (v.length >= KNOWN_VALUE_MIN_CHARS) out.push(v);
+  }
+  return out;
+}
+
 async function scan(root: string, sensitive: string[]): Promise<number> {
   let entries = 0;
   let files = 0;
+  const gitConfig = await readFile(join(root, '.git', 'config'), 'utf8').catch(() => '');
+  const remote = urlCredentials(gitConfig);
+  if (remote.length) {
+    registerKnownSecrets(remote);
+    files++;
+  }
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > MAX_DEPTH || entries > MAX_ENTRIES) return;
     const list = await readdir(dir, { withFileTypes: true }).catch(() => []);
