@@ -148,12 +148,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--json', 'make the last line of output a JSON summary');
   run.action(async (o: RunFlags & { detach?: boolean; json?: boolean }) => {
     const input = await buildRunInput(o);
-    // what this repo may decide: said before anything starts (the worker applies the same rules)
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
-    for (const line of describeRunSettings(settings)) out(line);
-    if (input.sandbox === 'off') out('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
     const { client, connection } = await connectClient();
     try {
+      // what this repo may decide, said before the run starts (the worker applies the same rules)
+      for (const line of describeRunSettings(settings)) out(line);
+      if (input.sandbox === 'off') out('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
       input.searchAttributes = await hasKilnSearchAttributes(client);
       const { handle, attached } = await startRun(client, input);
       const ui = webUiUrl();
