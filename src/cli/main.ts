@@ -151,9 +151,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
     const { client, connection } = await connectClient();
     try {
-      // what this repo may decide, said before the run starts (the worker applies the same rules)
-      for (const line of describeRunSettings(settings)) out(line);
-      if (input.sandbox === 'off') out('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
+      // what this repo may decide, said before the run starts (the worker applies the same rules);
+      // with --detach stdout stays the run id alone, so the lines go to stderr
+      const say = o.detach ? (l: string) => process.stderr.write(`${l}\n`) : out;
+      for (const line of describeRunSettings(settings)) say(line);
+      if (input.sandbox === 'off') say('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
       input.searchAttributes = await hasKilnSearchAttributes(client);
       const { handle, attached } = await startRun(client, input);
       const ui = webUiUrl();
