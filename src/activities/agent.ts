@@ -10,7 +10,7 @@ import { buildContext, compactConversation, conversationTokens, readProjectRules
 import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { ModelError } from '../model/index.js';
-import { redact } from '../redact/index.js';
+import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
 import { diffAgainstBase } from './workspace.js';
@@ -82,9 +82,12 @@ export function agentActivities(deps: ActivityDeps) {
       throw err instanceof ModelError ? err.withContext(`model turn ${inp.turn}`) : err;
     }
 
+    // what the model said is stored, shown and re-sent on every later turn: redacted first
+    // (thinking blocks excepted: their signature binds their text, so they stay as the API sent them)
+    const content = res.content.map((b) => (b.type === 'thinking' || b.type === 'redacted_thinking' ? b : redactDeep(b)));
     const calls: ToolCallView[] = [];
     const texts: string[] = [];
-    for (const block of res.content) {
+    for (const block of content) {
       if (block.type === 'text') texts.push(block.text);
       if (block.type !== 'tool_use') continue;
       const call: StoredCall = { id: block.id, name: block.name, input: block.input };
@@ -112,7 +115,7 @@ export function agentActivities(deps: ActivityDeps) {
       usage: res.usage,
       costUsd: res.costUsd,
     };
-    convo.messages = [...messages, { role: 'assistant', content: res.content as Anthropic.ContentBlockParam[] }];
+    convo.messages = [...messages, { role: 'assistant', content: content as Anthropic.ContentBlockParam[] }];
     convo.replies[String(inp.turn)] = result;
     await writeJsonAtomic(file, convo);
     await recordTurnMetrics(inp, result);

@@ -6,9 +6,11 @@ import { hostname } from 'node:os';
 import type { ModelClient } from '../model/index.js';
 import { createModelClient } from '../model/index.js';
 import { createSandbox } from '../sandbox/index.js';
+import { registerKnownSecrets, secretEnvValues } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { hostTaskQueue } from '../shared/constants.js';
 import { crashPointsFromEnv, type CrashPoint } from './crash.js';
+import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -17,9 +19,13 @@ export interface ActivityDeps {
   model(spec: string, runId: string): Promise<ModelClient>;
   crash(point: CrashPoint, key?: string | number): void;
   env: NodeJS.ProcessEnv;
+  /** what this worker's operator lets a run request ask for (sandbox off…) */
+  operator: OperatorConfig;
 }
 
 export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
+  // the worker's own secrets (API keys, tokens) are masked in everything it records
+  registerKnownSecrets(secretEnvValues(env));
   const sandboxes = new Map<string, Promise<Sandbox>>();
   return {
     hostQueue: hostTaskQueue(env.KILN_HOST ?? hostname()),
@@ -36,5 +42,6 @@ export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps 
     model: (spec, runId) => createModelClient({ spec, runId, env }),
     crash: crashPointsFromEnv(env),
     env,
+    operator: operatorConfigFromEnv(env),
   };
 }

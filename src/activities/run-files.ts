@@ -7,7 +7,9 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
-import type { LogLine, RunInput } from '../shared/types.js';
+import { registerRunSecrets } from './secrets.js';
+import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
+import type { PolicyConfig } from '../policy/config.js';
 
 export interface RunRecord {
   input: RunInput;
@@ -18,6 +20,9 @@ export interface RunRecord {
   createdAt: string;
   /** targets of the paths `.kiln/config` links into the worktree: readable by commands */
   linked?: string[];
+  /** the effective policy and approval mode (user over repo, see policy/precedence.ts), fixed at prepare */
+  policy?: PolicyConfig;
+  mode?: ApprovalMode;
 }
 
 export function runDir(repo: string, runId: string): string {
@@ -53,6 +58,8 @@ export async function writeTextAtomic(path: string, text: string): Promise<void>
 export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
   const rec = await readJson<RunRecord>(join(stateDir(repo, runId), 'run.json'));
   if (!rec) throw new Error(`run ${runId} has no record under ${runDir(repo, runId)}; was the workspace prepared?`);
+  // a worker that restarted since prepare learns the run's secrets again before it redacts
+  await registerRunSecrets([rec.input.repo, rec.worktree], rec.policy);
   return rec;
 }
 

@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
-import { evaluate, loadPolicyConfig } from '../policy/index.js';
+import { evaluate } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandResult } from '../sandbox/types.js';
@@ -30,6 +30,7 @@ import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contract
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { changedFiles } from './workspace.js';
+import { runPolicy } from './run-policy.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
@@ -115,13 +116,13 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
-    const config = await loadPolicyConfig(rec.input.repo);
+    const { config, mode } = await runPolicy(rec, deps.env);
     // a command that runs a file this run wrote asks, showing the file: the policy needs the list
     const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
       config,
-      mode: rec.input.approvalMode,
+      mode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,
       ...(changed ? { changedFiles: changed } : {}),

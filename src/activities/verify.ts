@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { loadPolicyConfig } from '../policy/index.js';
+import { runPolicy } from './run-policy.js';
+import { sensitiveInPatch } from '../policy/patch-secrets.js';
 import { redact } from '../redact/index.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
 import type { VerifyInput } from './contracts.js';
@@ -55,7 +56,7 @@ export function verifyActivities(deps: ActivityDeps) {
       }
     }
 
-    const config = await loadPolicyConfig(rec.input.repo);
+    const { config } = await runPolicy(rec, deps.env);
     const changed = await changedFiles(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
     const allowed = picomatch(config.writeAllow, { dot: true });
     const isProtected = picomatch(config.protected, { dot: true });
@@ -69,6 +70,7 @@ export function verifyActivities(deps: ActivityDeps) {
     }
     if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
     if (protectedChanged.length) problems.push(`protected files changed: ${protectedChanged.join(', ')}`);
+    problems.push(...(await sensitiveInPatch(rec.worktree, changed, config)));
     if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
     if (!changed.length) problems.push('no files changed');
 

@@ -6,7 +6,12 @@ import { Context } from '@temporalio/activity';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { checksFromAgentsMd, KilnConfigError, loadRepoConfig } from '../policy/repo-config.js';
+import { KilnConfigError, loadRepoConfig } from '../policy/repo-config.js';
+import { PolicyConfigError } from '../policy/config.js';
+import { loadRunSettings } from '../policy/precedence.js';
+import { checkRunRequest, RunRequestRefused } from '../policy/run-request.js';
+import { kilnHomeDir } from '../policy/trust.js';
+import { registerRunSecrets } from './secrets.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
@@ -36,7 +41,8 @@ export function workspaceActivities(deps: ActivityDeps) {
    * worktree is made afresh here from the base commit plus the last checkpoint patch, and the
    * conversation starts over (the workflow tells the model what happened).
    */
-  async function prepareWorkspace(input: RunInput, rebuild?: RebuildRequest): Promise<PrepareResult> {
+  async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest): Promise<PrepareResult> {
+    const input = honouredRequest(request, deps);
     const repo = resolve(input.repo);
     const common = resolve(repo, (await git(repo, ['rev-parse', '--git-common-dir'])).trim());
     await excludeKilnDir(common);
@@ -59,8 +65,12 @@ export function workspaceActivities(deps: ActivityDeps) {
     }
     const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
+    // config errors are KilnErrors: the activity boundary makes them non-retryable (activities/failure.ts)
     const config = await loadRepoConfig(repo);
-    const checks = input.checks.length ? input.checks : config.checks.length ? config.checks : await agentsMdChecks(wt);
+    const settings = await loadRunSettings(repo, { home: kilnHomeDir(deps.env), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode, agentsDir: wt });
+    // before anything of this run is redacted: setup output, events, the model's first message
+    await registerRunSecrets([repo, wt], settings.policy);
+    const checks = settings.checks;
     const rec: RunRecord = {
       input: { ...input, repo },
       worktree: wt,
@@ -69,8 +79,11 @@ export function workspaceActivities(deps: ActivityDeps) {
       hostQueue: deps.hostQueue,
       createdAt: existing?.createdAt ?? new Date().toISOString(),
       linked: config.link.map((rel) => join(repo, rel)),
+      policy: settings.policy,
+      mode: settings.mode,
     };
     await saveRun(rec);
+    await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
     await mkdir(artifactsDir(repo, input.runId), { recursive: true });
 
     const result: PrepareResult = { ok: true, worktree: wt, baseCommit: base, checks, hostQueue: deps.hostQueue, ...(restored ? { restored } : {}) };
@@ -89,7 +102,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       }
     }
 
-    const setup = input.setup.length ? input.setup : config.setup;
+    const setup = settings.setup;
     if (setup.length) {
       const sandbox = await deps.sandbox(input.sandbox);
       const log: string[] = [];
@@ -106,6 +119,8 @@ export function workspaceActivities(deps: ActivityDeps) {
         }
       }
       await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
+      // setup may have written credentials of its own (a generated .env, an .npmrc)
+      await registerRunSecrets([wt], settings.policy, true);
     }
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
     return result;
@@ -202,15 +217,10 @@ async function isWorktree(repo: string, wt: string): Promise<boolean> {
   return list.split('\n').some((l) => l === `worktree ${wt}`);
 }
 
-async function agentsMdChecks(wt: string): Promise<string[]> {
-  for (const name of ['AGENTS.md', 'CLAUDE.md']) {
-    const text = await readFile(join(wt, name), 'utf8').catch(() => undefined);
-    if (text) {
-      const checks = checksFromAgentsMd(text);
-      if (checks.length) return checks;
-    }
-  }
-  return [];
+/** The workflow input is a client's request: bounded by this worker's operator, unknown fields refused. */
+function honouredRequest(request: RunInput, deps: ActivityDeps): RunInput {
+  // a refusal is a KilnInputError: the activity boundary makes it non-retryable
+  return checkRunRequest(request, deps.operator ?? { allowSandboxOff: false });
 }
 
 /**

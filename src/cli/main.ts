@@ -4,8 +4,11 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { hostname, userInfo } from 'node:os';
+import { cliApprover } from '../shared/approver.js';
+import { describeRunSettings, loadRunSettings } from '../policy/precedence.js';
+import { kilnHomeDir } from '../policy/trust.js';
 import { connectClient } from '../temporal/connection.js';
 import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
@@ -40,6 +43,17 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 /** How long `kiln worker` waits for its tasks in hand on SIGTERM/SIGINT before it exits anyway. */
 const SHUTDOWN_GRACE_MS = Number(process.env.KILN_SHUTDOWN_GRACE_MS) || 15_000;
 
+/** The OS account this CLI runs as: the default approver, and what the audit says vouched for a decision. */
+function osAccount(): { user: string; host: string } {
+  let user = process.env.USER || 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    /* no passwd entry (containers): keep $USER */
+  }
+  return { user, host: hostname() };
+}
+
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Command {
   const program = new Command('kiln')
     .description('Run AI coding tasks as durable Temporal workflows')
@@ -66,16 +80,18 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--ui-port <n>', 'Web UI port', '8233')
     .option('--db <file>', 'SQLite file (default: $KILN_HOME/temporal.db)')
-    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string }) => {
+    .option('--allow-sandbox-off', 'as this worker\'s operator, let runs ask for --sandbox off (unsafe)')
+    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean }) => {
       const { runDev } = await import('./commands/dev.js');
-      await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db }, out);
+      await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db, allowSandboxOff: o.allowSandboxOff === true }, out);
     });
 
   program
     .command('worker')
     .summary('Run a worker against TEMPORAL_ADDRESS')
     .description('Run a worker against TEMPORAL_ADDRESS (workflows plus this host\'s activities)')
-    .action(async () => {
+    .option('--allow-sandbox-off', 'let runs ask for --sandbox off (unsafe; also KILN_ALLOW_SANDBOX_OFF=1)')
+    .action(async (o: { allowSandboxOff?: boolean }) => {
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN');
@@ -87,13 +103,16 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       };
       process.once('SIGINT', early);
       process.once('SIGTERM', early);
-      const { startWorker, sandboxStatus } = await import('../worker.js');
+      const { startWorker, sandboxStatus, operatorStatus } = await import('../worker.js');
+      const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
-      const w = await startWorker();
+      const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
+      const w = await startWorker({ deps });
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(await sandboxStatus());
+      out(operatorStatus(deps.operator));
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;
       const shutdown = () => (stopping ??= w.shutdown());
@@ -111,6 +130,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.once('SIGTERM', stop);
       await w.run;
       await shutdown();
+    });
+
+  program
+    .command('trust')
+    .summary("Let a repo's own config loosen your policy")
+    .description("Trust this repo's .kiln/policy.json, .kiln/config and AGENTS.md as they are now: their loosenings (allowed commands, sensitive files, unprotected paths, setup, checks) apply until any of them changes")
+    .option('--repo <dir>', 'the repository (default: the current directory)')
+    .option('--revoke', 'forget the trust')
+    .action(async (o: { repo?: string; revoke?: boolean }) => {
+      const { runTrust } = await import('./commands/trust.js');
+      await runTrust(o, out);
     });
 
   const run = program
@@ -146,9 +176,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     const input = await buildRunInput(o);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
-    const say = machine ? (s: string) => process.stderr.write(`${s}\n`) : out;
+    // with --detach stdout stays the run id alone, so the settings lines go to stderr too
+    const say = machine || o.detach ? (s: string) => process.stderr.write(`${s}\n`) : out;
+    const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
     const { client, connection } = await connectClient();
     try {
+      // what this repo may decide, said before the run starts (the worker applies the same rules)
+      for (const line of describeRunSettings(settings)) say(line);
+      if (input.sandbox === 'off') say('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
       input.searchAttributes = await hasKilnSearchAttributes(client);
       const { handle, attached } = await startRun(client, input);
       if (attached) {
@@ -255,14 +290,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .description('Approve a pending tool call (the only pending one if no id is given)')
     .argument('[run]', 'the run (default: the only run waiting for an approval)')
     .argument('[approval]', 'the approval id (default: the run\'s only pending approval)')
-    .option('--by <name>', 'who approves (recorded in audit.jsonl)', osUser())
+    .option('--by <name>', 'who approves (default: your OS user; audit.jsonl records it as self-declared unless it is that user)')
     .option('--note <text>', 'a note for the audit log')
     .option('--for-run', 'approve this kind of call for the rest of the run')
-    .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by: string; note?: string; forRun?: boolean }) => {
+    .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by?: string; note?: string; forRun?: boolean }) => {
       const runId = runArg ?? (await onlyWaitingRun());
       await withRun(runId, async (handle, client) => {
         const id = approvalId ?? (await onlyPending(handle));
-        out(await sendApproval(client, handle, { approvalId: id, approve: true, scope: o.forRun ? 'run' : 'once', by: o.by, note: o.note }));
+        out(await sendApproval(client, handle, { approvalId: id, approve: true, scope: o.forRun ? 'run' : 'once', by: cliApprover(o.by, osAccount()), note: o.note }));
       });
     });
 
@@ -273,10 +308,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .argument('<approval>')
     .requiredOption('--reason <text>', 'why (the model reads it)')
-    .option('--by <name>', 'who rejects', osUser())
-    .action(async (runId: string, approvalId: string, o: { reason: string; by: string }) => {
+    .option('--by <name>', 'who rejects (default: your OS user)')
+    .action(async (runId: string, approvalId: string, o: { reason: string; by?: string }) => {
       await withRun(runId, async (handle, client) => {
-        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: o.by }));
+        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: cliApprover(o.by, osAccount()) }));
       });
     });
 
@@ -287,11 +322,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   ] as const) {
     const c = program.command(name).summary(summary).description(desc).argument('<run>');
     if (action === 'hint') c.argument('<text>');
-    c.option('--by <name>', 'who decides (recorded in audit.jsonl)', osUser()).action(async (runId: string, ...rest: unknown[]) => {
+    c.option('--by <name>', 'who decides (default: your OS user)').action(async (runId: string, ...rest: unknown[]) => {
       const text = action === 'hint' ? (rest[0] as string) : undefined;
-      const o = rest[action === 'hint' ? 1 : 0] as { by: string };
+      const o = rest[action === 'hint' ? 1 : 0] as { by?: string };
       await withRun(runId, async (handle, client) => {
-        out(await sendHuman(client, handle, { action, text, by: o.by }));
+        out(await sendHuman(client, handle, { action, text, by: cliApprover(o.by, osAccount()) }));
       });
     });
   }
@@ -507,15 +542,6 @@ function subcommandOf(argv: string[]): string | undefined {
   }
   const known = new Set(buildProgram(() => undefined).commands.map((c) => c.name()));
   return words[0] && known.has(words[0]) ? words.join(' ') : undefined;
-}
-
-/** Who is deciding, by default: the OS account running the CLI (recorded as such in the audit). */
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER || 'unknown';
-  }
 }
 
 /** --goal TEXT, --goal - (stdin) or --goal-file FILE; exactly one. */

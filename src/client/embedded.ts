@@ -8,6 +8,8 @@ import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startWorker, type RunningWorker } from '../worker.js';
+import { defaultDeps } from '../activities/deps.js';
+import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { startDevServer } from '../temporal/dev-server.js';
@@ -35,10 +37,16 @@ export interface Embedded {
   uiUrl: string;
   client: Client;
   worker?: RunningWorker;
+  operator: OperatorConfig;
   stop(): Promise<void>;
 }
 
-export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; log?: (s: string) => void }): Promise<Embedded> {
+/**
+ * `allowSandboxOff`: the person who starts `kiln dev` is this embedded worker's operator, but only
+ * by saying so (`kiln dev --allow-sandbox-off` or KILN_ALLOW_SANDBOX_OFF=1 in their own shell); a
+ * run request alone never makes them one.
+ */
+export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; allowSandboxOff?: boolean; log?: (s: string) => void }): Promise<Embedded> {
   const port = o.port ?? (await freePort());
   const uiPort = o.uiPort ?? (await freePort());
   const binary = findTemporalCli();
@@ -72,12 +80,14 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
   if (o.worker) installQuietRuntime();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' } }) : undefined;
+  const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
+  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps }) : undefined;
   return {
     address,
     uiUrl,
     client,
     worker,
+    operator: deps.operator,
     async stop() {
       await worker?.shutdown();
       await connection.close();

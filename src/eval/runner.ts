@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { startEmbedded, type Embedded } from '../client/embedded.js';
 import { buildRunInput } from '../client/run-options.js';
+import { kilnHomeDir, trustRepo } from '../policy/trust.js';
 import { isClosed, outcome, readState, sendApproval, sendHuman, startRun } from '../client/runs.js';
 import { artifactsDir } from '../shared/paths.js';
 import type { RunInput, RunResult } from '../shared/types.js';
@@ -63,6 +64,8 @@ export async function runSuite(o: RunSuiteOptions): Promise<EvalReport> {
 
 async function runOne(env: Embedded, task: EvalTask, repeat: number, o: RunSuiteOptions): Promise<RunScore> {
   const repo = await makeFixtureRepo(task);
+  // the user chose this suite: its fixtures' own checks and setup count as theirs
+  trustRepo(repo, kilnHomeDir());
   const label = `${task.name} #${repeat}`;
   const observed: Observed = { autoApproved: [], needsHumanReasons: [], humanAction: null, wallMs: 0 };
   const started = Date.now();

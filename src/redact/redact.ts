@@ -1,3 +1,4 @@
+import { knownSpans } from './known.js';
 import { SECRET_PATTERNS, type SecretPattern } from './patterns.js';
 
 export interface SecretSpan {
@@ -28,17 +29,21 @@ function spansOf(text: string, pattern: SecretPattern, out: SecretSpan[]): void 
   }
 }
 
-/** Where the secrets in `text` are: non-overlapping, sorted, earliest and then longest first. */
+/** Where the secrets in `text` are (known values and shapes): non-overlapping and sorted. */
 export function findSecrets(text: string): SecretSpan[] {
-  const all: SecretSpan[] = [];
+  const all: SecretSpan[] = knownSpans(text);
   for (const p of SECRET_PATTERNS) spansOf(text, p, all);
-  all.sort((a, b) => a.start - b.start || b.end - a.end);
+  return mergeSpans(all);
+}
+
+/** Overlapping spans become one, so no end of a longer secret survives a shorter match. */
+export function mergeSpans(spans: SecretSpan[]): SecretSpan[] {
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: SecretSpan[] = [];
-  let until = -1;
-  for (const s of all) {
-    if (s.start < until) continue;
-    kept.push(s);
-    until = s.end;
+  for (const s of spans) {
+    const last = kept[kept.length - 1];
+    if (last && s.start < last.end) last.end = Math.max(last.end, s.end);
+    else kept.push({ ...s });
   }
   return kept;
 }

@@ -1,6 +1,6 @@
 import { lintSource } from '@secretlint/core';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
-import { applySpans, findSecrets, type SecretSpan } from './redact.js';
+import { applySpans, findSecrets, mergeSpans, type SecretSpan } from './redact.js';
 
 // secretlint rule id → the kind Kiln prints; unknown rules fall back to their short name.
 const KIND_BY_RULE: Record<string, string> = {
@@ -52,13 +52,5 @@ export async function redactAsync(text: string): Promise<string> {
   const extra = (await secretlintSpans(text)).filter(
     (s) => !own.some((o) => s.start < o.end && o.start < s.end),
   );
-  const spans = [...own, ...extra].sort((a, b) => a.start - b.start || b.end - a.end);
-  const kept: SecretSpan[] = [];
-  let until = -1;
-  for (const s of spans) {
-    if (s.start < until) continue;
-    kept.push(s);
-    until = s.end;
-  }
-  return applySpans(text, kept);
+  return applySpans(text, mergeSpans([...own, ...extra]));
 }

@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { createStreamRedactor } from '../redact/stream.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
@@ -13,6 +14,9 @@ export class CappedOutput {
   private headBytes = 0;
   private tail: Buffer[] = [];
   private tailBytes = 0;
+  // redacted before the cut: a secret split between head and tail would leave fragments no rule knows
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly redactor = createStreamRedactor();
   totalBytes = 0;
 
   constructor(maxBytes: number) {
@@ -21,7 +25,12 @@ export class CappedOutput {
     this.tailLimit = max - this.headLimit;
   }
 
-  push(chunk: Buffer): void {
+  push(raw: Buffer): void {
+    const text = this.redactor.push(this.decoder.write(raw));
+    if (text) this.keep(Buffer.from(text, 'utf8'));
+  }
+
+  private keep(chunk: Buffer): void {
     this.totalBytes += chunk.length;
     let rest = chunk;
     if (this.headBytes < this.headLimit) {
@@ -44,6 +53,8 @@ export class CappedOutput {
   }
 
   text(): string {
+    const rest = this.redactor.push(this.decoder.end()) + this.redactor.end();
+    if (rest) this.keep(Buffer.from(rest, 'utf8'));
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);
     if (tail.length > this.tailLimit) tail = tail.subarray(tail.length - this.tailLimit);

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { UsageError } from '../shared/errors.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { startUiGuard } from './ui-guard.js';
 
 /**
  * Dynamic config for agent workloads. An agent run is a long chain of back-to-back tasks; the
@@ -75,12 +76,15 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     );
   }
   if (await portTaken(ip, o.uiPort)) throw new PortInUseError(`Web UI port ${o.uiPort} on ${ip} is taken by another program: pick another with --ui-port`);
+  // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
+  const innerUiPort = await loopbackPort();
   const args = [
     'server', 'start-dev',
     '--db-filename', o.dbFile,
     '--ip', ip,
     '--port', String(o.port),
-    '--ui-port', String(o.uiPort),
+    '--ui-ip', '127.0.0.1',
+    '--ui-port', String(innerUiPort),
     '--namespace', o.namespace ?? 'default',
     '--log-level', 'error',
     ...Object.entries(AGENT_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]),
@@ -108,11 +112,19 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+  let guard;
+  try {
+    guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`);
+  }
   return {
     address,
-    uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${o.uiPort}`,
+    uiUrl: guard.url,
     process: child,
     async stop() {
+      await guard.close();
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -120,4 +132,16 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
       clearTimeout(timer);
     },
   };
+}
+
+function loopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

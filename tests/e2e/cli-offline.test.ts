@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/repo.js';
+import { repoWith, ROOT } from '../helpers/repo.js';
 import { command, kiln, userEnv } from './cli.js';
 
-const COMMANDS = ['setup', 'dev', 'worker', 'run', 'status', 'list', 'wait', 'approve', 'reject', 'hint', 'accept', 'abandon', 'cancel', 'logs', 'diff', 'demo', 'eval', 'policy', 'sandbox'];
+const COMMANDS = ['setup', 'dev', 'worker', 'run', 'status', 'list', 'wait', 'approve', 'reject', 'hint', 'accept', 'abandon', 'cancel', 'logs', 'diff', 'demo', 'eval', 'policy', 'sandbox', 'trust'];
 
 /** The "Commands:" section of commander's help, as {name → description} with one line each. */
 function commandLines(help: string): Map<string, string> {
@@ -40,6 +40,27 @@ describe('help', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Run AI coding tasks as durable Temporal workflows');
     for (const c of COMMANDS) expect(commandLines(r.stdout).has(c)).toBe(true);
+  });
+});
+
+describe('kiln trust', () => {
+  it("trusts a repo's configuration as it is now, says what it unlocks, and forgets it on --revoke", async () => {
+    const env = userEnv();
+    const repo = repoWith({ '.kiln/config': JSON.stringify({ setup: ['npm ci'] }), 'AGENTS.md': '## Commands\n- Test: npm test\n' });
+    const r = await kiln(['trust', '--repo', repo], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`trusted ${repo}`);
+    expect(r.stdout).toMatch(/checks: npm test\s+\[from AGENTS.md \(trusted\)\]/);
+    expect(r.stdout).toMatch(/setup:\s+npm ci\s+\[from .kiln\/config \(trusted\)\]/);
+    expect(existsSync(join(env.KILN_HOME!, 'trusted-repos.json'))).toBe(true);
+    const off = await kiln(['trust', '--repo', repo, '--revoke'], { env });
+    expect(off.stdout).toContain('no longer trusted');
+  });
+
+  it('outside a git repository it is a one-line usage error', async () => {
+    const r = await kiln(['trust', '--repo', mkdtempSync(join(tmpdir(), 'kiln-nogit-'))], { env: userEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
 

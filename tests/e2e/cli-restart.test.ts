@@ -40,7 +40,7 @@ describe('server restart while a run waits for approval', () => {
     procs.push(worker);
     await worker.waitFor('kiln worker ready');
 
-    const repo = exampleRepo('kiln-e2e-restart-');
+    const repo = exampleRepo('kiln-e2e-restart-', env.KILN_HOME!);
     const id = `restart-${process.pid}`;
     const started = await kiln(['run', '--repo', repo, '--goal', GOAL, '--model', SCRIPT, '--id', id, '--heartbeat-timeout', '3s', '--detach'], { env });
     expect(started.code, started.stderr).toBe(0);

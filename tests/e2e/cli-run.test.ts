@@ -59,7 +59,7 @@ let finishedRun: { id: string; repo: string } | undefined;
 
 describe('kiln dev + kiln run', () => {
   it('runs live: phases, tool calls, the approval with its command; approved from another process; --json is JSON lines, progress on stderr', async () => {
-    const repo = exampleRepo('kiln-e2e-');
+    const repo = exampleRepo('kiln-e2e-', env.KILN_HOME!);
     const id = `live-${process.pid}`;
     const uiUrl = `http://127.0.0.1:${uiPort}`;
     const run = spawnKiln([...runArgs(repo, id), '--json'], { env: { ...env, KILN_UI_URL: uiUrl } });
@@ -147,7 +147,7 @@ describe('kiln dev + kiln run', () => {
   });
 
   it('bad input: one line on stderr, exit 2, nothing started', async () => {
-    const repo = exampleRepo('kiln-e2e-bad-');
+    const repo = exampleRepo('kiln-e2e-bad-', env.KILN_HOME!);
     const plain = mkdtempSync(join(tmpdir(), 'kiln-plain-'));
     const closed = await freePort();
     const cases: { name: string; args: string[]; env?: NodeJS.ProcessEnv; message: RegExp }[] = [
@@ -176,7 +176,7 @@ describe('kiln dev + kiln run', () => {
   });
 
   it('the same --id ten times at once: one execution, one worktree, every call exits 0', async () => {
-    const repo = exampleRepo('kiln-e2e-idem-');
+    const repo = exampleRepo('kiln-e2e-idem-', env.KILN_HOME!);
     const key = `same-${process.pid}`;
     const results = await Promise.all(Array.from({ length: 10 }, () => kiln([...runArgs(repo, key), '--detach'], { env })));
     for (const r of results) {
@@ -194,7 +194,7 @@ describe('kiln dev + kiln run', () => {
   });
 
   it('kiln cancel mid-run: wait reports cancelled, the worktree is gone, the artifacts are written', async () => {
-    const repo = exampleRepo('kiln-e2e-cancel-');
+    const repo = exampleRepo('kiln-e2e-cancel-', env.KILN_HOME!);
     const id = `cancel-${process.pid}`;
     const started = await kiln([...runArgs(repo, id), '--detach'], { env });
     expect(started.code, started.stderr).toBe(0);
@@ -217,7 +217,7 @@ describe('kiln dev + kiln run', () => {
   it('approvals sent with the official temporal CLI: an Update and, in a second run, a Signal', async () => {
     const temporal = findTemporalCli();
     expect(temporal, 'the cached Temporal CLI (npm run setup)').toBeDefined();
-    const repo = exampleRepo('kiln-e2e-tcli-');
+    const repo = exampleRepo('kiln-e2e-tcli-', env.KILN_HOME!);
     const viaUpdate = `tcli-update-${process.pid}`;
     const viaSignal = `tcli-signal-${process.pid}`;
     for (const id of [viaUpdate, viaSignal]) expect((await kiln([...runArgs(repo, id), '--detach'], { env })).code).toBe(0);

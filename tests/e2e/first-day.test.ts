@@ -95,7 +95,7 @@ describe('a server and a worker that come and go', () => {
     let srv = await server();
     let wk = await worker();
 
-    const repo = exampleRepo('kiln-e2e-day1-');
+    const repo = exampleRepo('kiln-e2e-day1-', home);
     const id = `day1-${process.pid}`;
     const goalFile = join(home, 'goal.md');
     writeFileSync(goalFile, `${GOAL}\n\nA second paragraph, as long goals have.\n`);

@@ -4,6 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { trustRepo } from '../../src/policy/trust.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const EXAMPLE = join(ROOT, 'examples', 'revoked-session');
@@ -20,11 +21,25 @@ export function commitAll(repo: string, message = 'base'): void {
   git(repo, 'commit', '-q', '-m', message);
 }
 
-export function exampleRepo(prefix = 'kiln-test-'): string {
+/**
+ * The KILN_HOME that in-process workers (and worker processes spawned with this environment)
+ * read in tests: a fresh one, so no test reads or writes the developer's own ~/.kiln.
+ */
+export function testKilnHome(): string {
+  process.env.KILN_HOME ??= mkdtempSync(join(tmpdir(), 'kiln-test-home-'));
+  return process.env.KILN_HOME;
+}
+
+/**
+ * A fresh git copy of the bundled example, trusted (as `kiln demo` trusts it) in `trustIn`, so
+ * its AGENTS.md checks apply; an untrusted copy would run with no checks.
+ */
+export function exampleRepo(prefix = 'kiln-test-', trustIn: string = testKilnHome()): string {
   const repo = join(mkdtempSync(join(tmpdir(), prefix)), 'repo');
   cpSync(EXAMPLE, repo, { recursive: true });
   git(repo, 'init', '-q', '-b', 'main');
   commitAll(repo, 'example');
+  trustRepo(repo, trustIn);
   return repo;
 }
 

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './repo.js';
+import { ROOT, testKilnHome } from './repo.js';
 
 /**
  * The child runs the compiled worker (Node 20 cannot run .ts), so it would run stale code after a
@@ -33,7 +33,7 @@ export async function spawnWorker(env: Record<string, string>): Promise<WorkerPr
   const entry = join(ROOT, 'dist', 'src', 'worker.js');
   assertBuiltFromSource(entry);
   const child = spawn(process.execPath, [entry], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, KILN_HOME: testKilnHome(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveSignal, approveUpdate, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
-import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, writeScript } from '../helpers/repo.js';
+import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
+import { trustRepo } from '../../src/policy/trust.js';
 import { testInput } from '../helpers/run-input.js';
 
 let t: WorkflowTestEnv;
@@ -18,7 +19,8 @@ const start = (input: RunInput) => t.start(input);
 const waitFor = (h: RunHandle, pred: (s: RunState) => boolean, ms?: number) => t.waitFor(h, pred, ms);
 
 beforeAll(async () => {
-  t = await workflowTestEnv('kiln-workflow-tests');
+  // this file's worker plays an operator who allowed --sandbox off (tests/workflow/trust.test.ts: one who did not)
+  t = await workflowTestEnv('kiln-workflow-tests', { operator: { allowSandboxOff: true } });
 });
 
 afterAll(async () => {
@@ -166,6 +168,8 @@ describe('the run workflow', () => {
     writeFileSync(join(repo, 'vendor', 'lib.js'), 'module.exports = 1;\n');
     mkdirSync(join(repo, '.kiln'));
     writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ include: ['local.env.json'], link: ['vendor'], setup: ['echo prepared > setup-marker.txt'] }));
+    // a repo's own setup runs only once the user trusted its configuration
+    trustRepo(repo, testKilnHome());
     const script = writeScript(join(repo, '..'), 'look', {
       steps: [
         { tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },

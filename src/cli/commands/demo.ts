@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kilnHome, startEmbedded } from '../../client/embedded.js';
 import { buildRunInput } from '../../client/run-options.js';
+import { trustRepo } from '../../policy/trust.js';
 import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../../client/runs.js';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../../../examples/', import.meta.url));
@@ -18,6 +19,8 @@ const GOAL = 'getSession returns revoked sessions: it must ignore revoked ones a
 
 export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean }, out: (s: string) => void): Promise<boolean> {
   const repo = await makeExampleRepo();
+  // Kiln's own bundled example: its AGENTS.md checks are trusted as if the user ran `kiln trust`
+  trustRepo(repo, kilnHome());
   const real = Boolean(process.env.ANTHROPIC_API_KEY);
   const model = real ? undefined : `scripted:${join(EXAMPLES_DIR, 'scripts', 'revoked-session.json')}`;
   const input = await buildRunInput({ repo, goal: GOAL, model, heartbeatTimeout: '10s' });

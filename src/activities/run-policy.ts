@@ -1,0 +1,12 @@
+/** The policy a run is judged by: fixed at prepare (user over repo), recomputed for older run records. */
+import type { PolicyConfig } from '../policy/config.js';
+import { loadRunSettings } from '../policy/precedence.js';
+import { kilnHomeDir } from '../policy/trust.js';
+import type { ApprovalMode } from '../shared/types.js';
+import type { RunRecord } from './run-files.js';
+
+export async function runPolicy(rec: RunRecord, env: NodeJS.ProcessEnv): Promise<{ config: PolicyConfig; mode: ApprovalMode }> {
+  if (rec.policy) return { config: rec.policy, mode: rec.mode ?? rec.input.approvalMode };
+  const s = await loadRunSettings(rec.input.repo, { home: kilnHomeDir(env), approvalMode: rec.input.approvalMode });
+  return { config: s.policy, mode: s.mode };
+}

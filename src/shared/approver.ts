@@ -1,0 +1,34 @@
+/**
+ * How a person who answered an approval was identified. The embedded dev server authenticates
+ * nobody, so a name that arrives with a decision is a claim; the audit says which kind of claim,
+ * so nobody mistakes a typed name for a login.
+ *
+ * The kiln CLI appends the OS account it runs as, `alice [os-user alice@host]`: the account is
+ * what the host's login vouched for, to whoever trusts that CLI. A name typed with `--by` that
+ * differs from the account stays self-declared (the account is kept beside it). The Web UI and
+ * `temporal workflow signal` send only a name: self-declared. `authenticated` is reserved for a
+ * server that verifies callers (docs/team-setup.md); nothing on the embedded server produces it.
+ */
+export interface ApproverIdentity {
+  kind: 'self-declared' | 'os-user' | 'authenticated';
+  /** the name shown: what was typed, or the OS account */
+  name: string;
+  /** the OS account the kiln CLI ran as, when the decision came through it */
+  osUser?: string;
+  host?: string;
+}
+
+const OS_TAG = /^(?<name>.*?)\s*\[os-user (?<user>[^@\]\s]+)@(?<host>[^\]\s]+)\]$/;
+
+/** The `by` the kiln CLI sends: the typed name (or the OS user) tagged with the OS account. */
+export function cliApprover(typed: string | undefined, os: { user: string; host: string }): string {
+  const name = typed?.trim() || os.user;
+  return `${name} [os-user ${os.user}@${os.host}]`;
+}
+
+export function identifyApprover(by: string | undefined): ApproverIdentity {
+  const m = OS_TAG.exec(by ?? '');
+  if (!m?.groups) return { kind: 'self-declared', name: by?.trim() || 'unknown' };
+  const { name, user, host } = m.groups as { name: string; user: string; host: string };
+  return { kind: name === user ? 'os-user' : 'self-declared', name: name || user, osUser: user, host };
+}

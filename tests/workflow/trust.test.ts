@@ -1,0 +1,66 @@
+/**
+ * Workflow input is a request: any local process that reaches the Temporal frontend (or the Web
+ * UI's HTTP API) can start a `kilnRun`, so the worker bounds what it honours. Issue 10, attack 1:
+ * a run started with `sandbox: "off"` and its own setup command ran that command on the host.
+ * Real dev server, real worker, real sandbox; the scripted model is never reached.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunInput } from '../../src/shared/types.js';
+import { EXAMPLE_SCRIPT, repoWith } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+
+let t: WorkflowTestEnv;
+beforeAll(async () => {
+  // a worker as `kiln worker` starts by default: its operator allowed nothing extra
+  t = await workflowTestEnv('kiln-trust-tests', { operator: { allowSandboxOff: false } });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** The attacker's setup: leave a mark outside the worktree, where only an unsandboxed host command can write. */
+function hostMark(): { dir: string; mark: string; command: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-host-'));
+  const mark = join(dir, 'pwned');
+  return { dir, mark, command: `touch ${mark}` };
+}
+
+describe('a run request is bounded by the worker', () => {
+  it('attack: sandbox "off" plus a setup command, from any client, ends blocked before anything runs', async () => {
+    const { mark, command } = hostMark();
+    const input = testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}`, sandbox: 'off', setup: [command] });
+    const r = await (await t.start(input)).result();
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/sandbox "off" is not allowed on this worker/);
+    expect(r.reason).toMatch(/--allow-sandbox-off/);
+    expect(r.turns).toBe(0);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  it('attack: a request with a field the worker does not know is refused, not half-honoured', async () => {
+    const input = { ...testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}` }), hostNetwork: true } as RunInput;
+    const r = await (await t.start(input)).result();
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/unknown field hostNetwork/);
+  });
+
+  it('control: the same setup with the sandbox on runs, inside the sandbox, and the run goes on', async () => {
+    const { mark } = hostMark();
+    const input = testInput({
+      repo: repoWith({ 'a.txt': 'x\n' }),
+      model: `scripted:${EXAMPLE_SCRIPT}`,
+      setup: ['echo prepared > setup-marker.txt'],
+      budgets: { maxTurns: 1, maxTokens: 5_000_000, maxUsd: 100, maxWallMs: 60_000 },
+    });
+    const h = await t.start(input);
+    const st = await t.waitFor(h, (s) => s.turn >= 1 || s.phase === 'blocked');
+    expect(st.reason ?? '').not.toMatch(/refused/);
+    expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(true);
+    expect(existsSync(mark)).toBe(false);
+    await h.terminate('test over');
+  });
+});
