@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { toolchainBinds } from './toolchains.js';
 
 /** Directories that hold the user's secrets or host services; each gets an empty tmpfs on top. */
 const MASKED_DIRS = ['/home', '/root', '/run'] as const;
@@ -14,6 +15,8 @@ export interface BwrapArgsInput {
   tmpfsBytes: number;
   /** outside paths bound read-only after the masks (absolute, existing) */
   readOnlyPaths?: string[];
+  /** a host folder of warm caches, bound read-write at SANDBOX_CACHE (see toolchains.ts) */
+  cacheDir?: string;
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
   statusFd?: number;
 }
@@ -165,6 +168,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   const nodePrefix = nodePrefixToExpose();
   if (nodePrefix) args.push('--ro-bind', nodePrefix, nodePrefix);
   args.push('--dir', input.home);
+  args.push(...toolchainBinds(input.cacheDir));
   // The worktree comes after the masks: it may itself live under /tmp or /root.
   args.push('--bind', ws, ws);
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);

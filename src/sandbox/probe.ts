@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { defaultLimits } from './limits.js';
 import { describeLimits, runCommand, type RunnerConfig } from './run-command.js';
+import { describeToolchains } from './toolchains.js';
 
 export interface ProbeCheck {
   name: string;
@@ -116,6 +117,7 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
     });
 
     checks.push({ name: 'limits', ok: true, detail: describeLimits(runner).join('; ') });
+    checks.push({ name: 'toolchains', ok: true, detail: describeToolchains() });
     return { ok: checks.every((c) => c.ok), checks };
   } finally {
     listener.server.close();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { bwrapArgs } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
+import { SANDBOX_CACHE } from './toolchains.js';
 import { SandboxSpawnError } from './errors.js';
 import { prlimitArgs, type SandboxLimits } from './limits.js';
 import { launchAndWait } from './run-process.js';
@@ -87,7 +88,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
 
   if (config.mode === 'bwrap') {
     if (!config.bwrapPath) throw new SandboxSpawnError('no bwrap path configured');
-    const env = commandEnv(opts.env, SANDBOX_HOME);
+    const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
     const argv = [
       ...wrappers(config.limits, !hasPidsCgroup),
       config.bwrapPath,
@@ -100,6 +101,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
         command,
         tmpfsBytes: config.limits.tmpfsBytes,
         statusFd: 3,
+        ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
         ...(opts.readOnlyPaths ? { readOnlyPaths: opts.readOnlyPaths } : {}),
       }),
     ];
@@ -113,7 +115,7 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
   const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
   try {
-    const env = commandEnv(opts.env, home);
+    const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
     const argv = [...wrappers(config.limits, !hasPidsCgroup), ...ownPidNamespace(), shell, '-c', command];
     const result = await launchAndWait(
       { argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) },

@@ -27,6 +27,11 @@ export interface CommandOptions {
    * dependencies a repo's `.kiln/config` links into it, which may live under a masked /home or /tmp
    */
   readOnlyPaths?: string[];
+  /**
+   * a host folder of warm tool caches (Go, npm, pip, cargo) the command may write; the caller
+   * picks one that no other run shares unless it is trusted (see checks/caches.ts)
+   */
+  cacheDir?: string;
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */
