@@ -44,6 +44,7 @@ import {
   log,
   observe,
   setPhase,
+  totalTokens,
   touch,
 } from './machine.js';
 import { freshStuck, observeCall, observeIdleTurn, type StuckState } from './stuck.js';
@@ -264,6 +265,10 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
         return await finish(false);
       }
       note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+      if (input.allowUnverified && patched('unverified-run')) {
+        note('note', 'UNVERIFIED allowed: a repo with no checks may end succeeded, as the user asked (--unverified)');
+        await audit({ kind: 'verification', decision: 'unverified allowed', what: 'a run with no checks may succeed without verification', by: 'run option --unverified' });
+      }
       if (input.sandbox === 'off') {
         note('note', 'SANDBOX OFF: commands run unsandboxed on this machine, as the user asked (--sandbox off)');
         await audit({ kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' });
@@ -272,8 +277,9 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
 
     for (;;) {
       let end: AttemptEnd;
+      const current = loop ?? freshLoop(false);
       try {
-        end = await runAttempt(loop ?? freshLoop(false));
+        end = await runAttempt(current);
       } catch (err) {
         if (!isHostLost(err)) throw err;
         loop = await rebuildElsewhere();
@@ -309,7 +315,8 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
         }
         state.verdict = verdict;
         observe(state, verdict.summary);
-        const next = afterVerdict(state, verdict, previousSignature);
+        // no checks, or checks that could not run: a person decides; no attempt is spent on it
+        const next = verdict.cause && !verdict.pass && patched('verdict-cause') ? stopForCause(verdict) : afterVerdict(state, verdict, previousSignature);
         previousSignature = verdict.signature;
         if (next.next === 'succeeded') {
           state.reason = undefined;
@@ -321,6 +328,11 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           state.attempt = next.attempt;
           phase('retrying', verdict.summary);
           loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
+          if (patched('retry-reflects')) {
+            // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+            loop.editedSinceChecks = current.editedSinceChecks;
+            loop.checksSinceEdit = [...current.checksSinceEdit];
+          }
           continue;
         }
         waitReason = next.reason;
@@ -430,6 +442,8 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     const acts = host!;
     const checks = prep!.checks;
     if (state.phase !== 'planning' && state.phase !== 'editing') phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
+    let cycles: boolean | undefined;
+    const cyclesOn = () => (cycles ??= patched('stuck-cycles'));
     const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
     const gateAnswer = () =>
       `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
@@ -455,9 +469,14 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
             toolResults: loop.toolResults,
             checkpoint: loop.dirty,
             memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures },
+            tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
           },
         ],
       );
+      if (turn.budgetStop) {
+        state.turn -= 1;
+        return { kind: 'budget', which: turn.budgetStop };
+      }
       loop.userText = undefined;
       loop.toolResults = {};
       if (turn.checkpoint) {
@@ -481,7 +500,12 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
       let finished = false;
       if (turn.calls.length === 0) {
         // An end_turn without finish counts as a finish attempt.
-        if (gateSatisfied()) finished = true;
+        if (loop.needReflection && patched('retry-reflects')) {
+          loop.userText = 'Reflect first: this is a retry; call reflect before anything else.';
+          note('note', 'reflection required before finishing');
+          const stuck = observeIdleTurn(loop.stuck);
+          if (stuck) return { kind: 'stuck', why: stuck };
+        } else if (gateSatisfied()) finished = true;
         else {
           loop.userText = gateAnswer();
           note('note', 'stop gate: finish refused until the checks run');
@@ -498,6 +522,12 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           note('tool', `${call.summary}: invalid call`);
           if (call.name === 'reflect' && loop.needReflection) loop.reflectionBounces += 1;
           result = { text: call.inputError, isError: true, malformed: true };
+        } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== 'reflect' && patched('retry-reflects')) {
+          // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
+          const text = 'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
+          loop.toolResults[call.id] = { content: text, isError: true };
+          note('note', `reflection required before ${call.name}`);
+          result = { text, isError: true, malformed: false };
         } else if (call.name === 'finish') {
           if (gateSatisfied()) {
             finished = true;
@@ -527,6 +557,12 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
               loop.editedSinceChecks = true;
               loop.checksSinceEdit = [];
             }
+            if (res.changedPaths?.length && patched('command-edits')) {
+              // sed -i, a formatter, a generator: a command's changes are edits for the gate and touchedFiles
+              for (const p of res.changedPaths) touch(state, p);
+              loop.editedSinceChecks = true;
+              loop.checksSinceEdit = [];
+            }
             if (res.effect === 'reflect') loop.needReflection = false;
             if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
             if (res.plan) state.plan = res.plan;
@@ -536,7 +572,11 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           result = { text: res.summary, isError, malformed: false };
           if (res.status === 'denied') fail(`denied: ${res.summary} (${res.rule})`);
         }
-        const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed });
+        const stuck = observeCall(
+          loop.stuck,
+          { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed },
+          { cycles: cyclesOn() },
+        );
         if (stuck && !finished) return { kind: 'stuck', why: stuck };
       }
       if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
@@ -643,6 +683,12 @@ function outcomeSuffix(res: RunToolResult): string {
   if (command) return ` → ${command}`;
   if (res.recovered) return ' (already applied before a restart)';
   return res.ok ? '' : ` — failed: ${res.summary.split(': ').slice(1).join(': ').slice(0, 120)}`;
+}
+
+/** A verdict no retry can fix goes to a person with what to do about it. */
+function stopForCause(v: Verdict): { next: 'needs_human'; reason: string } {
+  if (v.cause === 'no_checks') return { next: 'needs_human', reason: 'no checks: say how to verify, or accept' };
+  return { next: 'needs_human', reason: `infrastructure: the checks could not run, which no retry of the model can fix:\n${v.summary}` };
 }
 
 /** A stuck attempt counts like a failed verification, with a signature of its own kind. */
