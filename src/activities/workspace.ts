@@ -16,6 +16,7 @@ import type { ActivityDeps } from './deps.js';
 import { git } from './git.js';
 import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
 import { heartbeating } from './heartbeat.js';
+import { runCache, trustedCache } from '../checks/caches.js';
 import {
   appendEvent,
   loadRun,
@@ -101,10 +102,12 @@ export function workspaceActivities(deps: ActivityDeps) {
     const setup = input.setup.length ? input.setup : config.setup;
     if (setup.length) {
       const sandbox = await deps.sandbox(input.sandbox);
+      // before the model's first turn the code is the repo's own: setup may warm the repo's trusted cache
+      const cacheDir = rebuild ? await runCache(repo, input.runId) : await trustedCache(repo);
       const log: string[] = [];
       for (const command of setup) {
         const res = await heartbeating(() =>
-          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal }),
+          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal }),
         );
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);

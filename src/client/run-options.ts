@@ -20,6 +20,7 @@ export interface RunFlags {
   sandbox?: string;
   approvalMode?: string;
   allowTestEdits?: boolean;
+  unverified?: boolean;
   approvalTimeout?: string;
   humanTimeout?: string;
   maxTurns?: string;
@@ -102,6 +103,7 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
     sandbox,
     approvalMode: approvalMode as RunInput['approvalMode'],
     allowTestEdits: f.allowTestEdits ?? false,
+    ...(f.unverified ? { allowUnverified: true } : {}),
     approvalTimeoutMs: duration(f.approvalTimeout, '--approval-timeout', DEFAULTS.approvalTimeoutMs),
     humanTimeoutMs: duration(f.humanTimeout, '--human-timeout', DEFAULTS.humanTimeoutMs),
     budgets: {
