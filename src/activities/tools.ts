@@ -113,7 +113,7 @@ export function toolActivities(deps: ActivityDeps) {
     const config = await loadPolicyConfig(rec.input.repo);
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
-      config,
+      config: rec.input.protect?.length ? { ...config, protected: [...config.protected, ...rec.input.protect] } : config,
       mode: rec.input.approvalMode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,

@@ -66,6 +66,8 @@ export interface RunInput {
    * with no checks goes to a person instead of `succeeded`
    */
   allowUnverified?: boolean;
+  /** globs protected on top of the repo's list (an eval task's tests) */
+  protect?: string[];
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
 }
