@@ -27,8 +27,10 @@ const CHECK_TAIL_CHARS = 1500;
 /** Runners told to name every test they ran, so a pass can be checked by name; go's result cache is off. */
 const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
 const NO_CHECKS = 'no checks: say how to verify, or accept';
+/** The baseline fills a cold toolchain cache (Go compiles its standard library once: ~75 s measured under load). */
+const BASELINE_TIMEOUT_MS = 20 * 60_000;
 
-interface Baseline {
+export interface Baseline {
   base: string;
   checks: BaselineCheck[];
   /** setup or the sandbox failed on the pristine base */
@@ -72,7 +74,7 @@ export function verifyActivities(deps: ActivityDeps) {
           problems.push(`checks could not run: ${(err as Error).message}`);
         }
         if (sandbox) {
-          const baseline = await baselineFor(rec, sandbox, setup, repoConfig, say);
+          const baseline = await ensureBaseline(rec, sandbox, setup, repoConfig, say);
           if (baseline.problem) {
             cause = 'infrastructure';
             problems.push(`checks could not run on the base: ${baseline.problem}`);
@@ -131,49 +133,13 @@ export function verifyActivities(deps: ActivityDeps) {
     return verdict;
   }
 
-  /**
-   * The checks on the pristine base (after setup), once per run: which tests fail and which pass
-   * before the model changed anything. The base's code is the repo's own, so it may warm the
-   * trusted cache.
-   */
-  async function baselineFor(rec: RunRecord, sandbox: Sandbox, setup: string[], repoConfig: { include: string[]; link: string[] }, say: (t: string) => Promise<void>): Promise<Baseline> {
-    const file = join(stateDir(rec.input.repo, rec.input.runId), 'baseline.json');
-    const saved = await readJson<Baseline>(file);
-    if (saved?.base === rec.baseCommit && saved.checks.length === rec.checks.length) return saved;
-    await say(`--- baseline: the checks on the pristine base ${rec.baseCommit.slice(0, 12)} ---\n`);
-    const co = await pristineCheckout(rec.input.repo, rec.baseCommit, `${rec.input.runId}-base`);
-    const cache = await trustedCache(rec.input.repo);
-    let baseline: Baseline;
-    try {
-      await bringIncludes(rec.input.repo, co.dir, repoConfig.include, repoConfig.link);
-      const problem = await runSetup(sandbox, rec, co.dir, setup, cache, say);
-      if (problem) baseline = { base: rec.baseCommit, checks: [], problem: `setup failed: ${problem}` };
-      else {
-        const checks: BaselineCheck[] = [];
-        for (const command of rec.checks) checks.push(baselineOf(await runCheck(sandbox, rec, co.dir, command, cache, say)));
-        baseline = { base: rec.baseCommit, checks };
-      }
-    } finally {
-      await co.remove();
-    }
-    await say(`--- end of baseline: ${baseline.checks.map((c) => `${c.command}: ${c.results.passed} passed, ${c.results.failed} failed${c.couldNotRun ? `, could not run (${c.couldNotRun})` : ''}`).join('; ') || baseline.problem} ---\n`);
-    await writeJsonAtomic(file, baseline);
-    await appendEvent(rec.input.repo, rec.input.runId, {
-      type: 'baseline',
-      base: rec.baseCommit,
-      checks: baseline.checks.map((c) => ({ command: c.command, passed: c.results.passed, failed: c.results.failed, failing: Object.keys(c.results.tests).filter((n) => c.results.tests[n] === 'fail').slice(0, 20), couldNotRun: c.couldNotRun ?? null })),
-      problem: baseline.problem ?? null,
-    });
-    return baseline;
-  }
-
   return { verify };
 }
 
-async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, cacheDir: string, say: (t: string) => Promise<void>): Promise<CheckRun> {
+async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, cacheDir: string, say: (t: string) => Promise<void>, timeoutMs = rec.input.commandTimeoutMs): Promise<CheckRun> {
   try {
     const res = await heartbeating(() =>
-      sandbox.run(command, { workspace: dir, timeoutMs: rec.input.commandTimeoutMs, readOnlyPaths: rec.linked, env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
+      sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
     );
     const output = redact(res.output);
     await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}]\n`);
@@ -196,4 +162,40 @@ async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: st
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
   }
   return undefined;
+}
+
+/**
+ * The checks on the pristine base (after setup), once per run: which tests fail and which pass
+ * before the model changed anything. The base's code is the repo's own, so it may warm the
+ * trusted cache.
+ */
+export async function ensureBaseline(rec: RunRecord, sandbox: Sandbox, setup: string[], repoConfig: { include: string[]; link: string[] }, say: (t: string) => Promise<void>): Promise<Baseline> {
+  const file = join(stateDir(rec.input.repo, rec.input.runId), 'baseline.json');
+  const saved = await readJson<Baseline>(file);
+  if (saved?.base === rec.baseCommit && saved.checks.length === rec.checks.length) return saved;
+  await say(`--- baseline: the checks on the pristine base ${rec.baseCommit.slice(0, 12)} ---\n`);
+  const co = await pristineCheckout(rec.input.repo, rec.baseCommit, `${rec.input.runId}-base`);
+  const cache = await trustedCache(rec.input.repo);
+  let baseline: Baseline;
+  try {
+    await bringIncludes(rec.input.repo, co.dir, repoConfig.include, repoConfig.link);
+    const problem = await runSetup(sandbox, rec, co.dir, setup, cache, say);
+    if (problem) baseline = { base: rec.baseCommit, checks: [], problem: `setup failed: ${problem}` };
+    else {
+      const checks: BaselineCheck[] = [];
+      for (const command of rec.checks) checks.push(baselineOf(await runCheck(sandbox, rec, co.dir, command, cache, say)));
+      baseline = { base: rec.baseCommit, checks };
+    }
+  } finally {
+    await co.remove();
+  }
+  await say(`--- end of baseline: ${baseline.checks.map((c) => `${c.command}: ${c.results.passed} passed, ${c.results.failed} failed${c.couldNotRun ? `, could not run (${c.couldNotRun})` : ''}`).join('; ') || baseline.problem} ---\n`);
+  await writeJsonAtomic(file, baseline);
+  await appendEvent(rec.input.repo, rec.input.runId, {
+    type: 'baseline',
+    base: rec.baseCommit,
+    checks: baseline.checks.map((c) => ({ command: c.command, passed: c.results.passed, failed: c.results.failed, failing: Object.keys(c.results.tests).filter((n) => c.results.tests[n] === 'fail').slice(0, 20), couldNotRun: c.couldNotRun ?? null })),
+    problem: baseline.problem ?? null,
+  });
+  return baseline;
 }

@@ -17,6 +17,7 @@ import { git } from './git.js';
 import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
 import { heartbeating } from './heartbeat.js';
 import { runCache, trustedCache } from '../checks/caches.js';
+import { ensureBaseline } from './verify.js';
 import {
   appendEvent,
   loadRun,
@@ -118,6 +119,11 @@ export function workspaceActivities(deps: ActivityDeps) {
         }
       }
       await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
+    }
+    // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
+    if (checks.length) {
+      const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
+      if (sandbox) await ensureBaseline(rec, sandbox, setup, config, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
     }
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
     return result;

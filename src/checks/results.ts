@@ -108,7 +108,8 @@ const mocha: Parser = (out, r) => {
 
 /** pytest: "=== 1 failed, 3 passed in 0.1s ===", "FAILED t.py::test_b - …", "PASSED t.py::test_a" (-rA). */
 const pytest: Parser = (out, r) => {
-  const m = /^=+ (.*\b(?:passed|failed|error|errors|no tests ran)\b.*?) in [\d.]+s(?: \([^)]*\))? =+\s*$/m.exec(out);
+  // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
+  const m = /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/m.exec(out);
   if (!m) return false;
   r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]) + num(/(\d+) errors?/.exec(m[1]!)?.[1]);
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);

@@ -20,8 +20,8 @@ export function commandEnv(
 ): Record<string, string> {
   const nodeBin = dirname(process.execPath);
   const base = BASE_PATH.split(':').includes(nodeBin) ? BASE_PATH : `${nodeBin}:${BASE_PATH}`;
-  // host toolchains come after the system's: a toolchain folder cannot shadow /usr/bin
-  const path = [base, ...toolchains.path.filter((d) => !base.split(':').includes(d))].join(':');
+  // host toolchains first, as on the host's PATH (pyenv's python3 over /usr/bin's); they are read-only host folders
+  const path = [...toolchains.path.filter((d) => !base.split(':').includes(d)), base].join(':');
   const env: Record<string, string> = {
     PATH: path,
     HOME: home,

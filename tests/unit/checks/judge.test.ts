@@ -97,3 +97,9 @@ describe('parseTestOutput', () => {
     expect(parseTestOutput(out).tests).toEqual({ inner: 'pass', later: 'skip' });
   });
 });
+
+describe('pytest at -q', () => {
+  it('reads the bare summary line', () => {
+    expect(parseTestOutput('..F\n2 passed, 1 failed in 0.10s\n')).toMatchObject({ passed: 2, failed: 1, formats: ['pytest'] });
+  });
+});
