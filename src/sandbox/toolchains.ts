@@ -43,17 +43,19 @@ function installRoot(bin: string): string {
 }
 
 /** Candidates: the worker's PATH (its own toolchains) and the usual install places. */
-function candidateDirs(env: NodeJS.ProcessEnv): string[] {
-  const home = env.HOME ?? homedir();
-  const known = ['/usr/local/go/bin', '/usr/lib/go/bin', join(home, 'go', 'bin'), join(home, '.cargo', 'bin'), join(home, '.pyenv', 'shims'), join(home, '.local', 'bin'), '/opt/java/bin'];
+export function knownToolchainDirs(home: string): string[] {
+  return ['/usr/local/go/bin', '/usr/lib/go/bin', join(home, 'go', 'bin'), join(home, '.cargo', 'bin'), join(home, '.pyenv', 'shims'), join(home, '.local', 'bin'), '/opt/java/bin'];
+}
+
+function candidateDirs(env: NodeJS.ProcessEnv, known: string[]): string[] {
   const fromPath = (env.PATH ?? '').split(delimiter).filter((d) => isAbsolute(d) && !d.includes('node_modules'));
   return [...new Set([...fromPath, ...known])].filter((d) => !STANDARD_BIN.includes(d));
 }
 
-export function discoverToolchains(env: NodeJS.ProcessEnv = process.env): Toolchains {
+export function discoverToolchains(env: NodeJS.ProcessEnv = process.env, known = knownToolchainDirs(env.HOME ?? homedir())): Toolchains {
   const found: Toolchain[] = [];
   const out: Toolchains = { found, path: [], binds: [], env: {} };
-  for (const bin of candidateDirs(env)) {
+  for (const bin of candidateDirs(env, known)) {
     const tools = TOOLS.filter((t) => isExecutableFile(join(bin, t)));
     if (!tools.length) continue;
     let real = bin;
