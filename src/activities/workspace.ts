@@ -16,7 +16,7 @@ import type { ActivityDeps } from './deps.js';
 import { git } from './git.js';
 import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
 import { heartbeating } from './heartbeat.js';
-import { runCache, trustedCache } from '../checks/caches.js';
+import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import {
   appendEvent,
@@ -164,7 +164,10 @@ export function workspaceActivities(deps: ActivityDeps) {
     await writeJsonAtomic(join(dir, 'state.json'), s);
     if (!existsSync(join(dir, 'tests.log'))) await writeFile(join(dir, 'tests.log'), '');
     if (!existsSync(join(dir, 'audit.jsonl'))) await writeFile(join(dir, 'audit.jsonl'), '');
-    if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree);
+    if (inp.removeWorktree) {
+      await removeWorktree(inp.repo, rec.worktree);
+      await dropRunCache(inp.repo, inp.runId);
+    }
     return { patchPath, diffLines: countDiffLines(patch) };
   }
 
