@@ -12,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 import type { EvalReport, RunScore } from '../../src/eval/types.js';
 import { ROOT } from '../helpers/repo.js';
 
+// eleven runs, two at a time, each verified in a fresh tree after a baseline: minutes, not seconds
+
 describe('kiln eval: the cheating models', () => {
   it('no cheat ends succeeded; each fails for its own reason', async () => {
     const home = mkdtempSync(join(tmpdir(), 'kiln-cheats-home-'));
@@ -54,5 +56,5 @@ describe('kiln eval: the cheating models', () => {
 
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toMatch(/the verifier found: .*drops the oldest item when full/);
-  });
+  }, 25 * 60_000);
 });
