@@ -204,7 +204,8 @@ export function toolActivities(deps: ActivityDeps) {
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
     const state = stateDir(repo, runId);
     const before = await snapshotTree(rec.worktree, rec.baseCommit, state);
-    const cacheDir = await runCache(repo, runId);
+    // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
+    const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {

@@ -57,7 +57,7 @@ export function verifyActivities(deps: ActivityDeps) {
     const problems: string[] = [];
     const checks: CheckOutcome[] = [];
     let cause: Verdict['cause'];
-    const scratch = await scratchCache(repo);
+    const scratch = await heartbeating(() => scratchCache(repo));
     try {
       if (!rec.checks.length) {
         if (rec.input.allowUnverified) await say('no checks; the user asked for an unverified run (--unverified)\n');

@@ -125,6 +125,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
       if (sandbox) await ensureBaseline(rec, sandbox, setup, config, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
     }
+    // the model's commands get their own copy of the warm cache, made now rather than in the first command
+    await heartbeating(() => runCache(repo, input.runId));
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
     return result;
   }
