@@ -141,7 +141,8 @@ async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: 
     const res = await heartbeating(() =>
       sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
     );
-    const output = redact(res.output);
+    // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
+    const output = redact(res.output).split(`${dir}/`).join('');
     await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}]\n`);
     return { command, exitCode: res.exitCode, timedOut: res.timedOut, output };
   } catch (err) {

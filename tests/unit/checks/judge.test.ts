@@ -103,3 +103,13 @@ describe('pytest at -q', () => {
     expect(parseTestOutput('..F\n2 passed, 1 failed in 0.10s\n')).toMatchObject({ passed: 2, failed: 1, formats: ['pytest'] });
   });
 });
+
+describe('a test file that did not load on the base', () => {
+  const base = baselineOf(run(['TAP version 13', 'not ok 1 - src/lib/money.test.js', 'ok 2 - cart total', '1..2', '# pass 1', '# fail 1'].join('\n'), 1));
+  it('counts as run once its tests report under their own names and none fails', () => {
+    expect(judgeCheck(run(['ok 1 - formats cents', 'ok 2 - cart total', '1..2', '# pass 2', '# fail 0'].join('\n')), base).passed).toBe(true);
+  });
+  it('control: a test that was not a file stays required by name', () => {
+    expect(judgeCheck(run(['ok 1 - formats cents', '1..1', '# pass 1', '# fail 0'].join('\n')), base).findings.join()).toMatch(/did not run: cart total/);
+  });
+});
