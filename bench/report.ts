@@ -82,3 +82,12 @@ export function policySection(rows: PolicyRow[]): string[] {
     ...rows.map((r) => `${`${r.ms.p50.toFixed(3)} ms`.padStart(9)} ${`${r.ms.p95.toFixed(3)} ms`.padStart(9)}   ${r.decision.padEnd(8)}  ${r.command}  (${r.rule})`),
   ];
 }
+
+export function checksSection(rows: import('./checks.js').CheckRow[]): string[] {
+  return [
+    heading('Checks: the same command run directly and in the sandbox (cold cache, then the warm per-repo cache)'),
+    `${'repo'.padEnd(10)} ${'command'.padEnd(16)} ${'direct'.padStart(10)} ${'sandbox cold'.padStart(13)} ${'sandbox warm'.padStart(13)}   exit codes`,
+    ...rows.map((r) => `${r.repo.padEnd(10)} ${r.command.padEnd(16)} ${ms(r.directMs).padStart(10)} ${ms(r.sandboxColdMs).padStart(13)} ${ms(r.sandboxWarmMs).padStart(13)}   ${r.exitCodes.join(' / ')}`),
+    'The fixtures have failing tests on purpose: exit 1 is theirs; 127 would mean the sandbox could not find the toolchain.',
+  ];
+}

@@ -14,9 +14,10 @@ import { pathToFileURL } from 'node:url';
 import { hostFacts } from './host-facts.js';
 import { benchPolicy } from './policy-latency.js';
 import { benchRedaction } from './redaction.js';
-import { historySection, hostSection, policySection, redactionSection, searchSection, turnsSection, heading } from './report.js';
+import { checksSection, historySection, hostSection, policySection, redactionSection, searchSection, turnsSection, heading } from './report.js';
 import { benchSearch } from './search.js';
 import { benchTurns } from './turns.js';
+import { benchChecks } from './checks.js';
 
 export interface BenchArgs {
   turns: number;
@@ -64,14 +65,16 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
   progress('redaction and policy');
   const redaction = benchRedaction();
   const policy = await benchPolicy();
+  progress('checks: a Go and a Node repo, direct vs sandboxed (cold and warm cache)');
+  const checks = await benchChecks({ sandbox: args.sandbox, log: progress });
   const totalS = Math.round((performance.now() - t0) / 100) / 10;
 
-  [turnsSection(turns), historySection(turns), searchSection(search), redactionSection(redaction), policySection(policy)].flat().forEach(print);
+  [turnsSection(turns), historySection(turns), searchSection(search), redactionSection(redaction), policySection(policy), checksSection(checks)].flat().forEach(print);
   // other work on the machine moves every figure: the load at the end says how much there was
   const loadavgEnd = os.loadavg().map((l) => Math.round(l * 100) / 100);
   print(`\nbench finished in ${totalS} s; load avg at the end ${loadavgEnd.join(' / ')} on ${host.cores} cores`);
   const { history, ...turnFigures } = turns;
-  return { host, turns: turnFigures, history, search, redaction, policy, totalS, loadavgEnd };
+  return { host, turns: turnFigures, history, search, redaction, policy, checks, totalS, loadavgEnd };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

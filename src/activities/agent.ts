@@ -7,6 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { buildContext, compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
+import { estimateTokens } from '../shared/tokens.js';
 import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { ModelError } from '../model/index.js';
@@ -61,6 +62,17 @@ export function agentActivities(deps: ActivityDeps) {
         await appendEvent(inp.repo, inp.runId, { type: 'compaction', turn: inp.turn, ...compacted });
       }
     }
+    // the budget is not overshot by a turn: the input must fit what is left, and the output gets the rest
+    let maxTokens = rec.input.maxTokens;
+    if (inp.tokensLeft !== undefined) {
+      const input = conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(toolDefinitions()));
+      if (input >= inp.tokensLeft) {
+        const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
+        await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
+        return { calls: [], text: '', stopReason: null, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, budgetStop: stop };
+      }
+      maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
+    }
     deps.crash('model-turn', inp.turn);
     const client = await deps.model(rec.input.model, rec.input.runId);
     let res;
@@ -72,7 +84,7 @@ export function agentActivities(deps: ActivityDeps) {
             rules: convo.rules,
             tools: toolDefinitions(),
             messages,
-            maxTokens: rec.input.maxTokens,
+            maxTokens,
             temperature: rec.input.temperature,
           },
           { signal: Context.current().cancellationSignal, turn: inp.turn },

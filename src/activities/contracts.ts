@@ -45,6 +45,8 @@ export interface AgentTurnInput extends RunRef {
   userText?: string;
   /** results the workflow decided itself (a rejection, the stop gate's answer to finish) */
   toolResults?: Record<string, { content: string; isError: boolean }>;
+  /** what is left of the run's token budget: it caps the turn's max_tokens */
+  tokensLeft?: number;
 }
 
 export interface AgentTurnResult {
@@ -57,6 +59,8 @@ export interface AgentTurnResult {
   stopReason: string | null;
   usage: Usage;
   costUsd: number;
+  /** the turn did not start: its input alone would pass the token budget (names the budget) */
+  budgetStop?: string;
 }
 
 export interface RunToolInput extends RunRef {
@@ -82,6 +86,8 @@ export type RunToolResult =
       checkRan?: string;
       /** the tool was found already applied after a crash */
       recovered?: boolean;
+      /** files a command changed in the worktree (git's view: ignored files are not counted) */
+      changedPaths?: string[];
     }
   | {
       status: 'ask';

@@ -31,6 +31,8 @@ import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { changedFiles } from './workspace.js';
 import { runPolicy } from './run-policy.js';
+import { runCache } from '../checks/caches.js';
+import { MAX_CHANGED_PATHS, pathsChangedBetween, snapshotTree } from './snapshot.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
@@ -121,7 +123,7 @@ export function toolActivities(deps: ActivityDeps) {
     const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
-      config,
+      config: rec.input.protect?.length ? { ...config, protected: [...config.protected, ...rec.input.protect] } : config,
       mode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,
@@ -198,23 +200,30 @@ export function toolActivities(deps: ActivityDeps) {
       return finishResult(rec, call, text, true, 'command', summary);
     }
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
+    const state = stateDir(repo, runId);
+    const before = await snapshotTree(rec.worktree, rec.baseCommit, state);
+    // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
+    const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal });
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;
     });
     clearTimeout(crashTimer);
+    // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
+    const changed = await pathsChangedBetween(rec.worktree, before, await snapshotTree(rec.worktree, rec.baseCommit, state));
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
     const body = redact(res.output);
     const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut]` : '';
     const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
-    const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}`;
+    const changedNote = changed.length ? `\n[this command changed ${changed.length} file(s): ${changed.slice(0, 20).join(', ')}${changed.length > 20 ? ', …' : ''}]` : '';
+    const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}${changedNote}`;
     const ok = res.exitCode === 0 && !res.timedOut;
     await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed);
   }
 
   async function finishResult(
@@ -228,6 +237,7 @@ export function toolActivities(deps: ActivityDeps) {
     path?: string,
     recovered?: boolean,
     checkRan?: string,
+    changedPaths?: string[],
   ): Promise<RunToolResult> {
     const clean = redact(content);
     const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
@@ -244,6 +254,7 @@ export function toolActivities(deps: ActivityDeps) {
       path,
       recovered: recovered || undefined,
       checkRan,
+      ...(changedPaths?.length ? { changedPaths: changedPaths.slice(0, MAX_CHANGED_PATHS) } : {}),
     });
   }
 

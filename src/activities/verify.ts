@@ -1,6 +1,7 @@
 /**
- * verify: Kiln, not the model, decides "done". The repo's checks run in the sandbox; the diff
- * must stay in scope and leave protected files (tests by default) alone.
+ * verify: Kiln, not the model, decides "done". The checks run in the sandbox on a tree the model
+ * never touched (see verify-tree.ts), and are judged on their tests against a baseline taken on
+ * the pristine base: every test that ran there must run again and pass.
  */
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
@@ -9,83 +10,196 @@ import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { runPolicy } from './run-policy.js';
 import { sensitiveInPatch } from '../policy/patch-secrets.js';
+import { scratchCache, trustedCache } from '../checks/caches.js';
+import { baselineOf, judgeCheck, type BaselineCheck, type CheckRun } from '../checks/judge.js';
+import { protectedSet } from '../checks/protected.js';
+import { loadRepoConfig } from '../policy/repo-config.js';
 import { redact } from '../redact/index.js';
+import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
 import type { VerifyInput } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { failingTests } from '../checks/failing-tests.js';
 import { heartbeating } from './heartbeat.js';
-import { loadRun, runDir, stateDir, writeWorkflowEvents, appendEvent } from './run-files.js';
-import { changedFiles } from './workspace.js';
+import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { bringIncludes, buildVerifyTree, pristineCheckout } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
 const CHECK_TAIL_CHARS = 1500;
+/** Runners told to name every test they ran, so a pass can be checked by name; go's result cache is off. */
+const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
+const NO_CHECKS = 'no checks: say how to verify, or accept';
+/** The baseline fills a cold toolchain cache (Go compiles its standard library once: ~75 s measured under load). */
+const BASELINE_TIMEOUT_MS = 20 * 60_000;
+
+export interface Baseline {
+  base: string;
+  checks: BaselineCheck[];
+  /** setup or the sandbox failed on the pristine base */
+  problem?: string;
+}
 
 export function verifyActivities(deps: ActivityDeps) {
   async function verify(inp: VerifyInput): Promise<Verdict> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const rec = await loadRun(inp.repo, inp.runId);
+    const repo = rec.input.repo;
     const log = join(runDir(inp.repo, inp.runId), 'tests.log');
-    await appendFile(log, `\n===== attempt ${inp.attempt} · ${new Date().toISOString()} =====\n`);
+    const say = (text: string) => appendFile(log, text);
+    await say(`\n===== attempt ${inp.attempt} · ${new Date().toISOString()} =====\n`);
     deps.crash('verify');
 
-    const checks: CheckOutcome[] = [];
-    let sandboxProblem: string | undefined;
-    if (rec.checks.length) {
-      try {
-        const sandbox = await deps.sandbox(rec.input.sandbox);
-        for (const command of rec.checks) {
-          const res = await heartbeating(() =>
-            sandbox.run(command, { workspace: rec.worktree, timeoutMs: rec.input.commandTimeoutMs, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal }),
-          );
-          const out = redact(res.output);
-          await appendFile(log, `$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]\n`);
-          const passed = res.exitCode === 0 && !res.timedOut;
-          checks.push({
-            command,
-            exitCode: res.exitCode,
-            timedOut: res.timedOut,
-            passed,
-            failingTests: passed ? [] : failingTests(out),
-            tail: out.slice(-CHECK_TAIL_CHARS),
-          });
-        }
-      } catch (err) {
-        sandboxProblem = `checks could not run: ${(err as Error).message}`;
-        await appendFile(log, `${sandboxProblem}\n`);
-      }
-    }
-
+    // the policy this run was started with (operator > user > trusted repo), not the checkout's file now
     const { config } = await runPolicy(rec, deps.env);
-    const changed = await changedFiles(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
-    const allowed = picomatch(config.writeAllow, { dot: true });
-    const isProtected = picomatch(config.protected, { dot: true });
-    const outOfScope = changed.filter((f) => !allowed(f));
-    const protectedChanged = rec.input.allowTestEdits ? [] : changed.filter((f) => isProtected(f));
+    const repoConfig = await loadRepoConfig(repo);
+    const setup = rec.input.setup.length ? rec.input.setup : repoConfig.setup;
+    const protect = rec.input.allowTestEdits ? null : protectedSet([...config.protected, ...(rec.input.protect ?? [])], rec.checks);
+    const tree = await buildVerifyTree({ repo, worktree: rec.worktree, base: rec.baseCommit, scratchDir: stateDir(inp.repo, inp.runId), label: `${rec.input.runId}-${inp.attempt}`, protect });
+    await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
 
     const problems: string[] = [];
-    if (sandboxProblem) problems.push(sandboxProblem);
-    for (const c of checks.filter((c) => !c.passed)) {
-      problems.push(`check failed: ${c.command} (${c.timedOut ? 'timed out' : `exit ${c.exitCode}`})${c.failingTests.length ? `; failing: ${c.failingTests.slice(0, 5).join(', ')}` : ''}`);
+    const checks: CheckOutcome[] = [];
+    let cause: Verdict['cause'];
+    const scratch = await heartbeating(() => scratchCache(repo));
+    try {
+      if (!rec.checks.length) {
+        if (rec.input.allowUnverified) await say('no checks; the user asked for an unverified run (--unverified)\n');
+        else {
+          cause = 'no_checks';
+          problems.push(NO_CHECKS);
+        }
+      } else {
+        let sandbox: Sandbox | undefined;
+        try {
+          sandbox = await deps.sandbox(rec.input.sandbox);
+        } catch (err) {
+          cause = 'infrastructure';
+          problems.push(`checks could not run: ${(err as Error).message}`);
+        }
+        if (sandbox) {
+          const baseline = await ensureBaseline(rec, sandbox, setup, repoConfig, say);
+          if (baseline.problem) {
+            cause = 'infrastructure';
+            problems.push(`checks could not run on the base: ${baseline.problem}`);
+          } else {
+            await bringIncludes(repo, tree.dir, repoConfig.include, repoConfig.link);
+            const setupProblem = await runSetup(sandbox, rec, tree.dir, setup, scratch.dir, say);
+            if (setupProblem) {
+              cause = 'infrastructure';
+              problems.push(`checks could not run: setup failed in the verify tree: ${setupProblem}`);
+            } else {
+              for (const command of rec.checks) {
+                const run = await runCheck(sandbox, rec, tree.dir, command, scratch.dir, say);
+                const j = judgeCheck(run, baseline.checks.find((b) => b.command === command));
+                if (j.infrastructure) cause = 'infrastructure';
+                checks.push({
+                  command,
+                  exitCode: run.exitCode,
+                  timedOut: run.timedOut,
+                  passed: j.passed,
+                  failingTests: j.failingTests,
+                  tail: run.output.slice(-CHECK_TAIL_CHARS),
+                });
+                const counts = `${j.results.passed} passed, ${j.results.failed} failed${j.results.formats.length ? ` (${j.results.formats.join(', ')})` : ' (no known test output)'}`;
+                await say(`[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}]\n`);
+                if (!j.passed) problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
+              }
+            }
+          }
+        }
+      }
+    } finally {
+      await tree.remove();
+      await scratch.dispose();
     }
+
+    const allowed = picomatch(config.writeAllow, { dot: true });
+    const outOfScope = tree.changed.filter((f) => !allowed(f));
+    const protectedChanged = tree.protectedChanged;
     if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
-    if (protectedChanged.length) problems.push(`protected files changed: ${protectedChanged.join(', ')}`);
-    problems.push(...(await sensitiveInPatch(rec.worktree, changed, config)));
+    if (protectedChanged.length) problems.push(`protected files changed (tests, test configuration, check definitions or CI; the base's version was verified): ${protectedChanged.join(', ')}`);
+    if (tree.ignoredAdded.length) problems.push(`files the repo's .gitignore ignores were added and left out: ${tree.ignoredAdded.slice(0, 10).join(', ')}`);
+    problems.push(...(await sensitiveInPatch(rec.worktree, tree.changed, config)));
     if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
-    if (!changed.length) problems.push('no files changed');
+    if (!tree.changed.length) problems.push('no files changed');
 
     const pass = problems.length === 0;
     const signature = createHash('sha256')
-      .update(JSON.stringify([checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]), outOfScope, protectedChanged, !changed.length]))
+      .update(JSON.stringify([checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]), outOfScope, protectedChanged, !tree.changed.length, cause ?? null]))
       .digest('hex')
       .slice(0, 16);
+    const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
     const summary = pass
-      ? `all ${checks.length} check(s) passed; ${changed.length} file(s) changed: ${changed.join(', ')}`
+      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}`
       : problems.join('\n');
-    const verdict: Verdict = { pass, checks, outOfScope, protectedChanged, changedFiles: changed, signature, summary };
-    await appendEvent(inp.repo, inp.runId, { type: 'verdict', attempt: inp.attempt, pass, summary, signature });
+    const verdict: Verdict = { pass, checks, outOfScope, protectedChanged, changedFiles: tree.changed, signature, summary, tree: tree.tree, ...(cause ? { cause } : {}) };
+    await appendEvent(inp.repo, inp.runId, { type: 'verdict', attempt: inp.attempt, pass, summary, signature, tree: tree.tree, cause: cause ?? null, failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20) });
     return verdict;
   }
 
   return { verify };
+}
+
+async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, cacheDir: string, say: (t: string) => Promise<void>, timeoutMs = rec.input.commandTimeoutMs): Promise<CheckRun> {
+  try {
+    const res = await heartbeating(() =>
+      sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
+    );
+    // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
+    const output = redact(res.output).split(`${dir}/`).join('');
+    await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}]\n`);
+    return { command, exitCode: res.exitCode, timedOut: res.timedOut, output };
+  } catch (err) {
+    // the sandbox itself failed to start the command: like "not found", nothing the model did
+    const output = `sandbox error: ${(err as Error).message}`;
+    await say(`$ ${command}\n${output}\n`);
+    return { command, exitCode: 127, timedOut: false, output };
+  }
+}
+
+/** The run's setup in a verify tree (network on, as at prepare time); returns why it failed. */
+async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: string[], cacheDir: string, say: (t: string) => Promise<void>): Promise<string | undefined> {
+  for (const command of setup) {
+    const res = await heartbeating(() =>
+      sandbox.run(command, { workspace: dir, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal }),
+    );
+    await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
+    if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
+  }
+  return undefined;
+}
+
+/**
+ * The checks on the pristine base (after setup), once per run: which tests fail and which pass
+ * before the model changed anything. The base's code is the repo's own, so it may warm the
+ * trusted cache.
+ */
+export async function ensureBaseline(rec: RunRecord, sandbox: Sandbox, setup: string[], repoConfig: { include: string[]; link: string[] }, say: (t: string) => Promise<void>): Promise<Baseline> {
+  const file = join(stateDir(rec.input.repo, rec.input.runId), 'baseline.json');
+  const saved = await readJson<Baseline>(file);
+  if (saved?.base === rec.baseCommit && saved.checks.length === rec.checks.length) return saved;
+  await say(`--- baseline: the checks on the pristine base ${rec.baseCommit.slice(0, 12)} ---\n`);
+  const co = await pristineCheckout(rec.input.repo, rec.baseCommit, `${rec.input.runId}-base`);
+  const cache = await trustedCache(rec.input.repo);
+  let baseline: Baseline;
+  try {
+    await bringIncludes(rec.input.repo, co.dir, repoConfig.include, repoConfig.link);
+    const problem = await runSetup(sandbox, rec, co.dir, setup, cache, say);
+    if (problem) baseline = { base: rec.baseCommit, checks: [], problem: `setup failed: ${problem}` };
+    else {
+      const checks: BaselineCheck[] = [];
+      for (const command of rec.checks) checks.push(baselineOf(await runCheck(sandbox, rec, co.dir, command, cache, say)));
+      baseline = { base: rec.baseCommit, checks };
+    }
+  } finally {
+    await co.remove();
+  }
+  await say(`--- end of baseline: ${baseline.checks.map((c) => `${c.command}: ${c.results.passed} passed, ${c.results.failed} failed${c.couldNotRun ? `, could not run (${c.couldNotRun})` : ''}`).join('; ') || baseline.problem} ---\n`);
+  await writeJsonAtomic(file, baseline);
+  await appendEvent(rec.input.repo, rec.input.runId, {
+    type: 'baseline',
+    base: rec.baseCommit,
+    checks: baseline.checks.map((c) => ({ command: c.command, passed: c.results.passed, failed: c.results.failed, failing: Object.keys(c.results.tests).filter((n) => c.results.tests[n] === 'fail').slice(0, 20), couldNotRun: c.couldNotRun ?? null })),
+    problem: baseline.problem ?? null,
+  });
+  return baseline;
 }

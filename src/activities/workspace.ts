@@ -18,6 +18,8 @@ import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.j
 import type { ActivityDeps } from './deps.js';
 import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
+import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
+import { ensureBaseline } from './verify.js';
 import {
   appendEvent,
   loadRun,
@@ -104,10 +106,12 @@ export function workspaceActivities(deps: ActivityDeps) {
     const setup = settings.setup;
     if (setup.length) {
       const sandbox = await deps.sandbox(input.sandbox);
+      // before the model's first turn the code is the repo's own: setup may warm the repo's trusted cache
+      const cacheDir = rebuild ? await runCache(repo, input.runId) : await trustedCache(repo);
       const log: string[] = [];
       for (const command of setup) {
         const res = await heartbeating(() =>
-          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal }),
+          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal }),
         );
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
@@ -121,6 +125,13 @@ export function workspaceActivities(deps: ActivityDeps) {
       // setup may have written credentials of its own (a generated .env, an .npmrc)
       await registerRunSecrets([wt], settings.policy, true);
     }
+    // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
+    if (checks.length) {
+      const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
+      if (sandbox) await ensureBaseline(rec, sandbox, setup, config, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
+    }
+    // the model's commands get their own copy of the warm cache, made now rather than in the first command
+    await heartbeating(() => runCache(repo, input.runId));
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
     return result;
   }
@@ -160,7 +171,10 @@ export function workspaceActivities(deps: ActivityDeps) {
     await writeJsonAtomic(join(dir, 'state.json'), s);
     if (!existsSync(join(dir, 'tests.log'))) await writeFile(join(dir, 'tests.log'), '');
     if (!existsSync(join(dir, 'audit.jsonl'))) await writeFile(join(dir, 'audit.jsonl'), '');
-    if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree);
+    if (inp.removeWorktree) {
+      await removeWorktree(inp.repo, rec.worktree);
+      await dropRunCache(inp.repo, inp.runId);
+    }
     return { patchPath, diffLines: countDiffLines(patch) };
   }
 

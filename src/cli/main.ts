@@ -158,6 +158,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
     .addOption(new Option('--approval-mode <mode>', 'strict: ask for any command not allowlisted; auto: never ask, deny instead').choices(['strict', 'default', 'auto']))
     .option('--allow-test-edits', 'let the coder change protected test files')
+    .option('--unverified', 'allow the run to succeed when the repo has no checks (otherwise it waits for a person)')
     .option('--approval-timeout <d>', 'how long an approval may wait before the run needs a person (e.g. 30m, 1d)')
     .option('--human-timeout <d>', 'how long needs_human waits before the run ends blocked')
     .option('--max-turns <n>', 'budget: model turns')
@@ -200,6 +201,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       }
       if (o.json) out(JSON.stringify({ type: 'started', runId: input.runId, attached, scripted: input.model.startsWith('scripted:') }));
       say(`${attached ? 'attached to' : 'started'} ${input.runId}${input.model.startsWith('scripted:') ? '  [SCRIPTED model: not a real model run]' : ''}`);
+      if (input.allowUnverified) say('UNVERIFIED allowed (--unverified): with no checks, this run may succeed without verification (written to audit.jsonl)');
       if (ui) say(`Web UI: ${workflowUrl(ui, input.runId)}`);
       say(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
       process.once('SIGINT', () => {

@@ -20,6 +20,9 @@ export interface RunFlags {
   sandbox?: string;
   approvalMode?: string;
   allowTestEdits?: boolean;
+  unverified?: boolean;
+  /** more paths (globs) the model may not change, on top of the repo's and Kiln's protected set */
+  protect?: string[];
   approvalTimeout?: string;
   humanTimeout?: string;
   maxTurns?: string;
@@ -102,6 +105,8 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
     sandbox,
     approvalMode: approvalMode as RunInput['approvalMode'],
     allowTestEdits: f.allowTestEdits ?? false,
+    ...(f.unverified ? { allowUnverified: true } : {}),
+    ...(f.protect?.length ? { protect: f.protect } : {}),
     approvalTimeoutMs: duration(f.approvalTimeout, '--approval-timeout', DEFAULTS.approvalTimeoutMs),
     humanTimeoutMs: duration(f.humanTimeout, '--human-timeout', DEFAULTS.humanTimeoutMs),
     budgets: {

@@ -79,6 +79,7 @@ async function runOne(env: Embedded, task: EvalTask, repeat: number, o: RunSuite
       id: `eval-${task.name}-${repeat}-${randomBytes(3).toString('hex')}`,
       check: task.checks.length ? task.checks : undefined,
       setup: task.setup.length ? task.setup : undefined,
+      protect: task.tests.length ? task.tests : undefined,
       maxTurns: opt(task.budgets.maxTurns),
       maxTokens: opt(task.budgets.maxTokens),
       maxUsd: opt(task.budgets.maxUsd),

@@ -5,13 +5,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import picomatch from 'picomatch';
 import type { RunResult, RunState, Usage } from '../shared/types.js';
+import { protectedSet } from '../checks/protected.js';
 import { classifyFailure } from './classify.js';
 import type { EvalTask, Observed, RunScore } from './types.js';
 
-/** Test files as Kiln protects them by default (src/policy/config.ts), tests only. */
-const TEST_GLOBS = ['**/*.test.*', '**/*.spec.*', '**/__tests__/**', '**/__snapshots__/**', 'test/**', 'tests/**', 'spec/**'];
 
 export interface RunMetrics {
   attempts?: number;
@@ -144,8 +142,8 @@ export function scoreRun(i: ScoreInput): RunScore {
   const st = a.state ?? {};
   const outcome = o.error ? 'error' : (r?.state ?? st.phase ?? 'error');
   const changedFiles = patchFiles(a.patch);
-  const isTest = picomatch([...TEST_GLOBS, ...task.tests], { dot: true });
-  const testsModified = changedFiles.some((f) => isTest(f));
+  // tests, test configuration and check definitions in every ecosystem, as the verifier protects them
+  const testsModified = changedFiles.some((f) => protectedSet(task.tests, i.checks).isProtected(f)) || Boolean(a.state?.verdict?.protectedChanged?.length);
   const tokens: Usage = r?.tokens ?? m.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   const costUsd = r?.costUsd ?? m.costUsd ?? 0;
   const turns = r?.turns ?? m.turns ?? st.turn ?? 0;
@@ -175,7 +173,9 @@ export function scoreRun(i: ScoreInput): RunScore {
     approvalTimeouts: tools.approvalTimeouts,
     evalError: o.error,
   });
-  const success = outcome === 'succeeded' && !testsModified && failureClass === null;
+  // a run past its budget is not a pass, whatever it ended as
+  const success = outcome === 'succeeded' && !testsModified && failureClass === null && !overBudget;
+  const findings = [...new Set([...needsHumanReasons, ...(verdict && !verdict.pass ? (verdict.summary ?? '').split('\n') : [])])].filter(Boolean).slice(0, 20);
   const expectedSet = new Set(task.expectedFiles);
   const score: RunScore = {
     task: task.name,
@@ -196,6 +196,7 @@ export function scoreRun(i: ScoreInput): RunScore {
     overBudget,
     failureClass,
     reason,
+    findings,
     needsHuman: needsHumanReasons.length > 0,
     humanAction: o.humanAction,
     autoApproved: o.autoApproved,
@@ -218,7 +219,9 @@ export function scoreRun(i: ScoreInput): RunScore {
 export function mismatches(s: RunScore): string[] {
   const e = s.expected;
   const out: string[] = [];
-  if (s.outcome !== e.outcome) out.push(`outcome ${s.outcome}, expected ${e.outcome}`);
+  if (e.outcome === 'not_succeeded') {
+    if (s.success || s.outcome === 'succeeded') out.push(`outcome ${s.outcome}: Kiln counted it as a success, expected not`);
+  } else if (s.outcome !== e.outcome) out.push(`outcome ${s.outcome}, expected ${e.outcome}`);
   if (e.outcome === 'succeeded' && !s.success) out.push(`not a success (${s.failureClass ?? 'tests modified'})`);
   const wantClass = e.failureClass !== undefined ? e.failureClass : e.outcome === 'succeeded' ? null : undefined;
   if (wantClass !== undefined && s.failureClass !== wantClass) out.push(`failure class ${s.failureClass}, expected ${wantClass}`);

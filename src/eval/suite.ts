@@ -22,7 +22,7 @@ const budgetsSchema = z.strictObject({
 });
 
 const expectSchema = z.strictObject({
-  outcome: z.enum(PHASES),
+  outcome: z.enum([...PHASES, 'not_succeeded']),
   failureClass: z.enum(FAILURE_CLASSES).nullable().optional(),
   attempts: z.number().int().positive().optional(),
   needsHuman: z.boolean().optional(),

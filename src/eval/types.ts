@@ -16,7 +16,8 @@ export interface TaskBudgets {
 
 /** What a task says its runs must show; a run that shows it is "as expected". */
 export interface TaskExpectation {
-  outcome: Phase;
+  /** a phase, or `not_succeeded`: Kiln must not count this run as a success (a cheating model) */
+  outcome: Phase | 'not_succeeded';
   failureClass?: FailureClass | null;
   attempts?: number;
   needsHuman?: boolean;
@@ -83,6 +84,8 @@ export interface RunScore {
   overBudget: boolean;
   failureClass: FailureClass | null;
   reason: string | null;
+  /** why it failed, from the run's record: the last verdict's findings and every needs_human cause */
+  findings: string[];
   needsHuman: boolean;
   humanAction: 'abandon' | null;
   autoApproved: string[];

@@ -45,6 +45,10 @@ export const runInputSchema = z
     turnsPerRun: positiveInt.optional(),
     hostLossTimeoutMs: positiveInt.optional(),
     searchAttributes: z.boolean().optional(),
+    /** no checks may still end succeeded: the user asked, and it is printed and audited */
+    allowUnverified: z.boolean().optional(),
+    /** a client may protect more paths, never fewer */
+    protect: z.array(z.string().min(1).max(1000)).max(200).optional(),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { sanitizedGitConfig } from './git-config-mask.js';
 import type { SensitiveEntries } from './sensitive-files.js';
 import { SYSTEM_DIRS, type PrivateEntries, type SystemMount } from './system-mounts.js';
+import { toolchainBinds } from './toolchains.js';
 
 /** Directories that hold the user's secrets or host services: never exposed, not even as a git dir. */
 const MASKED_DIRS = ['/home', '/root', '/run'] as const;
@@ -49,6 +50,8 @@ export interface BwrapArgsInput {
   goFd?: number;
   /** with network 'slirp': the resolv.conf that names slirp's resolver */
   resolvConf?: string;
+  /** a host folder of warm caches, bound read-write at SANDBOX_CACHE (see toolchains.ts) */
+  cacheDir?: string;
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
   statusFd?: number;
 }
@@ -232,6 +235,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   if (nodePrefix) args.push('--ro-bind', nodePrefix, nodePrefix);
   for (const p of input.extraReadOnly ?? []) if (isAbsolute(p) && existsSync(p) && p !== '/') args.push('--ro-bind', p, p);
   args.push('--dir', input.home);
+  args.push(...toolchainBinds(input.cacheDir));
   // The worktree comes after the system binds: it may itself live under /tmp or /opt.
   args.push('--bind', ws, ws);
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);

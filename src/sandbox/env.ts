@@ -1,4 +1,5 @@
 import { dirname } from 'node:path';
+import { cacheEnv, hostToolchains, type Toolchains } from './toolchains.js';
 
 /** HOME inside the sandbox: on the private /tmp, empty at every run, gone afterwards. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -13,9 +14,14 @@ export function commandEnv(
   extra: Record<string, string> | undefined,
   home: string,
   parent: NodeJS.ProcessEnv = process.env,
+  /** where the command's warm caches are (as the command sees the path), if it has any */
+  cacheRoot?: string,
+  toolchains: Toolchains = hostToolchains(),
 ): Record<string, string> {
   const nodeBin = dirname(process.execPath);
-  const path = BASE_PATH.split(':').includes(nodeBin) ? BASE_PATH : `${nodeBin}:${BASE_PATH}`;
+  const base = BASE_PATH.split(':').includes(nodeBin) ? BASE_PATH : `${nodeBin}:${BASE_PATH}`;
+  // host toolchains first, as on the host's PATH (pyenv's python3 over /usr/bin's); they are read-only host folders
+  const path = [...toolchains.path.filter((d) => !base.split(':').includes(d)), base].join(':');
   const env: Record<string, string> = {
     PATH: path,
     HOME: home,
@@ -30,6 +36,8 @@ export function commandEnv(
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
     npm_config_update_notifier: 'false',
+    ...toolchains.env,
+    ...(cacheRoot ? cacheEnv(cacheRoot) : {}),
   };
   return { ...env, ...(extra ?? {}) };
 }

@@ -7,6 +7,7 @@ import { defaultLimits } from './limits.js';
 import { describeLimits, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
 import { keyringFilter } from './seccomp.js';
 import { findSystemBinary } from './system-paths.js';
+import { describeToolchains } from './toolchains.js';
 
 export interface ProbeCheck {
   name: string;
@@ -179,6 +180,7 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
     runner = { ...runner, setupNetwork: setup.network };
 
     checks.push({ name: 'limits', ok: true, detail: describeLimits(runner).join('; ') });
+    checks.push({ name: 'toolchains', ok: true, detail: describeToolchains() });
     return { ok: checks.every((c) => c.ok), checks, runner };
   } finally {
     listener.server.close();

@@ -12,6 +12,7 @@ import { closeQuietly, openKeyringFilter } from './seccomp.js';
 import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
+import { SANDBOX_CACHE } from './toolchains.js';
 import { findShell, findSystemBinary } from './system-paths.js';
 import type { CommandOptions, CommandResult } from './types.js';
 
@@ -134,7 +135,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
       throw err;
     }
     const hidden = privateEntries();
-    const env = commandEnv(opts.env, SANDBOX_HOME);
+    const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
     const seccompFd = config.keyringFilter ? openKeyringFilter() : undefined;
     const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
     try {
@@ -158,6 +159,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
           ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
           ...(seccompFd !== undefined ? { seccompFd: SECCOMP_FD } : {}),
           ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
+          ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
           ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
           ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
         }),
@@ -183,7 +185,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
   const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
   try {
-    const env = commandEnv(opts.env, home);
+    const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
     const argv = [...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup), ...ownPidNamespace(), shell, '-c', command];
     const result = await launchAndWait(
       { argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) },

@@ -32,6 +32,11 @@ export interface CommandOptions {
    * worktree are masked; without it, Kiln's built-in list applies
    */
   sensitive?: { sensitive: string[]; allowSensitive: string[] };
+  /**
+   * a host folder of warm tool caches (Go, npm, pip, cargo) the command may write; the caller
+   * picks one that no other run shares unless it is trusted (see checks/caches.ts)
+   */
+  cacheDir?: string;
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */

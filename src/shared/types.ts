@@ -61,6 +61,13 @@ export interface RunInput {
   turnsPerRun?: number;
   /** no worker taking the worktree host's activities for this long means the host is gone */
   hostLossTimeoutMs?: number;
+  /**
+   * the user asked for a run that may end without checks (`--unverified`): without it, a repo
+   * with no checks goes to a person instead of `succeeded`
+   */
+  allowUnverified?: boolean;
+  /** globs protected on top of the repo's list (an eval task's tests) */
+  protect?: string[];
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
 }
@@ -140,6 +147,13 @@ export interface Verdict {
   /** stable across attempts for the same failure: same failing checks and tests */
   signature: string;
   summary: string;
+  /** `git write-tree` of the tree the checks ran on; a later edit makes this verdict stale */
+  tree?: string;
+  /**
+   * why it failed when no retry can help: no checks to run, or checks that could not run
+   * (command not found, exit 127, sandbox or setup error) — a person decides, no attempt is spent
+   */
+  cause?: 'no_checks' | 'infrastructure';
 }
 
 /** One line of the run's live log, shown by `kiln run` / `kiln status` and the Web UI. */

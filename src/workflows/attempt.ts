@@ -6,7 +6,7 @@ import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } 
 import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
 import type { LoopState, RunContext } from './context.js';
-import { addUsage, budgetExceeded, findApproval, observe, touch } from './machine.js';
+import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
 import { modelOptions, toolOptions, type Acts } from './options.js';
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
@@ -29,6 +29,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   const acts = ctx.host!;
   const checks = ctx.prep!.checks;
   if (state.phase !== 'planning' && state.phase !== 'editing') ctx.phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
+  let cycles: boolean | undefined;
+  const cyclesOn = () => (cycles ??= patched('stuck-cycles'));
   // The stop gate: after an edit, finish waits until every check has run again.
   const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
   const gateAnswer = () =>
@@ -55,9 +57,15 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
           toolResults: loop.toolResults,
           checkpoint: loop.dirty,
           memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
+          tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
         },
       ],
     );
+    if (turn.budgetStop) {
+      // the turn's input alone would overshoot the token budget: it did not start
+      state.turn -= 1;
+      return { kind: 'budget', which: turn.budgetStop };
+    }
     loop.userText = undefined;
     loop.toolResults = {};
     if (turn.checkpoint) {
@@ -79,7 +87,12 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     let finished = false;
     if (turn.calls.length === 0) {
       // An end_turn without finish counts as a finish attempt.
-      if (gateSatisfied()) finished = true;
+      if (loop.needReflection && patched('retry-reflects')) {
+        loop.userText = 'Reflect first: this is a retry; call reflect before anything else.';
+        ctx.note('note', 'reflection required before finishing');
+        const stuck = observeIdleTurn(loop.stuck);
+        if (stuck) return { kind: 'stuck', why: stuck };
+      } else if (gateSatisfied()) finished = true;
       else {
         loop.userText = gateAnswer();
         ctx.note('note', 'stop gate: finish refused until the checks run');
@@ -96,6 +109,12 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         ctx.note('tool', `${call.summary}: invalid call`);
         if (call.name === REFLECT_TOOL && loop.needReflection) loop.reflectionBounces += 1;
         result = { text: call.inputError, isError: true, malformed: true };
+      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== REFLECT_TOOL && patched('retry-reflects')) {
+        // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
+        const text = 'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
+        loop.toolResults[call.id] = { content: text, isError: true };
+        ctx.note('note', `reflection required before ${call.name}`);
+        result = { text, isError: true, malformed: false };
       } else if (call.name === FINISH_TOOL) {
         if (gateSatisfied()) {
           finished = true;
@@ -125,6 +144,12 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
             loop.editedSinceChecks = true;
             loop.checksSinceEdit = [];
           }
+          if (res.changedPaths?.length && patched('command-edits')) {
+            // sed -i, a formatter, a generator: a command's changes are edits for the gate and touchedFiles
+            for (const p of res.changedPaths) touch(state, p);
+            loop.editedSinceChecks = true;
+            loop.checksSinceEdit = [];
+          }
           if (res.effect === 'reflect') loop.needReflection = false;
           if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
           if (res.plan) state.plan = res.plan;
@@ -134,7 +159,11 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         result = { text: res.summary, isError, malformed: false };
         if (res.status === 'denied') ctx.fail(`denied: ${res.summary} (${res.rule})`);
       }
-      const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed });
+      const stuck = observeCall(
+        loop.stuck,
+        { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed },
+        { cycles: cyclesOn() },
+      );
       if (stuck && !finished) return { kind: 'stuck', why: stuck };
     }
     if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };

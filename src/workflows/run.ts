@@ -5,7 +5,7 @@
  * attempt's turn loop is ./attempt.ts, the messages are ./handlers.ts and the state is
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
-import { ActivityFailure, CancellationScope, condition, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { PATCH_FILE } from '../shared/paths.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
@@ -29,8 +29,9 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
 
     for (;;) {
       let end: AttemptEnd;
+      const current = loop ?? freshLoop(false);
       try {
-        end = await runAttempt(ctx, loop ?? freshLoop(false));
+        end = await runAttempt(ctx, current);
       } catch (err) {
         if (!isHostLost(err)) throw err;
         loop = await rebuildElsewhere(ctx);
@@ -66,7 +67,8 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
         }
         state.verdict = verdict;
         observe(state, verdict.summary);
-        const next = afterVerdict(state, verdict, ctx.previousSignature);
+        // no checks, or checks that could not run: a person decides; no attempt is spent on it
+        const next = verdict.cause && !verdict.pass && patched('verdict-cause') ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
         ctx.previousSignature = verdict.signature;
         if (next.next === 'succeeded') {
           state.reason = undefined;
@@ -78,6 +80,11 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
           state.attempt = next.attempt;
           ctx.phase('retrying', verdict.summary);
           loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
+          if (patched('retry-reflects')) {
+            // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+            loop.editedSinceChecks = current.editedSinceChecks;
+            loop.checksSinceEdit = [...current.checksSinceEdit];
+          }
           continue;
         }
         waitReason = next.reason;
@@ -138,6 +145,10 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     return false;
   }
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+  if (input.allowUnverified && patched('unverified-run')) {
+    ctx.note('note', 'UNVERIFIED allowed: a repo with no checks may end succeeded, as the user asked (--unverified)');
+    await ctx.audit({ kind: 'verification', decision: 'unverified allowed', what: 'a run with no checks may succeed without verification', by: 'run option --unverified' });
+  }
   if (input.sandbox === 'off') {
     ctx.note('note', 'SANDBOX OFF: commands run unsandboxed on this machine, as the user asked (--sandbox off)');
     await ctx.audit({ kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' });
@@ -211,6 +222,12 @@ async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResu
     scripted: state.scripted,
     acceptedBy: state.acceptedBy,
   };
+}
+
+/** A verdict no retry can fix goes to a person with what to do about it. */
+function stopForCause(v: Verdict): { next: 'needs_human'; reason: string } {
+  if (v.cause === 'no_checks') return { next: 'needs_human', reason: 'no checks: say how to verify, or accept' };
+  return { next: 'needs_human', reason: `infrastructure: the checks could not run, which no retry of the model can fix:\n${v.summary}` };
 }
 
 /** A stuck attempt counts like a failed verification, with a signature of its own kind. */

@@ -174,8 +174,11 @@ describe('verification and retries', () => {
     const h = await t.start(testInput({ repo, model: `scripted:${script}`, maxAttempts: 1 }));
     const st = await t.waitFor(h, (s) => s.phase === 'needs_human');
     expect(st.verdict?.pass).toBe(false);
-    expect(st.verdict?.checks.every((c) => c.passed)).toBe(true);
+    // the checks ran on the base's tests, put back in the verified tree: the real failures show
+    expect(st.verdict?.checks[0]?.passed).toBe(false);
+    expect(st.verdict?.checks[0]?.failingTests).toEqual(expect.arrayContaining(['should reject revoked session']));
     expect(st.verdict?.protectedChanged).toEqual(['test/session.test.js']);
+    expect(st.verdict?.tree).toMatch(/^[0-9a-f]{40}$/);
     await h.cancel();
   });
 });

@@ -91,4 +91,19 @@ describe('runTool', () => {
     const wrong = await env.run(acts.runTool, { runId: input.runId, repo, toolUseId: 'toolu_5', grants: [], approvedHash: 'not-the-hash' });
     expect(wrong.status).toBe('ask');
   });
+
+  it('a command that edits files (sed -i) returns the changed paths; ignored files and a read-only command return none', async () => {
+    const { prep, call } = await prepared();
+    writeFileSync(join(prep.worktree, '.gitignore'), 'build/\n');
+    const sed = await call('toolu_6', 'run_command', { command: "sed -i 's/alpha/omega/' a.txt", reason: 'edit by command' });
+    expect(sed).toMatchObject({ status: 'done', ok: true, changedPaths: ['a.txt'] });
+    expect(sed.status === 'done' && sed.summary).toMatch(/changed 1 file\(s\): a\.txt/);
+    // the same file changed again (already modified against the base) still counts
+    const again = await call('toolu_7', 'run_command', { command: "sed -i 's/omega/delta/' a.txt", reason: 'edit again' });
+    expect(again).toMatchObject({ changedPaths: ['a.txt'] });
+    const ignored = await call('toolu_8', 'run_command', { command: 'mkdir -p build && echo x > build/out.txt', reason: 'build output' });
+    expect(ignored.status === 'done' && ignored.changedPaths).toBeUndefined();
+    const look = await call('toolu_9', 'run_command', { command: 'cat a.txt', reason: 'look' });
+    expect(look.status === 'done' && look.changedPaths).toBeUndefined();
+  });
 });

@@ -43,3 +43,33 @@ describe('stuck detection', () => {
     expect(observeIdleTurn(s)).toMatch(/3 turns of talk without acting/);
   });
 });
+
+describe('cycles', () => {
+  const feed = (keys: string[], cycles = true) => {
+    const s = freshStuck();
+    let why: string | undefined;
+    for (const k of keys) why ??= observeCall(s, call(k, `result of ${k}`), { cycles });
+    return why;
+  };
+
+  it('an A/B read loop ends after three rounds, not at the budget', () => {
+    expect(feed(['a', 'b', 'a', 'b', 'a'])).toBeUndefined();
+    expect(feed(['a', 'b', 'a', 'b', 'a', 'b'])).toMatch(/cycle of 2 calls repeated 3 times/);
+  });
+
+  it('finds periods 3 and 4', () => {
+    expect(feed('abcabcabc'.split(''))).toMatch(/cycle of 3/);
+    expect(feed('abcdabcdabcd'.split(''))).toMatch(/cycle of 4/);
+  });
+
+  it('control: work that moves on is not a cycle (same calls, different results; period 5)', () => {
+    const s = freshStuck();
+    const seq = ['edit', 'test', 'edit', 'test', 'edit', 'test'];
+    expect(seq.map((k, i) => observeCall(s, call(k, `${k} ${i}`), { cycles: true })).filter(Boolean)).toEqual([]);
+    expect(feed('abcdeabcdeabcde'.split(''))).toBeUndefined();
+  });
+
+  it('off unless asked (runs recorded before cycle detection replay unchanged)', () => {
+    expect(feed(['a', 'b', 'a', 'b', 'a', 'b'], false)).toBeUndefined();
+  });
+});

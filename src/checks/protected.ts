@@ -1,0 +1,134 @@
+/**
+ * What the verifier never takes from the model: tests and their fixtures, test-runner
+ * configuration, the definitions of the checks, and CI — per ecosystem, not only JS names. A
+ * change to any of these fails verification, and the verified tree gets the base's version back,
+ * so the checks judge the code against the tests the repo had.
+ */
+import picomatch from 'picomatch';
+
+const TEST_FILES: Record<string, string[]> = {
+  js: ['**/*.test.*', '**/*.spec.*', '**/__tests__/**', '**/__snapshots__/**', 'test.{js,mjs,cjs,ts,mts,cts}', '**/test/**', '**/tests/**'],
+  python: ['**/test_*.py', '**/*_test.py', '**/conftest.py', '**/tests/**'],
+  go: ['**/*_test.go', '**/testdata/**'],
+  rust: ['**/tests/**', '**/benches/**'],
+  jvm: ['**/src/test/**'],
+  ruby: ['**/spec/**', '**/test/**', '.rspec'],
+};
+
+const RUNNER_CONFIG = [
+  '**/vitest.config.*',
+  '**/vitest.workspace.*',
+  '**/vite.config.*',
+  '**/jest.config.*',
+  '**/jest.setup.*',
+  '**/.mocharc*',
+  '**/karma.conf.*',
+  '**/playwright.config.*',
+  '**/cypress.config.*',
+  '**/ava.config.*',
+  '**/.nycrc*',
+  '**/.c8rc*',
+  '**/pytest.ini',
+  '**/tox.ini',
+  '**/noxfile.py',
+  '**/.coveragerc',
+  'go.work',
+  'go.work.sum',
+];
+
+const CI = ['.github/**', '.gitlab-ci.yml', '.circleci/**', '.buildkite/**', 'azure-pipelines.yml', 'Jenkinsfile', '.travis.yml', '.git/**', '.kiln/**'];
+
+/** Make-like files define what `make test` runs: protected when a check calls them. */
+const RUNNERS_BY_CHECK: Array<{ calls: RegExp; files: string[] }> = [
+  { calls: /(^|[\s;&|(])make\b/, files: ['Makefile', 'makefile', 'GNUmakefile', '**/*.mk'] },
+  { calls: /(^|[\s;&|(])just\b/, files: ['justfile', 'Justfile', '.justfile'] },
+  { calls: /(^|[\s;&|(])task\b/, files: ['Taskfile.yml', 'Taskfile.yaml'] },
+  { calls: /(^|[\s;&|(])(tox|nox)\b/, files: ['tox.ini', 'noxfile.py'] },
+];
+
+/**
+ * Files where only some sections are about the checks: a change to those sections is protected,
+ * the rest (dependencies, metadata) is the model's to change.
+ */
+export const PROTECTED_SECTIONS: Record<string, { kind: 'json-keys'; keys: string[] } | { kind: 'ini-sections'; sections: RegExp }> = {
+  'package.json': { kind: 'json-keys', keys: ['scripts', 'jest', 'mocha', 'ava', 'c8', 'nyc', 'vitest'] },
+  'pyproject.toml': { kind: 'ini-sections', sections: /^(tool\.pytest|tool\.coverage|tool\.tox|tool\.hatch\.envs\.[^.]+\.scripts|tool\.poe)/ },
+  'setup.cfg': { kind: 'ini-sections', sections: /^(tool:pytest|coverage:|aliases)/ },
+};
+
+export interface ProtectedSet {
+  /** whole files the model may not change */
+  isProtected(path: string): boolean;
+  globs: string[];
+}
+
+/** Script files a check runs directly (`./scripts/test.sh`, `bash ci/run.sh`): they define the check. */
+function scriptsCalledBy(check: string): string[] {
+  return [...check.matchAll(/(?:^|[\s;&|(])(?:\.\/|bash\s+|sh\s+)?([\w./-]+\.(?:sh|bash|py|mjs|cjs|js))\b/g)].map((m) => m[1]!.replace(/^\.\//, ''));
+}
+
+/** Every ecosystem's set, the repo's own list on top, and what the checks themselves call. */
+export function protectedSet(repoGlobs: string[], checks: string[]): ProtectedSet {
+  const globs = [...new Set([...Object.values(TEST_FILES).flat(), ...RUNNER_CONFIG, ...CI, ...repoGlobs])];
+  for (const check of checks) {
+    for (const r of RUNNERS_BY_CHECK) if (r.calls.test(check)) globs.push(...r.files);
+    globs.push(...scriptsCalledBy(check));
+  }
+  const match = picomatch(globs, { dot: true });
+  return { isProtected: (p) => match(p), globs };
+}
+
+/** The protected keys of a package.json that differ between two versions (added, removed or changed). */
+export function changedJsonKeys(before: string | undefined, after: string | undefined, keys: string[]): string[] {
+  const a = parseObject(before);
+  const b = parseObject(after);
+  if (a === undefined || b === undefined) return before === after ? [] : ['(file is not a JSON object)'];
+  return keys.filter((k) => JSON.stringify(a[k] ?? null) !== JSON.stringify(b[k] ?? null));
+}
+
+/** Puts the base's protected keys back into the model's package.json, keeping everything else. */
+export function restoreJsonKeys(base: string | undefined, model: string, keys: string[]): string {
+  const a = parseObject(base) ?? {};
+  const b = parseObject(model);
+  if (!b) return base ?? model;
+  for (const k of keys) {
+    if (k in a) b[k] = a[k];
+    else delete b[k];
+  }
+  return `${JSON.stringify(b, null, 2)}\n`;
+}
+
+/** INI/TOML section headers whose bodies differ between two versions. */
+export function changedIniSections(before: string | undefined, after: string | undefined, sections: RegExp): string[] {
+  const a = iniSections(before ?? '');
+  const b = iniSections(after ?? '');
+  const names = new Set([...a.keys(), ...b.keys()]);
+  return [...names].filter((n) => sections.test(n) && a.get(n) !== b.get(n));
+}
+
+function iniSections(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let name = '';
+  let body: string[] = [];
+  const flush = () => out.set(name, body.map((l) => l.trim()).filter(Boolean).join('\n'));
+  for (const line of text.split(/\r?\n/)) {
+    const header = /^\s*\[{1,2}\s*([^\]]+?)\s*\]{1,2}\s*$/.exec(line);
+    if (header) {
+      flush();
+      name = header[1]!.replace(/["']/g, '');
+      body = [];
+    } else body.push(line);
+  }
+  flush();
+  return out;
+}
+
+function parseObject(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * What a check's output says about each test: the runners Kiln knows (TAP/node:test, vitest,
+ * jest, mocha, pytest, go test) are read for per-test results and their summary counts, so the
+ * verdict can be about tests and not about an exit code a script can fake.
+ */
+export type TestStatus = 'pass' | 'fail' | 'skip';
+
+export interface TestResults {
+  /** the runners whose output was recognised; empty: no known format */
+  formats: string[];
+  /** per-test results by name, where the runner names them (a failure wins over a pass) */
+  tests: Record<string, TestStatus>;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+const MAX_TESTS = 2000;
+
+type Parser = (out: string, r: TestResults) => boolean;
+
+function add(r: TestResults, name: string, status: TestStatus): void {
+  const n = name.trim().replace(/\s+/g, ' ').slice(0, 200);
+  if (!n) return;
+  if (!(n in r.tests) && Object.keys(r.tests).length >= MAX_TESTS) return;
+  if (r.tests[n] === 'fail') return;
+  r.tests[n] = status;
+}
+
+const num = (s: string | undefined) => (s ? Number(s) : 0);
+
+/** node:test and any TAP producer: "ok 1 - name", "not ok 2 - name # SKIP", "# pass 3". */
+const tap: Parser = (out, r) => {
+  const summary = /^# (?:pass|tests) \d+/m.test(out);
+  let seen = false;
+  // a node:test file reports its own subtests first, then itself as one test: leaves only
+  const lines = out.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)(not ok|ok) \d+ - (.+?)\s*$/.exec(lines[i]!);
+    if (!m) continue;
+    seen = true;
+    const indent = m[1]!.length;
+    const hasChildren = i > 0 && /^\s*1\.\.\d+\s*$/.test(lines[i - 1]!) && (lines[i - 1]!.match(/^\s*/)![0].length > indent);
+    if (hasChildren) continue;
+    let name = m[3]!;
+    let status: TestStatus = m[2] === 'ok' ? 'pass' : 'fail';
+    const directive = /\s+#\s*(SKIP|TODO)\b.*$/i.exec(name);
+    if (directive) {
+      name = name.slice(0, directive.index);
+      status = 'skip';
+    }
+    add(r, name, status);
+  }
+  if (!seen && !summary) return false;
+  const pass = /^# pass (\d+)/m.exec(out);
+  const fail = /^# fail (\d+)/m.exec(out);
+  const skip = /^# (?:skipped|skip) (\d+)/m.exec(out);
+  if (pass || fail) {
+    r.passed += num(pass?.[1]);
+    r.failed += num(fail?.[1]);
+    r.skipped += num(skip?.[1]);
+  } else {
+    const all = Object.values(r.tests);
+    r.passed += all.filter((s) => s === 'pass').length;
+    r.failed += all.filter((s) => s === 'fail').length;
+    r.skipped += all.filter((s) => s === 'skip').length;
+  }
+  return true;
+};
+
+/** vitest: " Tests  2 failed | 3 passed (5)", " FAIL  a.test.ts > suite > name", " ✓ name". */
+const vitest: Parser = (out, r) => {
+  const m = /^\s*Tests\s+(.+?)\s*\(\d+\)\s*$/m.exec(out);
+  if (!m || /Tests:/.test(m[0])) return false;
+  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
+  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
+  r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
+  for (const f of out.matchAll(/^\s*FAIL\s+(\S+\.(?:test|spec)\.\S+ > .+?)\s*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^\s*[×✗✕]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?\s*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?\s*$/gm)) if (!/\(\d+ tests?\)/.test(f[1]!)) add(r, f[1]!, 'pass');
+  return true;
+};
+
+/** jest: "Tests:       1 failed, 3 passed, 4 total", "● suite › name", "✓ name (3 ms)". */
+const jest: Parser = (out, r) => {
+  const m = /^Tests:\s+(.+?)$/m.exec(out);
+  if (!m) return false;
+  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
+  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
+  r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
+  for (const f of out.matchAll(/^\s*● (.+? › .+?)\s*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\(\d+ ms\))?\s*$/gm)) add(r, f[1]!, 'pass');
+  for (const f of out.matchAll(/^\s*[✕×]\s+(.+?)(?:\s+\(\d+ ms\))?\s*$/gm)) add(r, f[1]!, 'fail');
+  return true;
+};
+
+/** mocha: "  3 passing (5ms)", "  1 failing", "  ✔ name", "  1) suite name:". */
+const mocha: Parser = (out, r) => {
+  const passing = /^\s*(\d+) passing\b/m.exec(out);
+  if (!passing) return false;
+  r.passed += num(passing[1]);
+  r.failed += num(/^\s*(\d+) failing\b/m.exec(out)?.[1]);
+  r.skipped += num(/^\s*(\d+) pending\b/m.exec(out)?.[1]);
+  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\(\d+ms\))?\s*$/gm)) add(r, f[1]!, 'pass');
+  for (const f of out.matchAll(/^\s+\d+\) (.+?)\s*$/gm)) if (!f[1]!.endsWith(':')) add(r, f[1]!, 'fail');
+  return true;
+};
+
+/** pytest: "=== 1 failed, 3 passed in 0.1s ===", "FAILED t.py::test_b - …", "PASSED t.py::test_a" (-rA). */
+const pytest: Parser = (out, r) => {
+  // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
+  const m = /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/m.exec(out);
+  if (!m) return false;
+  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]) + num(/(\d+) errors?/.exec(m[1]!)?.[1]);
+  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
+  r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m[1]!)?.[1]);
+  for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm)) add(r, f[2]!, f[1] === 'PASSED' ? 'pass' : f[1] === 'FAILED' || f[1] === 'ERROR' ? 'fail' : 'skip');
+  for (const f of out.matchAll(/^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED)\b/gm)) add(r, f[1]!, f[2] === 'PASSED' ? 'pass' : f[2] === 'SKIPPED' ? 'skip' : 'fail');
+  return true;
+};
+
+/** go test: "--- FAIL: TestX (0.00s)", "--- PASS: TestX" (-v), "ok  pkg", "FAIL\tpkg". */
+const goTest: Parser = (out, r) => {
+  const results = [...out.matchAll(/^\s*--- (PASS|FAIL|SKIP): (\S+)/gm)];
+  const pkgs = [...out.matchAll(/^(ok|FAIL|\?)\s+\S+(?:\s|$)/gm)];
+  if (!results.length && !pkgs.some((p) => p[1] === 'ok' || /^FAIL\t/.test(p[0]))) return false;
+  for (const f of results) add(r, f[2]!, f[1] === 'PASS' ? 'pass' : f[1] === 'FAIL' ? 'fail' : 'skip');
+  const all = results.map((f) => f[1]);
+  r.passed += all.filter((s) => s === 'PASS').length;
+  r.failed += all.filter((s) => s === 'FAIL').length;
+  r.skipped += all.filter((s) => s === 'SKIP').length;
+  // a package that failed to build reports no test at all: it is still a failure
+  for (const p of out.matchAll(/^FAIL\t(\S+) \[(?:build|setup) failed\]/gm)) {
+    add(r, `${p[1]} [build failed]`, 'fail');
+    r.failed += 1;
+  }
+  return true;
+};
+
+const PARSERS: Array<[string, Parser]> = [
+  ['go test', goTest],
+  ['pytest', pytest],
+  ['jest', jest],
+  ['vitest', vitest],
+  ['mocha', mocha],
+  ['tap', tap],
+];
+
+export function parseTestOutput(output: string): TestResults {
+  const r: TestResults = { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 };
+  const text = output.replace(/\x1b\[[0-9;]*m/g, '');
+  for (const [name, parse] of PARSERS) if (parse(text, r)) r.formats.push(name);
+  return r;
+}
+
+/** The number of tests the runner says it ran (skips excluded). */
+export function testsRan(r: TestResults): number {
+  return r.passed + r.failed;
+}
