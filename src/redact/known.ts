@@ -34,8 +34,9 @@ export function isKnownSecretCandidate(value: string, key = ''): boolean {
   return SECRET_ENV_NAME.test(key) || !(PLAIN_WORDS.test(v) || PLAIN_URL.test(v));
 }
 
-// secret-sounding names that hold socket paths and bus addresses, not secrets
-const NOT_SECRET_ENV = /^(?:SSH_AUTH_SOCK|GPG_AGENT_INFO|.*_SESSION_BUS_ADDRESS|XDG_SESSION_.*|.*_SESSION_(?:ID|TYPE|DESKTOP|CLASS))$/;
+// secret-sounding names that hold socket paths, bus addresses and the shell's working
+// directory (PWD: "print working directory", not a password), not secrets
+const NOT_SECRET_ENV = /^(?:PWD|OLDPWD|SSH_AUTH_SOCK|GPG_AGENT_INFO|.*_SESSION_BUS_ADDRESS|XDG_SESSION_.*|.*_SESSION_(?:ID|TYPE|DESKTOP|CLASS))$/;
 
 /** The secret variables of an environment (the worker's own). */
 export function secretEnvValues(env: NodeJS.ProcessEnv): string[] {

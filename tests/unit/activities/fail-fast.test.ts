@@ -6,7 +6,6 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callPath } from '../../../src/activities/tools.js';
@@ -34,18 +33,15 @@ async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
 }
 
 describe('failures that no retry can fix are not retried', () => {
-  it('a bad .kiln/policy.json: runTool fails non-retryable, naming the file; control: a valid one runs the tool', async () => {
+  it('a bad .kiln/policy.json: prepareWorkspace fails non-retryable, naming the file; control: a valid one prepares and runs a tool', async () => {
+    // the policy is fixed when the run is prepared (run.json): a bad file fails there, once
     const { repo, input, acts, menv } = await prepared('scripted:SCRIPT');
-    mkdirSync(join(repo, '.kiln'), { recursive: true });
-    const call = async (id: string) => {
-      await writeJsonAtomic(callPath(repo, input.runId, id), { id, name: 'read_file', input: { path: 'a.txt' } });
-      return menv.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });
-    };
-    writeFileSync(join(repo, '.kiln', 'policy.json'), '{}');
-    expect(await call('toolu_ok')).toMatchObject({ status: 'done', ok: true });
+    await writeJsonAtomic(callPath(repo, input.runId, 'toolu_ok'), { id: 'toolu_ok', name: 'read_file', input: { path: 'a.txt' } });
+    expect(await menv.run(acts.runTool, { runId: input.runId, repo, toolUseId: 'toolu_ok', grants: [] })).toMatchObject({ status: 'done', ok: true });
 
-    writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
-    const f = await failure(call('toolu_bad'));
+    const bad = repoWith({ 'a.txt': 'alpha\n', '.kiln/policy.json': '{ "protected": [' });
+    const badInput = testInput({ repo: bad, model: input.model });
+    const f = await failure(new MockActivityEnvironment().run(acts.prepareWorkspace, badInput));
     expect(f).toMatchObject({ type: 'PolicyConfigError', nonRetryable: true });
     expect(f.message).toMatch(/policy\.json: not valid JSON/);
   });

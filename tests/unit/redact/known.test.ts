@@ -40,6 +40,11 @@ describe('known-value redaction', () => {
     expect(v.sort()).toEqual(['plain-looking-key-123', 'tok-value-4567']);
   });
 
+  it('PWD is the working directory, not a password: paths in outputs and logs stay readable', () => {
+    // matched as "PWD" it masked every path under the worker's directory, stack traces included
+    expect(secretEnvValues({ PWD: '/work/main', OLDPWD: '/home/someone/src', DB_PWD: 'hunter2-but-longer' })).toEqual(['hunter2-but-longer']);
+  });
+
   it('reaches every redaction path: the stream redactor and the thorough async pass', async () => {
     registerKnownSecrets([CANARY]);
     const s = createStreamRedactor();
