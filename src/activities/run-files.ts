@@ -18,6 +18,8 @@ export interface RunRecord {
   createdAt: string;
   /** targets of the paths `.kiln/config` links into the worktree: readable by commands */
   linked?: string[];
+  /** tool clutter left out of the patch and the changed files (absent in older runs: the defaults) */
+  exclude?: string[];
 }
 
 export function runDir(repo: string, runId: string): string {

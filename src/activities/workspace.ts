@@ -16,6 +16,7 @@ import type { ActivityDeps } from './deps.js';
 import { git } from './git.js';
 import { HARDENED_DIFF_FLAGS } from '../sandbox/git-hardening.js';
 import { heartbeating } from './heartbeat.js';
+import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from './clutter.js';
 import {
   appendEvent,
   loadRun,
@@ -78,6 +79,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       hostQueue: deps.hostQueue,
       createdAt: existing?.createdAt ?? new Date().toISOString(),
       linked: config.link.map((rel) => join(repo, rel)),
+      exclude: excludeList(config.exclude),
     };
     await saveRun(rec);
     await mkdir(artifactsDir(repo, input.runId), { recursive: true });
@@ -224,15 +226,18 @@ async function agentsMdChecks(wt: string): Promise<string[]> {
 
 /**
  * Runs git against a throwaway index holding the base plus every worktree change (new files
- * included), so the worktree's own index is never disturbed.
+ * included), so the worktree's own index is never disturbed. Tool clutter is never added: an
+ * excluded path keeps its base content in that index, so it is in no patch and no changed list.
+ * The list is the run record's (beside the scratch index); a run without one gets the defaults.
  */
 async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: ReturnType<typeof git>) => Promise<T>): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const g = git(worktree, process.env, index);
+  const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
   try {
     await g.raw(['read-tree', base]);
-    await g.raw(['add', '-A', '--', '.']);
+    await g.raw(['add', '-A', '--', '.', ...excludePathspecs(exclude)]);
     return await fn(g);
   } finally {
     await rm(index, { force: true });
