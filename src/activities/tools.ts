@@ -3,6 +3,7 @@
  * ("started") is written before any effect, so a retry after a crash can tell an edit that
  * already landed from one that did not, and a command that may not be repeated from one that may.
  */
+import { checksCovered } from '../checks/match.js';
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { evaluate, loadPolicyConfig } from '../policy/index.js';
@@ -209,7 +210,8 @@ export function toolActivities(deps: ActivityDeps) {
     const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}`;
     const ok = res.exitCode === 0 && !res.timedOut;
     await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined);
+    const ranChecks = res.timedOut ? [] : checksCovered(command, rec.checks, ok);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, ranChecks);
   }
 
   async function finishResult(
@@ -223,6 +225,7 @@ export function toolActivities(deps: ActivityDeps) {
     path?: string,
     recovered?: boolean,
     checkRan?: string,
+    checksRan?: string[],
   ): Promise<RunToolResult> {
     const clean = redact(content);
     const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
@@ -239,6 +242,7 @@ export function toolActivities(deps: ActivityDeps) {
       path,
       recovered: recovered || undefined,
       checkRan,
+      checksRan: checksRan?.length ? checksRan : undefined,
     });
   }
 

@@ -15,6 +15,8 @@ import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
 /** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
 const FINISH_TOOL = 'finish';
 const REFLECT_TOOL = 'reflect';
+/** the stop gate matches checks by what runs and names what is missing (issue 13) */
+const GATE_PATCH = 'gate-checks-by-what-runs';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -31,11 +33,14 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   if (state.phase !== 'planning' && state.phase !== 'editing') ctx.phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
   // The stop gate: after an edit, finish waits until every check has run again.
   const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
+  const missing = () => checks.filter((c) => !loop.checksSinceEdit.includes(c)).map((c) => `\`${c}\``);
+  // Behind a patch: runs started earlier replay with their old texts. The new ones name the
+  // files really edited and the checks still missing (issue 13: "finish refused" named none).
   const gateAnswer = () =>
-    `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
-      .filter((c) => !loop.checksSinceEdit.includes(c))
-      .map((c) => `\`${c}\``)
-      .join(' and ')} with run_command, then call finish.`;
+    patched(GATE_PATCH)
+      ? `The stop gate: ${loop.editedFiles?.length ? `you edited ${loop.editedFiles.join(', ')}` : 'files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
+      : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
+  const gateNote = () => (patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run');
 
   for (;;) {
     await maybeContinueAsNew(ctx, loop);
@@ -82,7 +87,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       if (gateSatisfied()) finished = true;
       else {
         loop.userText = gateAnswer();
-        ctx.note('note', 'stop gate: finish refused until the checks run');
+        ctx.note('note', gateNote());
         const stuck = observeIdleTurn(loop.stuck);
         if (stuck) return { kind: 'stuck', why: stuck };
       }
@@ -102,7 +107,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
           loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
         } else {
           loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
-          ctx.note('note', 'stop gate: finish refused until the checks run');
+          ctx.note('note', gateNote());
         }
         result = { text: loop.toolResults[call.id]!.content, isError: !finished, malformed: false };
       } else if (loop.needReflection && EDIT_TOOLS.has(call.name) && loop.reflectionBounces < 1) {
@@ -124,9 +129,13 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
             touch(state, res.path);
             loop.editedSinceChecks = true;
             loop.checksSinceEdit = [];
+            if (patched(GATE_PATCH)) loop.editedFiles = [...new Set([...(loop.editedFiles ?? []), res.path])];
           }
           if (res.effect === 'reflect') loop.needReflection = false;
-          if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
+          // a command counts for every check it ran (`a && b`); older results name one at most
+          const ran = res.checksRan && patched(GATE_PATCH) ? res.checksRan : res.checkRan ? [res.checkRan] : [];
+          for (const c of ran) if (!loop.checksSinceEdit.includes(c)) loop.checksSinceEdit.push(c);
+          if (ran.length && loop.editedFiles && checks.every((c) => loop.checksSinceEdit.includes(c))) loop.editedFiles = [];
           if (res.plan) state.plan = res.plan;
           observe(state, res.summary);
         }

@@ -19,6 +19,8 @@ const MAX_FAILURES = 10;
 export interface LoopState {
   editedSinceChecks: boolean;
   checksSinceEdit: string[];
+  /** files edited since the checks last ran, for the stop gate's answer (absent in older carries) */
+  editedFiles?: string[];
   /** a retry must start with a valid reflection before any edit */
   needReflection: boolean;
   reflectionBounces: number;
