@@ -34,12 +34,15 @@ export function excludeList(configured: readonly string[] = []): string[] {
   return [...new Set([...DEFAULT_EXCLUDES.filter((e) => !drop.has(e)), ...add])];
 }
 
-/** Git pathspecs that leave each entry out, at any depth, whether it names a file or a directory. */
+/**
+ * Git pathspecs that leave each entry out, at any depth, whether it names a file or a directory.
+ * Always through `**\/`: `git add` refuses an exclude whose literal prefix names a path the repo's
+ * .gitignore already ignores ("The following paths are ignored…"), a glob does not.
+ */
 export function excludePathspecs(list: readonly string[]): string[] {
   return list.flatMap((raw) => {
     const e = raw.replace(/^\/+|\/+$/g, '');
     if (!e) return [];
-    const at = raw.startsWith('/') ? e : `**/${e}`;
-    return [`:(exclude,glob)${at}`, `:(exclude,glob)${at}/**`];
+    return [`:(exclude,glob)**/${e}`, `:(exclude,glob)**/${e}/**`];
   });
 }

@@ -20,7 +20,7 @@ export interface Uncommitted {
 export const baseRef = (runId: string) => `refs/kiln/bases/${runId}`;
 
 function pathspecs(exclude: readonly string[]): string[] {
-  return ['.', ':(exclude).kiln', ...excludePathspecs(excludeList(exclude))];
+  return ['.', ...excludePathspecs(['.kiln', ...excludeList(exclude)])];
 }
 
 export async function uncommittedWork(repo: string, exclude: readonly string[] = []): Promise<Uncommitted> {

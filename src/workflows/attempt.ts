@@ -17,6 +17,8 @@ const FINISH_TOOL = 'finish';
 const REFLECT_TOOL = 'reflect';
 /** the stop gate matches checks by what runs and names what is missing (issue 13) */
 const GATE_PATCH = 'gate-checks-by-what-runs';
+/** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
+const LIVE_PATCH = 'live-view-notes';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -105,6 +107,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         if (gateSatisfied()) {
           finished = true;
           loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
+          if (patched(LIVE_PATCH)) ctx.note('tool', call.summary);
         } else {
           loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
           ctx.note('note', gateNote());
@@ -188,6 +191,8 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
       { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
       [{ ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
     );
+  // a command may run for minutes: the live view shows it when it starts, not only when it ends
+  if (call.name === 'run_command' && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
   const res = await exec();
   if (res.status !== 'ask') {
     ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
@@ -221,7 +226,8 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
   }
   const d = ctx.decisions.get(id)!;
   const by = d.by ?? 'unknown';
-  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}`);
+  const said = patched(LIVE_PATCH) ? (d.approve ? (d.note ? `: ${d.note}` : '') : `: ${d.reason?.trim() || 'no reason given'}`) : '';
+  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}${said}`);
   await ctx.audit({
     kind: 'approval',
     id,

@@ -47,6 +47,15 @@ describe('tool clutter in a repo without a .gitignore', () => {
     expect(await changedFiles(repo, base, scratch)).toEqual(['calc.py', 'htmlcov/index.html']);
   });
 
+  it('works in a repo whose .gitignore already ignores the same names', async () => {
+    const { repo, base, scratch } = pythonRepoAfterTests();
+    writeFileSync(join(repo, '.gitignore'), '__pycache__/\n.pytest_cache/\nhtmlcov/\n.coverage\n*.pyc\n.kiln/\n');
+    git(repo, 'add', '.gitignore');
+    git(repo, 'commit', '-qm', 'ignore');
+    expect(await changedFiles(repo, git(repo, 'rev-parse', 'HEAD').trim(), scratch)).toEqual(['calc.py', 'notes/pycache_notes.md']);
+    expect(base).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   it('a tracked file under an excluded name keeps its base content in the patch (no deletion)', async () => {
     const repo = repoWith({ 'a.py': 'x = 1\n', '__pycache__/keep.txt': 'committed by the user\n' }, 'kiln-clutter-');
     const base = git(repo, 'rev-parse', 'HEAD').trim();
@@ -66,8 +75,8 @@ describe('the exclude list', () => {
     expect(excludeList()).toEqual([...DEFAULT_EXCLUDES]);
   });
 
-  it('a leading slash anchors a name at the top; otherwise it matches at any depth', () => {
-    expect(excludePathspecs(['/build'])).toEqual([':(exclude,glob)build', ':(exclude,glob)build/**']);
+  it('every name matches at any depth, as a file or a directory', () => {
+    expect(excludePathspecs(['/build'])).toEqual([':(exclude,glob)**/build', ':(exclude,glob)**/build/**']);
     expect(excludePathspecs(['node_modules/.cache/'])).toEqual([':(exclude,glob)**/node_modules/.cache', ':(exclude,glob)**/node_modules/.cache/**']);
   });
 });

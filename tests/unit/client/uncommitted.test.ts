@@ -53,6 +53,14 @@ describe('uncommitted work', () => {
     expect((await baseForRun({ repo, runId: 'r2' }, true, [], shellQuote)).base).toBe(r.base);
   });
 
+  it('a .gitignore that ignores .kiln and the clutter changes nothing', async () => {
+    const repo = dirtyRepo();
+    writeFileSync(join(repo, '.git', 'info', 'exclude'), '.kiln/\n__pycache__/\n');
+    expect(await uncommittedWork(repo)).toEqual({ modified: ['app.py'], untracked: ['notes.txt'] });
+    const r = await baseForRun({ repo, runId: 'r4' }, true, [], shellQuote);
+    expect(git(repo, 'ls-tree', '-r', '--name-only', r.base!).split('\n').filter(Boolean).sort()).toEqual(['README', 'app.py', 'notes.txt']);
+  });
+
   it('with --include-uncommitted on a clean checkout: HEAD, and says so', async () => {
     const r = await baseForRun({ repo: repoWith({ a: '1' }), runId: 'r3' }, true, [], shellQuote);
     expect(r.base).toBeUndefined();
