@@ -11,6 +11,7 @@ import { createActivities, defaultDeps, type ActivityDeps } from './activities/i
 import { createSandbox } from './sandbox/index.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
+import { retryTrace } from './activities/retry-trace.js';
 
 /**
  * Always the compiled workflows: the bundler then sees plain JS whether this module runs from
@@ -66,12 +67,14 @@ export async function startWorker(opts: {
     taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowBundle: workflowBundle_,
     activities,
+    interceptors: { activity: [retryTrace] },
   });
   const host = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: deps.hostQueue,
     activities,
+    interceptors: { activity: [retryTrace] },
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
