@@ -22,6 +22,7 @@ import { TERMINAL_PHASES } from '../shared/types.js';
 import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
+import { shellQuote } from '../sandbox/shell-quote.js';
 
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;
@@ -372,8 +373,8 @@ export function formatSummary(r: RunResult): string {
   return [
     `${r.state === 'succeeded' ? '✔' : r.state === 'cancelled' ? '✖' : '✘'} ${r.runId}: ${r.state}${r.reason ? ` — ${r.reason}` : ''}${r.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
     `  attempts ${r.attempts} · turns ${r.turns} · tokens in ${r.tokens.input} / out ${r.tokens.output} / cache read ${r.tokens.cacheRead} / cache write ${r.tokens.cacheWrite} · $${r.costUsd.toFixed(4)}`,
-    `  artifacts: ${r.artifactsDir}`,
-    `  patch:     ${r.patchPath}`,
+    `  artifacts: ${shellQuote(r.artifactsDir)}`,
+    `  patch:     ${shellQuote(r.patchPath)}`,
     ...keptWorktree(r),
   ].join('\n');
 }
@@ -384,7 +385,7 @@ function keptWorktree(r: RunResult): string[] {
   const wt = r.artifactsDir.replace(/\/runs\/([^/]+)$/, '/worktrees/$1');
   if (wt === r.artifactsDir || !existsSync(wt)) return [];
   const repo = r.artifactsDir.replace(/\/\.kiln\/runs\/[^/]+$/, '');
-  return [`  worktree:  ${wt} (kept for inspection; \`kiln clean --repo ${JSON.stringify(repo)}\` removes finished runs' worktrees)`];
+  return [`  worktree:  ${shellQuote(wt)} (kept for inspection; \`kiln clean --repo ${shellQuote(repo)}\` removes finished runs' worktrees)`];
 }
 
 export function jsonSummary(r: RunResult): string {
