@@ -10,12 +10,12 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
-import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../shared/constants.js';
+import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
@@ -162,6 +162,10 @@ export async function outcome(
         costUsd: st?.budget.costUsd ?? 0,
         scripted: st?.scripted ?? false,
       };
+    }
+    // a blocked run fails the workflow (red in the Web UI) and carries its result
+    if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === RUN_NOT_ACHIEVED && err.cause.details?.[0]) {
+      return err.cause.details[0] as RunResult;
     }
     if (err instanceof WorkflowFailedError) throw new CliError(`run ${handle.workflowId} failed: ${err.cause?.message ?? err.message}`);
     throw err;

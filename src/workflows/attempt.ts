@@ -215,7 +215,9 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
   });
   ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
-  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs);
+  // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
+  // it is metadata, not part of the command that replay compares
+  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, { summary: `approval ${id} times out: ${call.summary}`.slice(0, 200) });
   const pending = findApproval(state, id)!;
   state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
   if (!answered) {

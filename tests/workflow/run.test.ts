@@ -12,6 +12,7 @@ import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 const start = (input: RunInput) => t.start(input);
@@ -151,7 +152,7 @@ describe('the run workflow', () => {
   it('a failed setup ends the run blocked with its output, before any model turn is paid for', async () => {
     const repo = repoWith({ 'a.txt': 'x\n' });
     const input = testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}`, setup: ['echo "cannot resolve dependency left-pad" >&2; exit 3'] });
-    const r = await (await start(input)).result();
+    const r = await outcome(await start(input));
     expect(r.state).toBe('blocked');
     expect(r.turns).toBe(0);
     expect(r.reason).toContain('setup command failed');
