@@ -2,9 +2,11 @@
  * The worker's log, as a person reads it. Core warns on every retried gRPC call while the server
  * is away (a 30 s outage printed ~570 lines): that becomes one line when contact is lost and one
  * when it is back, the details at DEBUG. And the host-queue worker has activities only, by design,
- * so the SDK's "No workflows registered" warning at each start says nothing and goes to DEBUG.
+ * so the SDK's "No workflows registered" warning at each start says nothing and goes to DEBUG;
+ * a blocked run fails its workflow on purpose, so the SDK's "Workflow failed" for it is INFO.
  */
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 
 /** Core's and the SDK's words for "the server did not answer" */
 const UNREACHABLE = /gRPC call .* retried \d+ times|Network error while|tcp connect error|Connection refused|transport error|Unavailable/i;
@@ -30,6 +32,8 @@ export class CollapsingLogger implements Logger {
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
     if (EXPECTED.test(message)) return void this.inner.debug(message, meta);
+    // a blocked run ends the workflow as failed on purpose; the run's own output says why
+    if (message === 'Workflow failed' && (meta?.error as { type?: string } | undefined)?.type === RUN_NOT_ACHIEVED) return void this.inner.info(message, meta);
     if ((level === 'WARN' || level === 'ERROR') && UNREACHABLE.test(`${message} ${String(meta?.error ?? '')}`)) {
       if (!this.lost) {
         this.lost = true;

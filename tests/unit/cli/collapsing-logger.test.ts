@@ -42,14 +42,18 @@ describe('the worker log during a server outage', () => {
     expect(shown()).toHaveLength(4);
   });
 
-  it('the host-queue worker has no workflows by design: that warning goes to DEBUG; other warnings stay', () => {
+  it('the host-queue worker has no workflows by design (DEBUG); the failed workflow of a blocked run is INFO; other warnings stay', () => {
     const inner = new Recorder();
     const log = new CollapsingLogger(inner, { address: 'x:1', reachable: async () => true });
     log.warn('No workflows registered, not polling for workflow tasks', { sdkComponent: 'worker' });
+    log.warn('Workflow failed', { error: Object.assign(new Error('blocked: abandoned by carol'), { type: 'KilnRunNotAchieved' }) });
+    log.warn('Workflow failed', { error: Object.assign(new Error('boom'), { type: 'Error' }) });
     log.warn('Activity failed to heartbeat');
     log.error('Worker failed', { error: 'bundle error' });
     expect(inner.lines).toEqual([
       ['DEBUG', 'No workflows registered, not polling for workflow tasks'],
+      ['INFO', 'Workflow failed'],
+      ['WARN', 'Workflow failed'],
       ['WARN', 'Activity failed to heartbeat'],
       ['ERROR', 'Worker failed'],
     ]);
