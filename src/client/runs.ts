@@ -445,14 +445,16 @@ export function formatEvents(jsonl: string): string[] {
   const lines: string[] = [];
   for (const raw of jsonl.split('\n')) {
     if (!raw.trim()) continue;
-    let e: { at?: string; type?: string; seq?: number; text?: string };
+    let e: { at?: string; type?: string; seq?: number; text?: string; activity?: string; attempt?: number };
     try {
       e = JSON.parse(raw);
     } catch {
       continue;
     }
-    if (typeof e.seq !== 'number' || typeof e.text !== 'string') continue;
     const time = e.at ? e.at.slice(11, 19) : '--:--:--';
+    // written by the worker, not the workflow: a crash or a timeout made Temporal retry a step
+    if (e.type === 'activity_retry') lines.push(`${time}   ↻ ${e.activity} retried (attempt ${e.attempt})`);
+    if (typeof e.seq !== 'number' || typeof e.text !== 'string') continue;
     lines.push(`${time} ${formatLine({ seq: e.seq, at: e.at ?? '', kind: e.type as LogLine['kind'], text: e.text })}`);
   }
   return lines;
