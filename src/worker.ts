@@ -11,6 +11,7 @@ import { createSandbox } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
+import { retryTrace } from './activities/retry-trace.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -68,12 +69,14 @@ export async function startWorker(opts: {
     taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowBundle: workflowBundle_,
     activities,
+    interceptors: { activity: [retryTrace] },
   });
   const host = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: deps.hostQueue,
     activities,
+    interceptors: { activity: [retryTrace] },
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;

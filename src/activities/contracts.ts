@@ -84,6 +84,8 @@ export type RunToolResult =
       plan?: PlanStep[];
       /** the command was one of the repo's checks, run to completion */
       checkRan?: string;
+      /** every check the command ran, matched by what runs (`a && b` runs both) */
+      checksRan?: string[];
       /** the tool was found already applied after a crash */
       recovered?: boolean;
       /** files a command changed in the worktree (git's view: ignored files are not counted) */

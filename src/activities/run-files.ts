@@ -23,6 +23,8 @@ export interface RunRecord {
   /** the effective policy and approval mode (user over repo, see policy/precedence.ts), fixed at prepare */
   policy?: PolicyConfig;
   mode?: ApprovalMode;
+  /** tool clutter left out of the patch and the changed files (absent in older runs: the defaults) */
+  exclude?: string[];
 }
 
 export function runDir(repo: string, runId: string): string {

@@ -3,6 +3,7 @@
  * ("started") is written before any effect, so a retry after a crash can tell an edit that
  * already landed from one that did not, and a command that may not be repeated from one that may.
  */
+import { checksCovered } from '../checks/match.js';
 import { Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { evaluate } from '../policy/index.js';
@@ -223,7 +224,8 @@ export function toolActivities(deps: ActivityDeps) {
     const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}${changedNote}`;
     const ok = res.exitCode === 0 && !res.timedOut;
     await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed);
+    const ranChecks = res.timedOut ? [] : await checksCovered(command, rec.checks, ok);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed, ranChecks);
   }
 
   async function finishResult(
@@ -238,6 +240,7 @@ export function toolActivities(deps: ActivityDeps) {
     recovered?: boolean,
     checkRan?: string,
     changedPaths?: string[],
+    checksRan?: string[],
   ): Promise<RunToolResult> {
     const clean = redact(content);
     const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
@@ -255,6 +258,7 @@ export function toolActivities(deps: ActivityDeps) {
       recovered: recovered || undefined,
       checkRan,
       ...(changedPaths?.length ? { changedPaths: changedPaths.slice(0, MAX_CHANGED_PATHS) } : {}),
+      checksRan: checksRan?.length ? checksRan : undefined,
     });
   }
 

@@ -20,6 +20,7 @@ import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
+import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from './clutter.js';
 import {
   appendEvent,
   loadRun,
@@ -82,6 +83,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       linked: config.link.map((rel) => join(repo, rel)),
       policy: settings.policy,
       mode: settings.mode,
+      exclude: excludeList(config.exclude),
     };
     await saveRun(rec);
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
@@ -238,15 +240,18 @@ function honouredRequest(request: RunInput, deps: ActivityDeps): RunInput {
 
 /**
  * Runs git against a throwaway index holding the base plus every worktree change (new files
- * included), so the worktree's own index is never disturbed.
+ * included), so the worktree's own index is never disturbed. Tool clutter is never added: an
+ * excluded path keeps its base content in that index, so it is in no patch and no changed list.
+ * The list is the run record's (beside the scratch index); a run without one gets the defaults.
  */
 async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: (args: readonly string[]) => Promise<string>) => Promise<T>): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
   try {
     const g = (await hardenedGit(worktree, { indexFile: index })).run;
     await g(['read-tree', base]);
-    await g(['add', '-A', '--', '.']);
+    await g(['add', '-A', '--', '.', ...excludePathspecs(exclude)]);
     return await fn(g);
   } finally {
     await rm(index, { force: true });

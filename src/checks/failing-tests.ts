@@ -1,6 +1,6 @@
 /**
  * Names of failing tests, read from the output of common runners (vitest, jest, node:test,
- * mocha, pytest, go test). Unknown formats give an empty list; the verdict then carries the tail.
+ * mocha, pytest, go test, unittest). Unknown formats give an empty list; the verdict then carries the tail.
  */
 const PATTERNS: RegExp[] = [
   // vitest / jest: " FAIL  src/a.test.ts > suite > name" (a test file, not go's "FAIL\tpkg") and " × name"
@@ -10,10 +10,12 @@ const PATTERNS: RegExp[] = [
   /^\s*not ok \d+ - (.+?)\s*$/gm,
   // mocha: "  1) suite name:" style failures
   /^\s+\d+\) (.+?):?\s*$/gm,
-  // pytest: "FAILED tests/test_a.py::test_b - AssertionError"
-  /^FAILED (\S+)/gm,
+  // pytest: "FAILED tests/test_a.py::test_b - AssertionError" (not unittest's "FAILED (failures=2)")
+  /^FAILED ([^\s(]\S*)/gm,
   // go test: "--- FAIL: TestName (0.00s)"
   /^\s*--- FAIL: (\S+)/gm,
+  // unittest: "FAIL: test_add (test_calc.CalcTest.test_add)" and "ERROR: ..." headers
+  /^(?:FAIL|ERROR): (\w+ \([\w.]+\))\s*$/gm,
 ];
 
 const MAX_NAMES = 50;

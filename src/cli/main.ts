@@ -14,6 +14,9 @@ import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
 import { colourOn, paintSummary } from './colour.js';
 import { buildRunInput, type RunFlags } from '../client/run-options.js';
+import { baseForRun } from '../client/uncommitted.js';
+import { loadRepoConfig } from '../policy/repo-config.js';
+import { shellQuote } from '../sandbox/shell-quote.js';
 import {
   ensureExists,
   follow,
@@ -155,6 +158,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--model <m>', 'model id, or scripted:FILE for the offline scripted model')
     .option('--id <key>', 'run id and idempotency key: the same id attaches to the existing run')
     .option('--base <ref>', 'commit to start from (default HEAD)')
+    .option('--include-uncommitted', "start from the checkout's working tree: uncommitted and untracked files included (docs/uncommitted.md)")
     .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
     .addOption(new Option('--approval-mode <mode>', 'strict: ask for any command not allowlisted; auto: never ask, deny instead').choices(['strict', 'default', 'auto']))
     .option('--allow-test-edits', 'let the coder change protected test files')
@@ -172,13 +176,18 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--detach', 'start and return the run id without following')
     .option('--json', 'JSON lines on stdout: one event a line, the summary last (progress goes to stderr)')
     .addOption(new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'));
-  run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json' }) => {
+  run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json'; includeUncommitted?: boolean }) => {
     o.goal = await readGoal(o);
+    if (o.includeUncommitted && o.base) throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
     const input = await buildRunInput(o);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
     // with --detach stdout stays the run id alone, so the settings lines go to stderr too
     const say = machine || o.detach ? (s: string) => process.stderr.write(`${s}\n`) : out;
+    const start = await baseForRun(input, !!o.includeUncommitted, (await loadRepoConfig(input.repo)).exclude, shellQuote);
+    input.base = start.base;
+    if (start.warning) process.stderr.write(`${start.warning}\n`);
+    if (start.note) say(start.note);
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
     const { client, connection } = await connectClient();
     try {

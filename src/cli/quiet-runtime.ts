@@ -3,7 +3,10 @@
  * `kiln run`/`demo`/`dev` that noise buries the live view. The CLI installs a Runtime that logs
  * at KILN_LOG_LEVEL (default ERROR) before it creates any worker.
  */
+import { connect } from 'node:net';
 import { DefaultLogger, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import { temporalSettings } from '../temporal/connection.js';
+import { CollapsingLogger } from './collapsing-logger.js';
 
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 let installed = false;
@@ -15,11 +18,23 @@ export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.Proces
   const level = LEVELS.includes(wanted) ? wanted : dflt;
   try {
     Runtime.install({
-      logger: new DefaultLogger(level),
+      logger: new CollapsingLogger(new DefaultLogger(level), { address: temporalSettings(env).address, reachable: () => answers(temporalSettings(env).address) }),
       // Core's own logs go through the same logger instead of straight to the console
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} } },
     });
   } catch {
     // a Runtime already exists in this process (a test, or an embedding program): keep it
   }
+}
+
+/** Whether something accepts TCP connections at host:port (the server is back). */
+function answers(address: string): Promise<boolean> {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, i).replace(/^\[|\]$/g, '') || '127.0.0.1';
+  return new Promise((resolve) => {
+    const s = connect({ host, port: Number(address.slice(i + 1)) });
+    s.setTimeout(1500, () => (s.destroy(), resolve(false)));
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
 }

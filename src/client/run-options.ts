@@ -8,6 +8,7 @@ import { loadPolicyConfig } from '../policy/index.js';
 import type { RunInput } from '../shared/types.js';
 import { git } from '../git/run.js';
 import { UsageError } from '../shared/errors.js';
+import { shellQuote } from '../sandbox/shell-quote.js';
 
 export interface RunFlags {
   repo?: string;
@@ -57,17 +58,17 @@ const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
 export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = process.env): Promise<RunInput> {
   if (!f.repo) throw new UsageError('--repo DIR is required: the git repository to work on');
   const repoArg = resolve(f.repo);
-  if (!existsSync(repoArg) || !statSync(repoArg).isDirectory()) throw new UsageError(`--repo ${f.repo}: no such directory`);
+  if (!existsSync(repoArg) || !statSync(repoArg).isDirectory()) throw new UsageError(`--repo ${shellQuote(f.repo)}: no such directory`);
   let repo: string;
   try {
     repo = (await git(repoArg, ['rev-parse', '--show-toplevel'])).trim();
   } catch {
-    throw new UsageError(`--repo ${f.repo}: not a git repository (run \`git init\` and commit first)`);
+    throw new UsageError(`--repo ${shellQuote(f.repo)}: not a git repository (run \`git init\` and commit first)`);
   }
   try {
     await git(repo, ['rev-parse', '--verify', `${f.base ?? 'HEAD'}^{commit}`]);
   } catch {
-    throw new UsageError(f.base ? `--base ${f.base}: not a commit in ${repo}` : `${repo} has no commits yet: commit something first`);
+    throw new UsageError(f.base ? `--base ${f.base}: not a commit in ${shellQuote(repo)}` : `${shellQuote(repo)} has no commits yet: commit something first`);
   }
   const goal = (f.goal ?? '').trim();
   if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');

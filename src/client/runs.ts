@@ -10,18 +10,19 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
-import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../shared/constants.js';
+import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
 import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
+import { shellQuote } from '../sandbox/shell-quote.js';
 
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;
@@ -161,6 +162,10 @@ export async function outcome(
         costUsd: st?.budget.costUsd ?? 0,
         scripted: st?.scripted ?? false,
       };
+    }
+    // a blocked run fails the workflow (red in the Web UI) and carries its result
+    if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === RUN_NOT_ACHIEVED && err.cause.details?.[0]) {
+      return err.cause.details[0] as RunResult;
     }
     if (err instanceof WorkflowFailedError) throw new CliError(`run ${handle.workflowId} failed: ${err.cause?.message ?? err.message}`);
     throw err;
@@ -372,8 +377,8 @@ export function formatSummary(r: RunResult): string {
   return [
     `${r.state === 'succeeded' ? '✔' : r.state === 'cancelled' ? '✖' : '✘'} ${r.runId}: ${r.state}${r.reason ? ` — ${r.reason}` : ''}${r.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
     `  attempts ${r.attempts} · turns ${r.turns} · tokens in ${r.tokens.input} / out ${r.tokens.output} / cache read ${r.tokens.cacheRead} / cache write ${r.tokens.cacheWrite} · $${r.costUsd.toFixed(4)}`,
-    `  artifacts: ${r.artifactsDir}`,
-    `  patch:     ${r.patchPath}`,
+    `  artifacts: ${shellQuote(r.artifactsDir)}`,
+    `  patch:     ${shellQuote(r.patchPath)}`,
     ...keptWorktree(r),
   ].join('\n');
 }
@@ -384,7 +389,7 @@ function keptWorktree(r: RunResult): string[] {
   const wt = r.artifactsDir.replace(/\/runs\/([^/]+)$/, '/worktrees/$1');
   if (wt === r.artifactsDir || !existsSync(wt)) return [];
   const repo = r.artifactsDir.replace(/\/\.kiln\/runs\/[^/]+$/, '');
-  return [`  worktree:  ${wt} (kept for inspection; \`kiln clean --repo ${JSON.stringify(repo)}\` removes finished runs' worktrees)`];
+  return [`  worktree:  ${shellQuote(wt)} (kept for inspection; \`kiln clean --repo ${shellQuote(repo)}\` removes finished runs' worktrees)`];
 }
 
 export function jsonSummary(r: RunResult): string {
@@ -440,14 +445,16 @@ export function formatEvents(jsonl: string): string[] {
   const lines: string[] = [];
   for (const raw of jsonl.split('\n')) {
     if (!raw.trim()) continue;
-    let e: { at?: string; type?: string; seq?: number; text?: string };
+    let e: { at?: string; type?: string; seq?: number; text?: string; activity?: string; attempt?: number };
     try {
       e = JSON.parse(raw);
     } catch {
       continue;
     }
-    if (typeof e.seq !== 'number' || typeof e.text !== 'string') continue;
     const time = e.at ? e.at.slice(11, 19) : '--:--:--';
+    // written by the worker, not the workflow: a crash or a timeout made Temporal retry a step
+    if (e.type === 'activity_retry') lines.push(`${time}   ↻ ${e.activity} retried (attempt ${e.attempt})`);
+    if (typeof e.seq !== 'number' || typeof e.text !== 'string') continue;
     lines.push(`${time} ${formatLine({ seq: e.seq, at: e.at ?? '', kind: e.type as LogLine['kind'], text: e.text })}`);
   }
   return lines;

@@ -22,6 +22,8 @@ export const repoConfigSchema = z
     include: z.array(z.string().min(1)).default([]),
     /** ignored paths symlinked instead of copied (read-only inside the sandbox) */
     link: z.array(z.string().min(1)).default([]),
+    /** tool clutter kept out of the patch, added to the defaults; `!name` drops a default (docs/clutter.md) */
+    exclude: z.array(z.string().min(1)).default([]),
   })
   .strict();
 

@@ -36,6 +36,9 @@ export function commandEnv(
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
     npm_config_update_notifier: 'false',
+    // Test runs leave no bytecode or cache dirs in the worktree (issue 13: __pycache__ in patches).
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTEST_ADDOPTS: '-p no:cacheprovider',
     ...toolchains.env,
     ...(cacheRoot ? cacheEnv(cacheRoot) : {}),
   };

@@ -5,3 +5,10 @@ export const WORKFLOW_TYPE = 'kilnRun';
 export function hostTaskQueue(host: string): string {
   return `kiln-host-${host}`;
 }
+
+/**
+ * The failure type a run that did not reach its goal (blocked) ends with: the workflow fails,
+ * non-retryable, with the RunResult as the failure's details. The Web UI lists it as Failed,
+ * not as a green Completed; clients read the RunResult back from the details (outcome()).
+ */
+export const RUN_NOT_ACHIEVED = 'KilnRunNotAchieved';

@@ -92,7 +92,8 @@ export const TOOLS = {
     judge: judgeFinish,
     // the workflow ends the attempt on finish; this only answers a call that reached an activity
     run: (host) => host.record('finish is handled by the workflow', { summary: 'finish is handled by the workflow' }),
-    summary: () => 'finish',
+    // the model's own account of the work: the live view and the Web UI show it
+    summary: (v) => `finish: ${redact(v.summary.replace(/\s+/g, ' ')).slice(0, 300)}`,
   }),
 } as const satisfies ToolRegistry;
 

@@ -15,6 +15,10 @@ import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
 /** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
 const FINISH_TOOL = 'finish';
 const REFLECT_TOOL = 'reflect';
+/** the stop gate matches checks by what runs and names what is missing (issue 13) */
+const GATE_PATCH = 'gate-checks-by-what-runs';
+/** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
+const LIVE_PATCH = 'live-view-notes';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -33,11 +37,14 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   const cyclesOn = () => (cycles ??= patched('stuck-cycles'));
   // The stop gate: after an edit, finish waits until every check has run again.
   const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
+  const missing = () => checks.filter((c) => !loop.checksSinceEdit.includes(c)).map((c) => `\`${c}\``);
+  // Behind a patch: runs started earlier replay with their old texts. The new ones name the
+  // files really edited and the checks still missing (issue 13: "finish refused" named none).
   const gateAnswer = () =>
-    `The stop gate: run the checks first. You edited files since the checks last ran; run ${checks
-      .filter((c) => !loop.checksSinceEdit.includes(c))
-      .map((c) => `\`${c}\``)
-      .join(' and ')} with run_command, then call finish.`;
+    patched(GATE_PATCH)
+      ? `The stop gate: ${loop.editedFiles?.length ? `you edited ${loop.editedFiles.join(', ')}` : 'files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
+      : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
+  const gateNote = () => (patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run');
 
   for (;;) {
     await maybeContinueAsNew(ctx, loop);
@@ -95,7 +102,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       } else if (gateSatisfied()) finished = true;
       else {
         loop.userText = gateAnswer();
-        ctx.note('note', 'stop gate: finish refused until the checks run');
+        ctx.note('note', gateNote());
         const stuck = observeIdleTurn(loop.stuck);
         if (stuck) return { kind: 'stuck', why: stuck };
       }
@@ -119,9 +126,10 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         if (gateSatisfied()) {
           finished = true;
           loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
+          if (patched(LIVE_PATCH)) ctx.note('tool', call.summary);
         } else {
           loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
-          ctx.note('note', 'stop gate: finish refused until the checks run');
+          ctx.note('note', gateNote());
         }
         result = { text: loop.toolResults[call.id]!.content, isError: !finished, malformed: false };
       } else if (loop.needReflection && EDIT_TOOLS.has(call.name) && loop.reflectionBounces < 1) {
@@ -143,6 +151,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
             touch(state, res.path);
             loop.editedSinceChecks = true;
             loop.checksSinceEdit = [];
+            if (patched(GATE_PATCH)) loop.editedFiles = [...new Set([...(loop.editedFiles ?? []), res.path])];
           }
           if (res.changedPaths?.length && patched('command-edits')) {
             // sed -i, a formatter, a generator: a command's changes are edits for the gate and touchedFiles
@@ -151,7 +160,10 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
             loop.checksSinceEdit = [];
           }
           if (res.effect === 'reflect') loop.needReflection = false;
-          if (res.checkRan && !loop.checksSinceEdit.includes(res.checkRan)) loop.checksSinceEdit.push(res.checkRan);
+          // a command counts for every check it ran (`a && b`); older results name one at most
+          const ran = res.checksRan && patched(GATE_PATCH) ? res.checksRan : res.checkRan ? [res.checkRan] : [];
+          for (const c of ran) if (!loop.checksSinceEdit.includes(c)) loop.checksSinceEdit.push(c);
+          if (ran.length && loop.editedFiles && checks.every((c) => loop.checksSinceEdit.includes(c))) loop.editedFiles = [];
           if (res.plan) state.plan = res.plan;
           observe(state, res.summary);
         }
@@ -208,6 +220,8 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
       { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
       [{ ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
     );
+  // a command may run for minutes: the live view shows it when it starts, not only when it ends
+  if (call.name === 'run_command' && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
   const res = await exec();
   if (res.status !== 'ask') {
     ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
@@ -230,7 +244,9 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
   });
   ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
-  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs);
+  // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
+  // it is metadata, not part of the command that replay compares
+  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, { summary: `approval ${id} times out: ${call.summary}`.slice(0, 200) });
   const pending = findApproval(state, id)!;
   state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
   if (!answered) {
@@ -241,7 +257,8 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
   }
   const d = ctx.decisions.get(id)!;
   const by = d.by ?? 'unknown';
-  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}`);
+  const said = patched(LIVE_PATCH) ? (d.approve ? (d.note ? `: ${d.note}` : '') : `: ${d.reason?.trim() || 'no reason given'}`) : '';
+  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}${said}`);
   await ctx.audit({
     kind: 'approval',
     id,

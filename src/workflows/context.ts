@@ -8,6 +8,7 @@ import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow'
 import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
 import type { ApprovalDecision, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
 import { KilnPhase } from '../temporal/search-attributes.js';
+import { detailsMarkdown } from './details.js';
 import { initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
 import { freshStuck, type StuckState } from './stuck.js';
@@ -19,6 +20,8 @@ const MAX_FAILURES = 10;
 export interface LoopState {
   editedSinceChecks: boolean;
   checksSinceEdit: string[];
+  /** files edited since the checks last ran, for the stop gate's answer (absent in older carries) */
+  editedFiles?: string[];
   /** a retry must start with a valid reflection before any edit */
   needReflection: boolean;
   reflectionBounces: number;
@@ -144,15 +147,7 @@ export class RunContext {
   }
 
   private details(): string {
-    const s = this.state;
-    return [
-      `**${s.phase}** · attempt ${s.attempt}/${s.maxAttempts} · turn ${s.turn}${s.scripted ? ' · SCRIPTED model' : ''}`,
-      s.reason ? `reason: ${s.reason}` : '',
-      s.pendingApprovals.map((a) => `waiting for approval ${a.id}: ${a.summary}`).join('\n'),
-      s.plan.map((p) => `- [${p.status === 'done' ? 'x' : ' '}] ${p.step}`).join('\n'),
-    ]
-      .filter(Boolean)
-      .join('\n');
+    return detailsMarkdown(this.state);
   }
 
   fail(text: string): void {

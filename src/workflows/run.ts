@@ -5,7 +5,8 @@
  * attempt's turn loop is ./attempt.ts, the messages are ./handlers.ts and the state is
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
-import { ActivityFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
@@ -16,6 +17,18 @@ import { afterVerdict, observe } from './machine.js';
 import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from './options.js';
 
 export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
+  const r = await runToEnd(input, carry);
+  // Behind a patch: runs started earlier end as they began, Completed whatever their state.
+  if (r.state === 'blocked' && patched(NOT_ACHIEVED_PATCH)) {
+    throw ApplicationFailure.create({ type: RUN_NOT_ACHIEVED, message: `blocked: ${r.reason ?? 'the goal was not reached'}`, nonRetryable: true, details: [r] });
+  }
+  return r;
+}
+
+/** a blocked run fails the workflow with a typed failure instead of completing (issue 13) */
+const NOT_ACHIEVED_PATCH = 'blocked-run-fails';
+
+async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
   const ctx = new RunContext(input, carry);
   const { state } = ctx;
   installHandlers(ctx);
@@ -186,7 +199,7 @@ async function waitForHuman(ctx: RunContext, reason: string): Promise<HumanDecis
   ctx.state.reason = reason;
   ctx.human = undefined;
   ctx.phase('needs_human', reason);
-  await condition(() => ctx.human !== undefined, ctx.input.humanTimeoutMs);
+  await condition(() => ctx.human !== undefined, ctx.input.humanTimeoutMs, { summary: 'waiting for a person: hint, accept or abandon' });
   const d = ctx.takeHuman();
   if (d) {
     ctx.note('human', `${d.action} by ${d.by ?? 'unknown'}${d.text ? `: ${d.text}` : ''}`);

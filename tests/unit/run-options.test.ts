@@ -48,3 +48,11 @@ describe('run options', () => {
     expect(input.runId).toMatch(/^run-\d{14}-[0-9a-f]{6}$/);
   });
 });
+
+describe('paths with spaces in messages', () => {
+  it('are quoted so they can be pasted back into a shell', async () => {
+    await expect(buildRunInput({ repo: '/tmp/my projects/no such repo', goal: 'x', model: `scripted:${EXAMPLE_SCRIPT}` })).rejects.toThrow(
+      "--repo '/tmp/my projects/no such repo': no such directory",
+    );
+  });
+});

@@ -10,6 +10,7 @@ import { statusQuery } from '../../src/shared/messages.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
@@ -91,7 +92,7 @@ describe('the agent loop', () => {
 
   it('a 401 is not retried: the run ends blocked with a clear reason', async () => {
     const s = script('unauthorized', [{ error: { status: 401, times: 'always' } }]);
-    const r = await (await t.start(testInput({ repo: repo(), model: `scripted:${s}` }))).result();
+    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}` })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/ModelFatalError/);
     expect(r.reason).toMatch(/401|auth/i);
@@ -106,7 +107,7 @@ describe('the agent loop', () => {
     const s = script('budget', Array.from({ length: 5 }, (_, i) => ({ tool_use: [{ name: 'read_file', input: { path: i % 2 ? 'src/greet.js' : 'test/greet.test.js' } }] })));
     const input = testInput({ repo: repo(), model: `scripted:${s}` });
     input.budgets = { ...input.budgets, ...limit };
-    const r = await (await t.start(input)).result();
+    const r = await outcome(await t.start(input));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(reason);
   });

@@ -121,6 +121,9 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const { r, patch } = await crashRun('model-turn@3');
     expect(r.state).toBe('succeeded');
     expect(patch).toBe(reference);
+    // the record says where the run was retried
+    const retries = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; activity?: string; attempt?: number }).filter((e) => e.type === 'activity_retry');
+    expect(retries).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
   });
 
   it('after an edit is written but before its result is reported: the edit is not applied twice', async () => {

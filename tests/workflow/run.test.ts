@@ -13,6 +13,7 @@ import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helper
 import { EXAMPLE_SCRIPT, exampleRepo, git, repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { trustRepo } from '../../src/policy/trust.js';
 import { testInput } from '../helpers/run-input.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 const start = (input: RunInput) => t.start(input);
@@ -153,7 +154,7 @@ describe('the run workflow', () => {
   it('a failed setup ends the run blocked with its output, before any model turn is paid for', async () => {
     const repo = repoWith({ 'a.txt': 'x\n' });
     const input = testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}`, setup: ['echo "cannot resolve dependency left-pad" >&2; exit 3'] });
-    const r = await (await start(input)).result();
+    const r = await outcome(await start(input));
     expect(r.state).toBe('blocked');
     expect(r.turns).toBe(0);
     expect(r.reason).toContain('setup command failed');

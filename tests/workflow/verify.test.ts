@@ -12,6 +12,7 @@ import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { writeFileSync } from 'node:fs';
 import { commitAll } from '../helpers/repo.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
@@ -120,7 +121,10 @@ describe('verification and retries', () => {
     expect(st.reason).toMatch(/same failure twice/);
     expect(st.verdict?.checks[0]?.failingTests).toEqual(expect.arrayContaining(['should reject revoked session']));
     await h.executeUpdate(humanUpdate, { args: [{ action: 'abandon', by: 'carol' }] });
-    const r = await h.result();
+    // a blocked run fails the workflow (red in the Web UI) with a typed failure carrying its result
+    await expect(h.result()).rejects.toMatchObject({ cause: { type: 'KilnRunNotAchieved', nonRetryable: true } });
+    expect((await h.describe()).status.name).toBe('FAILED');
+    const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toBe('abandoned by carol');
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('"action":"abandon"');

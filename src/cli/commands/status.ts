@@ -4,11 +4,12 @@ import { PATCH_FILE } from '../../shared/paths.js';
 import type { RunState } from '../../shared/types.js';
 import { TERMINAL_PHASES } from '../../shared/types.js';
 import { workflowUrl } from '../../client/runs.js';
+import { shellQuote } from '../../sandbox/shell-quote.js';
 
 export function formatStatus(st: RunState, uiUrl?: string): string {
   const b = st.budget;
   const done = TERMINAL_PHASES.includes(st.phase);
-  const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? st.worktree : `${st.worktree} (removed)`;
+  const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? shellQuote(st.worktree) : `${shellQuote(st.worktree)} (removed)`;
   const lines = [
     `${st.runId}: ${st.phase}${st.reason ? ` — ${st.reason}` : ''}${st.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
     `  goal:      ${shortGoal(st.goal)}`,
@@ -29,7 +30,7 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
   if (st.lastObservation) lines.push(`  last:      ${st.lastObservation.split('\n')[0]}`);
   for (const a of st.pendingApprovals) lines.push(`  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`);
   if (st.phase === 'needs_human') lines.push(`  decide:    kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
-  lines.push(`  artifacts: ${st.artifactsDir}`);
+  lines.push(`  artifacts: ${shellQuote(st.artifactsDir)}`);
   if (done) lines.push(`  patch:     ${join(st.artifactsDir, PATCH_FILE)} (kiln diff ${st.runId})`);
   if (uiUrl) lines.push(`  Web UI:    ${workflowUrl(uiUrl, st.runId)}`);
   return lines.join('\n');

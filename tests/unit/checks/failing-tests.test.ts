@@ -44,3 +44,32 @@ describe('failing test names from runner output', () => {
     expect(failingTests('Build succeeded.\n')).toEqual([]);
   });
 });
+
+describe('unittest names its failing tests, not "(failures=2)"', () => {
+  it('FAIL and ERROR headers of python3 -m unittest -v', () => {
+    const out = [
+      'test_add (test_calc.CalcTest.test_add) ... FAIL',
+      'test_div (test_calc.CalcTest.test_div) ... ERROR',
+      'test_sub (test_calc.CalcTest.test_sub) ... ok',
+      '',
+      '======================================================================',
+      'ERROR: test_div (test_calc.CalcTest.test_div)',
+      '----------------------------------------------------------------------',
+      'ZeroDivisionError: division by zero',
+      '',
+      '======================================================================',
+      'FAIL: test_add (test_calc.CalcTest.test_add)',
+      '----------------------------------------------------------------------',
+      'AssertionError: -1 != 5',
+      '',
+      'Ran 3 tests in 0.001s',
+      '',
+      'FAILED (failures=1, errors=1)',
+    ].join('\n');
+    expect(failingTests(out).sort()).toEqual(['test_add (test_calc.CalcTest.test_add)', 'test_div (test_calc.CalcTest.test_div)']);
+  });
+
+  it('a passing unittest run names none', () => {
+    expect(failingTests('test_add (test_calc.CalcTest.test_add) ... ok\n\nRan 1 test in 0.000s\n\nOK\n')).toEqual([]);
+  });
+});

@@ -69,7 +69,7 @@ describe('the line that names a call in logs and the Web UI', () => {
     expect(line('update_plan', { steps: [{ step: 'a', status: 'done' }] })).toBe('update_plan (1 steps)');
     const reflection = { attempt: 2, last_failure: 'f', last_cause: 'c', this_fix: 'x', rationale: 'r', changed_files: [] };
     expect(line('reflect', reflection)).toBe('reflect (attempt 2)');
-    expect(line('finish', { summary: 'done' })).toBe('finish');
+    expect(line('finish', { summary: 'done:\nall checks pass' })).toBe('finish: done: all checks pass');
   });
 });
 
