@@ -4,6 +4,8 @@
  * already landed from one that did not, and a command that may not be repeated from one that may.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { isDiskFull } from './disk.js';
 import { join } from 'node:path';
 import { evaluate, loadPolicyConfig } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
@@ -68,9 +70,28 @@ export function toolActivities(deps: ActivityDeps) {
   /** the policy decision of each call in flight, so its event line names the rule that let it run */
   const decided = new Map<string, PolicyDecision>();
 
+  /**
+   * Every failure of the call itself (a name too long, a full disk, a file that vanished) is a
+   * tool result the model reads, bounded in size; never an activity retry that would fail the
+   * same way five times and block the run.
+   */
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    try {
+      return await runToolOnce(inp);
+    } catch (err) {
+      if (!isCallFault(err)) throw err;
+      const rec = await loadRun(inp.repo, inp.runId);
+      const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)).catch(() => undefined)) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
+      const content = callFaultText(call.name, err);
+      return record(rec, call, { content, isError: true }, { status: 'done', ok: false, effect: 'none', summary: content.slice(0, HISTORY_SUMMARY_MAX_CHARS) });
+    }
+  }
+
+  async function runToolOnce(inp: RunToolInput): Promise<RunToolResult> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events).catch((err: unknown) => {
+      if (!isDiskFull(err)) throw err;
+    });
+    const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
     if (done) return done.view;
 
     const rec = await loadRun(inp.repo, inp.runId);
@@ -91,9 +112,9 @@ export function toolActivities(deps: ActivityDeps) {
       if (!granted) {
         return {
           status: 'ask',
-          summary: redact(summary),
+          summary: redact(summary).slice(0, HISTORY_SUMMARY_MAX_CHARS),
           rule: decision.rule,
-          reason: redact(decision.reason),
+          reason: redact(decision.reason).slice(0, HISTORY_SUMMARY_MAX_CHARS),
           grantKey: decision.grantKey,
           hash: decision.hash,
           segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
@@ -106,7 +127,7 @@ export function toolActivities(deps: ActivityDeps) {
   /** A result the workflow decided (a person's rejection), stored like any other. */
   async function recordToolResult(inp: { runId: string; repo: string; toolUseId: string; content: string; isError: boolean; events?: RunToolInput['events'] }): Promise<RunToolResult> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
     if (done) return done.view;
     const rec = await loadRun(inp.repo, inp.runId);
     const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId))) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
@@ -242,12 +263,22 @@ export function toolActivities(deps: ActivityDeps) {
     });
   }
 
-  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, view: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
+  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, fullView: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
+    const view = boundView(fullView);
     const decision = decisionArg ?? decided.get(call.id);
     decided.delete(call.id);
     const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
-    await writeJsonAtomic(resultPath(repo, runId, call.id), stored);
+    const file = resultPath(repo, runId, call.id);
+    try {
+      await writeJsonAtomic(file, stored);
+      unsavedResults.delete(file);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      // the model must still get this result: kept in memory until the disk has room
+      unsavedResults.set(file, stored);
+      return view;
+    }
     const reason = call.name === 'run_command' ? (call.input as { reason?: unknown } | null)?.reason : undefined;
     await appendEvent(repo, runId, {
       type: 'tool',
@@ -258,6 +289,9 @@ export function toolActivities(deps: ActivityDeps) {
       ok: view.status === 'done' ? view.ok : false,
       summary: view.summary,
       ...(decision ? { rule: decision.rule, decision: decision.decision, reason: decision.reason } : {}),
+    }).catch((err: unknown) => {
+      // the event line is the record's copy; the result above is what the run needs
+      if (!isDiskFull(err)) throw err;
     });
     return view;
   }
@@ -277,6 +311,42 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   return { runTool, runTools, recordToolResult };
+}
+
+/** What enters workflow history is bounded whatever the call held (a 5 MB path made a 5 MB failure). */
+function boundView(view: RunToolResult): RunToolResult {
+  const out = { ...view, summary: view.summary.slice(0, HISTORY_SUMMARY_MAX_CHARS) };
+  if ('reason' in out && typeof out.reason === 'string') out.reason = out.reason.slice(0, HISTORY_SUMMARY_MAX_CHARS);
+  if ('path' in out && typeof out.path === 'string') out.path = out.path.slice(0, HISTORY_SUMMARY_MAX_CHARS);
+  return out;
+}
+
+/** Results that could not be written (a full disk), by file; the next model turn on this worker reads them. */
+const unsavedResults = new Map<string, StoredResult>();
+
+/** A call's stored result, from disk or from memory when the disk was full. */
+export async function readStoredResult(repo: string, runId: string, id: string): Promise<StoredResult | undefined> {
+  const file = resultPath(repo, runId, id);
+  return unsavedResults.get(file) ?? (await readJson<StoredResult>(file));
+}
+
+/** A failure of the call's own work: an errno from the file system, or a full disk anywhere. */
+function isCallFault(err: unknown): boolean {
+  if (err instanceof ApplicationFailure || err instanceof CancelledFailure) return false;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || isDiskFull(err);
+}
+
+/** What the model reads about a failed call: bounded, since the error may quote a 5 MB input. */
+export const CALL_FAULT_MAX_CHARS = 1000;
+
+function callFaultText(tool: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const what = redact(String((err as Error)?.message ?? err)).slice(0, CALL_FAULT_MAX_CHARS);
+  if (isDiskFull(err))
+    return `${tool.slice(0, 40)} could not complete: the worker's disk is full (${code ?? 'ENOSPC'}). Nothing more was written for this call. Do not repeat it at once; calls that only read still work, and the run goes on once space is freed.`;
+  if (code === 'ENAMETOOLONG') return `${tool.slice(0, 40)} failed: a path in the call is too long for the file system (ENAMETOOLONG). Use a shorter, real path.`;
+  return `${tool.slice(0, 40)} failed: ${what}`;
 }
 
 function firstLines(text: string): string {
