@@ -40,6 +40,24 @@ export async function sandboxStatus(): Promise<string> {
   }
 }
 
+/**
+ * The worker's model settings, said at start: the key belongs to the worker (the process that
+ * calls the model), not to the shell that runs `kiln run`. Scripted runs need nothing.
+ */
+export function modelStatus(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.ANTHROPIC_BASE_URL?.trim();
+  const where = base ? ` at ${base}` : '';
+  if (env.ANTHROPIC_API_KEY?.trim()) return `model: ANTHROPIC_API_KEY set for this worker${where}; real models can run`;
+  return `model: ANTHROPIC_API_KEY is NOT set for this worker${where} — runs with a real model will be blocked at their first turn; set it in the environment that starts the worker (\`kiln dev\` / \`kiln worker\`). Scripted runs (--model scripted:FILE) work.`;
+}
+
+/**
+ * Cancellation reaches an activity only with a heartbeat's answer, and the SDK throttles
+ * heartbeats to 80% of the heartbeat timeout (24 s at the default 30 s: a cancelled `sleep`
+ * ran on for 21.8 s). One heartbeat a second reaches the server, so a cancel lands in ~1 s.
+ */
+export const HEARTBEAT_THROTTLE = '1 second';
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundled once per process: several workers (shared + host queue) reuse it. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
@@ -66,12 +84,16 @@ export async function startWorker(opts: {
     taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowBundle: workflowBundle_,
     activities,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const host = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: deps.hostQueue,
     activities,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
@@ -96,7 +118,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   startWorker()
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
-      process.stdout.write(`${await sandboxStatus()}\n`);
+      process.stdout.write(`${await sandboxStatus()}\n${modelStatus()}\n`);
       return w.run;
     })
     .catch((err: unknown) => {

@@ -87,13 +87,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       };
       process.once('SIGINT', early);
       process.once('SIGTERM', early);
-      const { startWorker, sandboxStatus } = await import('../worker.js');
+      const { startWorker, sandboxStatus, modelStatus } = await import('../worker.js');
       await connectClient().then(({ connection }) => connection.close());
       const w = await startWorker();
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(await sandboxStatus());
+      out(modelStatus());
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;
       const shutdown = () => (stopping ??= w.shutdown());
