@@ -223,6 +223,8 @@ export function toolActivities(deps: ActivityDeps) {
       return p;
     });
     clearTimeout(crashTimer);
+    // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
+    if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
     const body = redact(res.output);
     const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut]` : '';

@@ -5,6 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { cancelRequestSignal } from '../shared/messages.js';
 import { join } from 'node:path';
 import { connectClient } from '../temporal/connection.js';
 import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
@@ -302,10 +303,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Cancel a run (worktree removed, artifacts kept)')
     .description('Cancel a run: it stops, its worktree is removed, its artifacts are still written')
     .argument('<run>')
-    .action(async (runId: string) => {
-      await withRun(runId, async (handle) => {
+    .option('--by <name>', 'who cancels (recorded in audit.jsonl and the run\'s reason)', osUser())
+    .option('--reason <text>', 'why (recorded with it)')
+    .action(async (runId: string, o: { by: string; reason?: string }) => {
+      await withRun(runId, async (handle, client) => {
         const d = await handle.describe();
         if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
+        // who and why first: the run records them when the cancellation reaches it
+        await handle.signal(cancelRequestSignal, { by: o.by, reason: o.reason, via: client.options.identity });
         await handle.cancel();
         out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });

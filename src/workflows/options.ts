@@ -2,7 +2,7 @@
  * Activity options and the failure tests the workflow needs. Temporal owns every retry; the
  * timeouts are set here once so the run and the attempt cannot disagree.
  */
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, TimeoutFailure, patched, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
 
@@ -37,7 +37,14 @@ const onHost = <T extends object>(input: RunInput, o: T) => ({ ...o, scheduleToS
 
 export const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3);
 export const hostOptions = (input: RunInput) => onHost(input, options(input, '30 minutes', 5));
-export const toolOptions = (input: RunInput) => onHost(input, options(input, input.commandTimeoutMs + 60_000, 5));
+/**
+ * A cancelled run waits for its running tool to stop (the command's process group killed) before
+ * cleanup removes the worktree; before this, a cancelled `sleep` outlived its run by 21.8 s.
+ */
+export const toolOptions = (input: RunInput) => ({
+  ...onHost(input, options(input, input.commandTimeoutMs + 60_000, 5)),
+  ...(patched('wait-for-cancelled-tools') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+});
 
 /** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
 export function modelOptions(input: RunInput) {

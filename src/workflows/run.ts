@@ -5,7 +5,7 @@
  * attempt's turn loop is ./attempt.ts, the messages are ./handlers.ts and the state is
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
-import { ActivityFailure, CancellationScope, condition, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { PATCH_FILE } from '../shared/paths.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
@@ -112,9 +112,11 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
     }
     if (isCancellation(err)) {
       await CancellationScope.nonCancellable(async () => {
-        state.reason = 'cancelled by request';
+        const who = ctx.cancelRequest;
+        state.reason = who && patched('record-canceller') ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
         state.pendingApprovals = [];
         ctx.phase('cancelled');
+        if (who && patched('record-canceller')) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
         await finish(ctx, true);
       });
     }
