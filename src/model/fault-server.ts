@@ -35,6 +35,8 @@ export type Fault =
 
 /** One answer: a reply, or a fault. */
 export type FaultStep = FaultReply | Fault;
+/** Decided when the request arrives (a test can change the world first, or read the request). */
+export type FaultPlan = FaultStep | ((req: RecordedRequest) => FaultStep | Promise<FaultStep>);
 
 export interface RecordedRequest {
   at: number;
@@ -47,10 +49,12 @@ export interface RecordedRequest {
 export interface FaultServer {
   url: string;
   /** queue answers, taken in order, one per request */
-  push(...steps: FaultStep[]): void;
+  push(...steps: FaultPlan[]): void;
   /** the answer for every request once the queue is empty (default: a 500 saying nothing was queued) */
   setDefault(step: FaultStep | undefined): void;
   readonly requests: RecordedRequest[];
+  /** drop what is queued */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -142,7 +146,7 @@ function sseEvents(reply: FaultReply, msg: Anthropic.Message): string[] {
 }
 
 export async function startFaultServer(opts: { port?: number } = {}): Promise<FaultServer> {
-  const queue: FaultStep[] = [];
+  const queue: FaultPlan[] = [];
   let fallback: FaultStep | undefined;
   const requests: RecordedRequest[] = [];
   const open = new Set<http.ServerResponse>();
@@ -151,16 +155,24 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
   const server = http.createServer((req, res) => {
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => {
+    req.on('end', () => void answer(text));
+    const answer = async (text: string) => {
       let body: RecordedRequest['body'] = {};
       try {
         body = JSON.parse(text) as RecordedRequest['body'];
       } catch {
         /* recorded as empty; the step decides the answer */
       }
-      const step = queue.shift() ?? fallback;
-      const answer = !step ? 'empty' : isFault(step) ? step.fault : 'reply';
-      requests.push({ at: Date.now(), headers: req.headers, body, answer });
+      const recorded: RecordedRequest = { at: Date.now(), headers: req.headers, body, answer: 'empty' };
+      requests.push(recorded);
+      const plan = queue.shift() ?? fallback;
+      let step: FaultStep | undefined;
+      try {
+        step = typeof plan === 'function' ? await plan(recorded) : plan;
+      } catch (err) {
+        step = { fault: 'status', status: 500, message: `the test's step failed: ${String(err)}` };
+      }
+      recorded.answer = !step ? 'empty' : isFault(step) ? step.fault : 'reply';
       open.add(res);
       res.on('close', () => open.delete(res));
       if (!step) {
@@ -190,7 +202,7 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const e of sseEvents(step, msg)) res.write(e);
       res.end();
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -199,6 +211,7 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
     push: (...steps) => void queue.push(...steps),
     setDefault: (step) => void (fallback = step),
     requests,
+    clear: () => void queue.splice(0),
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of open) res.destroy();
