@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isDiskFull } from './disk.js';
+import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
 import { evaluate, loadPolicyConfig } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
@@ -215,9 +216,11 @@ export function toolActivities(deps: ActivityDeps) {
     }
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
+    const rel = `outputs/${call.id}.log`;
+    const log = await openOutputLog(join(runDir(repo, runId), rel), `the run's ${rel}`, `$ ${command}\n`, outputLogCap(deps.env));
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal });
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, signal: Context.current().cancellationSignal, onOutput: (c) => log.write(c) });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;
@@ -226,13 +229,13 @@ export function toolActivities(deps: ActivityDeps) {
     // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
     if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
+    const kept = await log.close(`\n[${status}]\n`);
     const body = redact(res.output);
-    const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut]` : '';
+    const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut here; ${kept.note}]` : '';
     const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
     const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}`;
     const ok = res.exitCode === 0 && !res.timedOut;
-    await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, kept.note);
   }
 
   async function finishResult(
@@ -246,13 +249,15 @@ export function toolActivities(deps: ActivityDeps) {
     path?: string,
     recovered?: boolean,
     checkRan?: string,
+    /** the output log was streamed already; this says what it kept */
+    logNote?: string,
   ): Promise<RunToolResult> {
     const clean = redact(content);
     const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
-    if (capped.cut > 0 || fullOutput) {
+    if (!logNote && (capped.cut > 0 || fullOutput)) {
       await writeTextAtomic(join(runDir(rec.input.repo, rec.input.runId), 'outputs', `${call.id}.log`), redact(fullOutput ?? content));
     }
-    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; the full output is in the run's outputs/${call.id}.log]` : capped.text;
+    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; ${logNote ?? `the full output is in the run's outputs/${call.id}.log`}]` : capped.text;
     const observation = `${redact(summary)}: ${firstLines(clean)}`.slice(0, HISTORY_SUMMARY_MAX_CHARS);
     return record(rec, call, { content: modelText, isError }, {
       status: 'done',

@@ -49,8 +49,16 @@ export const toolOptions = (input: RunInput) => ({
 /** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
 export function modelOptions(input: RunInput) {
   const o = onHost(input, options(input, '10 minutes', 8));
-  return { ...o, retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } };
+  return {
+    ...o,
+    retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    // every attempt of one turn together: eight hung attempts once took 40 minutes
+    ...(patched('model-schedule-to-close') ? { scheduleToCloseTimeout: MODEL_TURN_DEADLINE } : {}),
+  };
 }
+
+/** All attempts of one model turn; each attempt is cut sooner by the worker's first-byte and idle limits. */
+export const MODEL_TURN_DEADLINE = '20 minutes';
 
 /** No worker took a host activity in time: the worktree's machine is gone. */
 export function isHostLost(err: unknown): boolean {
