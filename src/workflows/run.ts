@@ -192,6 +192,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResu
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
+  let diskNote: string | undefined;
   if (ctx.prep) {
     const args = { ...ctx.ref(), state, removeWorktree };
     const res = await (ctx.host ?? shared).finalizeRun(args).catch((err: unknown) => {
@@ -199,11 +200,12 @@ async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResu
       return shared.finalizeRun(args);
     });
     patchPath = res.patchPath;
+    diskNote = res.diskNote;
   }
   return {
     runId: input.runId,
     state: state.phase,
-    reason: state.reason,
+    reason: diskNote ? [state.reason, diskNote].filter(Boolean).join('; ') : state.reason,
     attempts: state.attempt,
     turns: state.turn,
     artifactsDir: state.artifactsDir,

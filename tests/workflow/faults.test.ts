@@ -204,4 +204,27 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     const tmp = (readdirSync(join(repo, '.kiln'), { recursive: true }) as string[]).filter((f) => f.endsWith('.tmp'));
     expect(tmp).toEqual([]);
   });
+
+  it('a disk that stays full: the run still ends (never WorkflowExecutionFailed) and says where its artifacts are', async () => {
+    const repo = join(disk!, 'repo2');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill2');
+    api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
+      const s = statfsSync(disk!);
+      execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), fill]);
+      return reply(use('finish', { summary: 'done' }));
+    });
+    try {
+      const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const r = await handle.result();
+      expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
+      expect(`${r.reason}`).toMatch(/disk/i);
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
 });
