@@ -43,6 +43,24 @@ export function operatorStatus(o: OperatorConfig): string {
     : 'operator: runs asking for --sandbox off are refused (allow with --allow-sandbox-off)';
 }
 
+/**
+ * The worker's model settings, said at start: the key belongs to the worker (the process that
+ * calls the model), not to the shell that runs `kiln run`. Scripted runs need nothing.
+ */
+export function modelStatus(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.ANTHROPIC_BASE_URL?.trim();
+  const where = base ? ` at ${base}` : '';
+  if (env.ANTHROPIC_API_KEY?.trim()) return `model: ANTHROPIC_API_KEY set for this worker${where}; real models can run`;
+  return `model: ANTHROPIC_API_KEY is NOT set for this worker${where} — runs with a real model will be blocked at their first turn; set it in the environment that starts the worker (\`kiln dev\` / \`kiln worker\`). Scripted runs (--model scripted:FILE) work.`;
+}
+
+/**
+ * Cancellation reaches an activity only with a heartbeat's answer, and the SDK throttles
+ * heartbeats to 80% of the heartbeat timeout (24 s at the default 30 s: a cancelled `sleep`
+ * ran on for 21.8 s). One heartbeat a second reaches the server, so a cancel lands in ~1 s.
+ */
+export const HEARTBEAT_THROTTLE = '1 second';
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundled once per process: several workers (shared + host queue) reuse it. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
@@ -70,6 +88,8 @@ export async function startWorker(opts: {
     workflowBundle: workflowBundle_,
     activities,
     interceptors: { activity: [retryTrace] },
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const host = await Worker.create({
     connection,
@@ -77,6 +97,8 @@ export async function startWorker(opts: {
     taskQueue: deps.hostQueue,
     activities,
     interceptors: { activity: [retryTrace] },
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
@@ -103,6 +125,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
+      process.stdout.write(`${modelStatus()}\n`);
       return w.run;
     })
     .catch((err: unknown) => {

@@ -5,7 +5,7 @@ import type { RunRef } from './contracts.js';
 import { appendJsonl, runDir, stateDir, readJson, writeJsonAtomic, writeWorkflowEvents } from './run-files.js';
 
 export interface AuditEntry {
-  kind: 'approval' | 'human' | 'sandbox' | 'verification';
+  kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval';
   id?: string;
   action?: string;
   decision?: string;

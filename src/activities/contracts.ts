@@ -116,6 +116,8 @@ export interface FinalizeInput extends RunRef {
 export interface FinalizeResult {
   patchPath: string;
   diffLines: number;
+  /** set when the disk was full: where the artifacts went instead, or why they could not be written */
+  diskNote?: string;
 }
 
 export type { CheckOutcome, RunInput, Verdict };

@@ -2,7 +2,7 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
@@ -53,8 +53,14 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, text);
+    await rename(tmp, path);
+  } catch (err) {
+    // a half-written temp file on a full disk keeps it full (measured: five left, one 544 KB)
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
 }
 
 export async function loadRun(repo: string, runId: string): Promise<RunRecord> {

@@ -5,6 +5,9 @@
  */
 import { checksCovered } from '../checks/match.js';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { isDiskFull } from './disk.js';
+import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
 import { evaluate } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
@@ -73,9 +76,28 @@ export function toolActivities(deps: ActivityDeps) {
   /** the policy decision of each call in flight, so its event line names the rule that let it run */
   const decided = new Map<string, PolicyDecision>();
 
+  /**
+   * Every failure of the call itself (a name too long, a full disk, a file that vanished) is a
+   * tool result the model reads, bounded in size; never an activity retry that would fail the
+   * same way five times and block the run.
+   */
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    try {
+      return await runToolOnce(inp);
+    } catch (err) {
+      if (!isCallFault(err)) throw err;
+      const rec = await loadRun(inp.repo, inp.runId);
+      const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)).catch(() => undefined)) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
+      const content = callFaultText(call.name, err);
+      return record(rec, call, { content, isError: true }, { status: 'done', ok: false, effect: 'none', summary: content.slice(0, HISTORY_SUMMARY_MAX_CHARS) });
+    }
+  }
+
+  async function runToolOnce(inp: RunToolInput): Promise<RunToolResult> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events).catch((err: unknown) => {
+      if (!isDiskFull(err)) throw err;
+    });
+    const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
     if (done) return done.view;
 
     const rec = await loadRun(inp.repo, inp.runId);
@@ -96,9 +118,9 @@ export function toolActivities(deps: ActivityDeps) {
       if (!granted) {
         return {
           status: 'ask',
-          summary: redact(summary),
+          summary: redact(summary).slice(0, HISTORY_SUMMARY_MAX_CHARS),
           rule: decision.rule,
-          reason: redact(decision.reason),
+          reason: redact(decision.reason).slice(0, HISTORY_SUMMARY_MAX_CHARS),
           grantKey: decision.grantKey,
           hash: decision.hash,
           segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
@@ -111,7 +133,7 @@ export function toolActivities(deps: ActivityDeps) {
   /** A result the workflow decided (a person's rejection), stored like any other. */
   async function recordToolResult(inp: { runId: string; repo: string; toolUseId: string; content: string; isError: boolean; events?: RunToolInput['events'] }): Promise<RunToolResult> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const done = await readJson<StoredResult>(resultPath(inp.repo, inp.runId, inp.toolUseId));
+    const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
     if (done) return done.view;
     const rec = await loadRun(inp.repo, inp.runId);
     const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId))) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
@@ -206,26 +228,30 @@ export function toolActivities(deps: ActivityDeps) {
     // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
     const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
+    const rel = `outputs/${call.id}.log`;
+    const log = await openOutputLog(join(runDir(repo, runId), rel), `the run's ${rel}`, `$ ${command}\n`, outputLogCap(deps.env));
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal });
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal, onOutput: (c) => log.write(c) });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;
     });
     clearTimeout(crashTimer);
+    // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
+    if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
     // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
     const changed = await pathsChangedBetween(rec.worktree, before, await snapshotTree(rec.worktree, rec.baseCommit, state));
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
+    const kept = await log.close(`\n[${status}]\n`);
     const body = redact(res.output);
-    const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut]` : '';
+    const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut here; ${kept.note}]` : '';
     const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
     const changedNote = changed.length ? `\n[this command changed ${changed.length} file(s): ${changed.slice(0, 20).join(', ')}${changed.length > 20 ? ', …' : ''}]` : '';
     const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}${changedNote}`;
     const ok = res.exitCode === 0 && !res.timedOut;
-    await writeTextAtomic(join(runDir(repo, runId), 'outputs', `${call.id}.log`), text);
     const ranChecks = res.timedOut ? [] : await checksCovered(command, rec.checks, ok);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed, ranChecks);
+    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed, ranChecks, kept.note);
   }
 
   async function finishResult(
@@ -241,13 +267,15 @@ export function toolActivities(deps: ActivityDeps) {
     checkRan?: string,
     changedPaths?: string[],
     checksRan?: string[],
+    /** the output log was streamed already; this says what it kept */
+    logNote?: string,
   ): Promise<RunToolResult> {
     const clean = redact(content);
     const capped = capText(clean, MODEL_RESULT_MAX_CHARS);
-    if (capped.cut > 0 || fullOutput) {
+    if (!logNote && (capped.cut > 0 || fullOutput)) {
       await writeTextAtomic(join(runDir(rec.input.repo, rec.input.runId), 'outputs', `${call.id}.log`), redact(fullOutput ?? content));
     }
-    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; the full output is in the run's outputs/${call.id}.log]` : capped.text;
+    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; ${logNote ?? `the full output is in the run's outputs/${call.id}.log`}]` : capped.text;
     const observation = `${redact(summary)}: ${firstLines(clean)}`.slice(0, HISTORY_SUMMARY_MAX_CHARS);
     return record(rec, call, { content: modelText, isError }, {
       status: 'done',
@@ -262,12 +290,22 @@ export function toolActivities(deps: ActivityDeps) {
     });
   }
 
-  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, view: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
+  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, fullView: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
+    const view = boundView(fullView);
     const decision = decisionArg ?? decided.get(call.id);
     decided.delete(call.id);
     const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
-    await writeJsonAtomic(resultPath(repo, runId, call.id), stored);
+    const file = resultPath(repo, runId, call.id);
+    try {
+      await writeJsonAtomic(file, stored);
+      unsavedResults.delete(file);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      // the model must still get this result: kept in memory until the disk has room
+      unsavedResults.set(file, stored);
+      return view;
+    }
     const reason = call.name === 'run_command' ? (call.input as { reason?: unknown } | null)?.reason : undefined;
     await appendEvent(repo, runId, {
       type: 'tool',
@@ -278,6 +316,9 @@ export function toolActivities(deps: ActivityDeps) {
       ok: view.status === 'done' ? view.ok : false,
       summary: view.summary,
       ...(decision ? { rule: decision.rule, decision: decision.decision, reason: decision.reason } : {}),
+    }).catch((err: unknown) => {
+      // the event line is the record's copy; the result above is what the run needs
+      if (!isDiskFull(err)) throw err;
     });
     return view;
   }
@@ -297,6 +338,42 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   return { runTool, runTools, recordToolResult };
+}
+
+/** What enters workflow history is bounded whatever the call held (a 5 MB path made a 5 MB failure). */
+function boundView(view: RunToolResult): RunToolResult {
+  const out = { ...view, summary: view.summary.slice(0, HISTORY_SUMMARY_MAX_CHARS) };
+  if ('reason' in out && typeof out.reason === 'string') out.reason = out.reason.slice(0, HISTORY_SUMMARY_MAX_CHARS);
+  if ('path' in out && typeof out.path === 'string') out.path = out.path.slice(0, HISTORY_SUMMARY_MAX_CHARS);
+  return out;
+}
+
+/** Results that could not be written (a full disk), by file; the next model turn on this worker reads them. */
+const unsavedResults = new Map<string, StoredResult>();
+
+/** A call's stored result, from disk or from memory when the disk was full. */
+export async function readStoredResult(repo: string, runId: string, id: string): Promise<StoredResult | undefined> {
+  const file = resultPath(repo, runId, id);
+  return unsavedResults.get(file) ?? (await readJson<StoredResult>(file));
+}
+
+/** A failure of the call's own work: an errno from the file system, or a full disk anywhere. */
+function isCallFault(err: unknown): boolean {
+  if (err instanceof ApplicationFailure || err instanceof CancelledFailure) return false;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || isDiskFull(err);
+}
+
+/** What the model reads about a failed call: bounded, since the error may quote a 5 MB input. */
+export const CALL_FAULT_MAX_CHARS = 1000;
+
+function callFaultText(tool: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const what = redact(String((err as Error)?.message ?? err)).slice(0, CALL_FAULT_MAX_CHARS);
+  if (isDiskFull(err))
+    return `${tool.slice(0, 40)} could not complete: the worker's disk is full (${code ?? 'ENOSPC'}). Nothing more was written for this call. Do not repeat it at once; calls that only read still work, and the run goes on once space is freed.`;
+  if (code === 'ENAMETOOLONG') return `${tool.slice(0, 40)} failed: a path in the call is too long for the file system (ENAMETOOLONG). Use a shorter, real path.`;
+  return `${tool.slice(0, 40)} failed: ${what}`;
 }
 
 function firstLines(text: string): string {

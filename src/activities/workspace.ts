@@ -21,6 +21,8 @@ import { heartbeating } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from './clutter.js';
+import { isDiskFull } from './disk.js';
+import { tmpdir } from 'node:os';
 import {
   appendEvent,
   loadRun,
@@ -138,8 +140,36 @@ export function workspaceActivities(deps: ActivityDeps) {
     return result;
   }
 
-  /** Patch, metrics and the final state; then the worktree goes when the run no longer needs it. */
+  /**
+   * A full disk never fails the run's end (measured: five retries on `index.lock … Out of
+   * diskspace`, then WorkflowExecutionFailed with no artifacts): the worktree is removed when
+   * asked (which frees space), then the artifacts are written again, in the run's directory or,
+   * failing that, under the system temp directory; the result says where, or why not.
+   */
   async function finalizeRun(inp: FinalizeInput): Promise<FinalizeResult> {
+    try {
+      return await finalizeOnce(inp);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      const rec = await loadRun(inp.repo, inp.runId);
+      if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree).catch(() => rm(rec.worktree, { recursive: true, force: true }));
+      try {
+        return { ...(await finalizeOnce({ ...inp, removeWorktree: false })), diskNote: 'the disk was full; the artifacts were written after the worktree was removed' };
+      } catch (again) {
+        if (!isDiskFull(again)) throw again;
+      }
+      const elsewhere = join(tmpdir(), 'kiln-artifacts', inp.runId);
+      try {
+        await mkdir(elsewhere, { recursive: true });
+        await writeFile(join(elsewhere, 'state.json'), JSON.stringify(inp.state, null, 2));
+        return { patchPath: join(elsewhere, PATCH_FILE), diffLines: 0, diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: the run's state was written to ${elsewhere} (no patch)` };
+      } catch {
+        return { patchPath: '', diffLines: 0, diskNote: `the disk is full: no artifacts could be written (${String((err as Error).message).slice(0, 200)})` };
+      }
+    }
+  }
+
+  async function finalizeOnce(inp: FinalizeInput): Promise<FinalizeResult> {
     const rec = await loadRun(inp.repo, inp.runId);
     const dir = runDir(inp.repo, inp.runId);
     const patchPath = join(dir, PATCH_FILE);

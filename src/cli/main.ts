@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
+import { cancelRequestSignal } from '../shared/messages.js';
 import { join } from 'node:path';
 import { hostname, userInfo } from 'node:os';
 import { cliApprover } from '../shared/approver.js';
@@ -106,7 +107,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       };
       process.once('SIGINT', early);
       process.once('SIGTERM', early);
-      const { startWorker, sandboxStatus, operatorStatus } = await import('../worker.js');
+      const { startWorker, sandboxStatus, operatorStatus, modelStatus } = await import('../worker.js');
       const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
       const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
@@ -116,6 +117,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(await sandboxStatus());
       out(operatorStatus(deps.operator));
+      out(modelStatus());
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;
       const shutdown = () => (stopping ??= w.shutdown());
@@ -347,10 +349,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Cancel a run (worktree removed, artifacts kept)')
     .description('Cancel a run: it stops, its worktree is removed, its artifacts are still written')
     .argument('<run>')
-    .action(async (runId: string) => {
-      await withRun(runId, async (handle) => {
+    .option('--by <name>', 'who cancels (default: your OS user; recorded in audit.jsonl and the run\'s reason)')
+    .option('--reason <text>', 'why (recorded with it)')
+    .action(async (runId: string, o: { by?: string; reason?: string }) => {
+      await withRun(runId, async (handle, client) => {
         const d = await handle.describe();
         if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
+        // who and why first: the run records them when the cancellation reaches it
+        await handle.signal(cancelRequestSignal, { by: cliApprover(o.by, osAccount()), reason: o.reason, via: client.options.identity });
         await handle.cancel();
         out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });

@@ -6,6 +6,13 @@ import { costUsd } from './pricing.js';
 import { buildMessageParams, type ModelRequest } from './request.js';
 import { loadScript, ScriptError } from './script.js';
 import { RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
+import { stallGuardedFetch, stallTimeoutsFromEnv, type StallTimeouts } from './stall.js';
+
+/**
+ * Sent with every model call: the same logical call (run, attempt, turn) carries the same key on
+ * every retry, so an API or proxy that takes idempotency keys answers a retry without billing it twice.
+ */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 export interface ModelResult {
   /** pass back unchanged as the assistant message (thinking blocks included: they are bound to the conversation) */
@@ -26,7 +33,7 @@ export interface ModelClient {
    * server answers turn N with step N). Throws ModelError, or the SDK's APIUserAbortError
    * when `signal` aborts.
    */
-  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number }): Promise<ModelResult>;
+  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number; idempotencyKey?: string }): Promise<ModelResult>;
 }
 
 export interface CreateModelClientOptions {
@@ -37,6 +44,8 @@ export interface CreateModelClientOptions {
   timeoutMs?: number;
   /** relative script paths are resolved from here */
   cwd?: string;
+  /** first-byte and idle-stream limits; from KILN_MODEL_FIRST_BYTE_MS / KILN_MODEL_IDLE_MS by default */
+  stall?: StallTimeouts;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -83,6 +92,8 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
   const env = opts.env ?? process.env;
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const parsed = parseModelSpec(opts.spec, opts.cwd);
+  const guarded = stallGuardedFetch(opts.stall ?? stallTimeoutsFromEnv(env));
+  const keyHeader = (key: string | undefined): Record<string, string> => (key ? { [IDEMPOTENCY_HEADER]: key.replace(/[^\x21-\x7e]/g, encodeURIComponent) } : {});
 
   if (parsed.kind === 'scripted') {
     try {
@@ -97,6 +108,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
       baseURL: server.url,
       maxRetries: 0,
       timeout,
+      fetch: guarded,
       // URI-encoded: header values must be Latin-1, paths and run ids need not be
       defaultHeaders: {
         [SCRIPT_HEADER]: encodeURIComponent(parsed.scriptPath),
@@ -106,11 +118,11 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
     return {
       scripted: true,
       model: SCRIPTED_MODEL,
-      async create(req, { signal, turn }) {
+      async create(req, { signal, turn, idempotencyKey }) {
         try {
           const message = await sdk.messages.create(buildMessageParams(SCRIPTED_MODEL, req), {
             signal: signal ?? null,
-            headers: { [TURN_HEADER]: String(turn) },
+            headers: { [TURN_HEADER]: String(turn), ...keyHeader(idempotencyKey) },
           });
           return toResult(message, SCRIPTED_MODEL);
         } catch (err) {
@@ -133,14 +145,19 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
     baseURL: env.ANTHROPIC_BASE_URL?.trim() || null,
     maxRetries: 0,
     timeout,
+    fetch: guarded,
   });
   const model = parsed.model;
   return {
     scripted: false,
     model,
-    async create(req, { signal }) {
+    async create(req, { signal, idempotencyKey }) {
       try {
-        const message = await sdk.messages.create(buildMessageParams(model, req), { signal: signal ?? null });
+        // streamed: the first byte comes at once and pings keep it alive, so a hang or a stall is
+        // told apart from a long answer (the stall guard's two timeouts)
+        const message = await sdk.messages
+          .stream(buildMessageParams(model, req), { signal: signal ?? null, headers: keyHeader(idempotencyKey) })
+          .finalMessage();
         return toResult(message, message.model || model);
       } catch (err) {
         throw toModelError(err);

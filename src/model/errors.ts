@@ -1,5 +1,6 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { KilnError } from '../shared/errors.js';
+import { findStall } from './stall.js';
 
 export type ModelErrorKind =
   | 'rate_limit'
@@ -11,6 +12,7 @@ export type ModelErrorKind =
   | 'not_found'
   | 'connection'
   | 'timeout'
+  | 'quota'
   | 'script';
 
 /** Kinds a person must fix (the key, the account, the model name, the script): the CLI's exit 2. */
@@ -71,7 +73,19 @@ export function retryAfterMs(headers: Headers | undefined, now: number = Date.no
 }
 
 function detail(err: APIError): string {
-  return err.apiMessage ?? err.message;
+  return (err.apiMessage ?? err.message).slice(0, 500);
+}
+
+/**
+ * A 429 that no wait can fix: the account's spend limit, quota or billing. Anthropic answers a
+ * spend limit with 429 `rate_limit_error` and a message or error code naming it, so the text is
+ * what tells it from a rate limit (measured: retrying it 8 times over 126 s only burns time).
+ */
+const QUOTA = /spend[_ ]limit|enforced_spend_limit_reached|quota|billing|credit balance|insufficient[_ ]funds/i;
+
+export function isQuotaError(err: APIError): boolean {
+  const body = JSON.stringify((err as { error?: unknown }).error ?? '');
+  return QUOTA.test(`${err.type ?? ''} ${detail(err)} ${body}`);
 }
 
 /**
@@ -81,6 +95,10 @@ function detail(err: APIError): string {
  * activity was cancelled) and errors that are not the SDK's pass through unchanged.
  */
 export function toModelError(err: unknown): unknown {
+  const stall = findStall(err);
+  if (stall) return new ModelError('timeout', stall.message, { retryable: true, cause: stall });
+  if (err instanceof AnthropicError && !(err instanceof APIError))
+    return new ModelError('server', `the model API sent a reply Kiln could not read: ${err.message.slice(0, 300)}`, { retryable: true, cause: err });
   if (err instanceof ModelError || !(err instanceof APIError) || err instanceof APIUserAbortError) return err;
   if (err instanceof APIConnectionTimeoutError)
     return new ModelError('timeout', 'the model API did not answer in time', { retryable: true, cause: err });
@@ -105,6 +123,12 @@ export function toModelError(err: unknown): unknown {
 
   if (status === 400 && err.type === (SCRIPT_ERROR_TYPE as string))
     return new ModelError('script', detail(err), { retryable: false, status, cause: err });
+  if ((status === 429 || status === 402 || status === 403) && isQuotaError(err))
+    return new ModelError('quota', `the model API account is out of quota or over its spend limit (${status}): ${detail(err)}; raise the limit or wait for it to reset`, {
+      retryable: false,
+      status,
+      cause: err,
+    });
   if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${detail(err)}`, true);
   if (status === 529) return make('overloaded', `the model API is overloaded (529): ${detail(err)}`, true);
   if (status === 408) return make('timeout', `the model API timed out the request (408): ${detail(err)}`, true);

@@ -4,7 +4,7 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, HumanDecision, RunState } from './types.js';
+import type { ApprovalDecision, CancelRequest, HumanDecision, RunState } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
 
@@ -13,3 +13,6 @@ export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
 
 export const humanUpdate = defineUpdate<string, [HumanDecision]>('human');
 export const humanSignal = defineSignal<[HumanDecision]>('human');
+
+/** Who cancels and why, sent just before the cancellation itself (`kiln cancel --by --reason`). */
+export const cancelRequestSignal = defineSignal<[CancelRequest]>('cancelRequest');

@@ -109,6 +109,14 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/** Who asked to cancel a run, and why: recorded in audit.jsonl and the run's reason. */
+export interface CancelRequest {
+  by: string;
+  reason?: string;
+  /** how the sender was identified, e.g. the client's Temporal identity */
+  via?: string;
+}
+
 export interface HumanDecision {
   action: 'hint' | 'accept' | 'abandon';
   text?: string;

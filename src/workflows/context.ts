@@ -6,7 +6,7 @@
  */
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
-import type { ApprovalDecision, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
+import type { ApprovalDecision, CancelRequest, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
 import { KilnPhase } from '../temporal/search-attributes.js';
 import { detailsMarkdown } from './details.js';
 import { initialState, log, setPhase } from './machine.js';
@@ -66,6 +66,8 @@ export class RunContext {
   readonly expired: Set<string>;
   /** a person's decision while the run is needs_human; set by the handlers */
   human: HumanDecision | undefined;
+  /** who asked to cancel (the cancelRequest signal that precedes a cancel) */
+  cancelRequest: CancelRequest | undefined;
   approvalSeq: number;
   /** the last verdict's signature: the same failure twice in a row goes to a person */
   previousSignature: string | undefined;

@@ -5,7 +5,7 @@
  * arrived; the run and the attempt wait on it with condition().
  */
 import { setHandler } from '@temporalio/workflow';
-import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import { approveSignal, approveUpdate, cancelRequestSignal, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
 import type { HumanDecision } from '../shared/types.js';
 import type { RunContext } from './context.js';
 import { approvalProblem } from './machine.js';
@@ -46,6 +46,10 @@ export function installHandlers(ctx: RunContext): void {
       },
     },
   );
+  setHandler(cancelRequestSignal, (r) => {
+    if (!r || typeof r.by !== 'string') return;
+    ctx.cancelRequest = { by: r.by.slice(0, 200), reason: r.reason?.slice(0, 500), via: r.via?.slice(0, 200) };
+  });
   setHandler(humanSignal, (d) => {
     const problem = humanProblem(ctx, d);
     if (problem) ctx.note('human', `ignored signal: ${problem}`);

@@ -2,7 +2,7 @@
  * Activity options and the failure tests the workflow needs. Temporal owns every retry; the
  * timeouts are set here once so the run and the attempt cannot disagree.
  */
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, TimeoutFailure, patched, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
 
@@ -35,13 +35,28 @@ const onHost = <T extends object>(input: RunInput, o: T) => ({ ...o, scheduleToS
 
 export const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3);
 export const hostOptions = (input: RunInput) => onHost(input, options(input, '30 minutes', 5));
-export const toolOptions = (input: RunInput) => onHost(input, options(input, input.commandTimeoutMs + 60_000, 5));
+/**
+ * A cancelled run waits for its running tool to stop (the command's process group killed) before
+ * cleanup removes the worktree; before this, a cancelled `sleep` outlived its run by 21.8 s.
+ */
+export const toolOptions = (input: RunInput) => ({
+  ...onHost(input, options(input, input.commandTimeoutMs + 60_000, 5)),
+  ...(patched('wait-for-cancelled-tools') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+});
 
 /** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
 export function modelOptions(input: RunInput) {
   const o = onHost(input, options(input, '10 minutes', 8));
-  return { ...o, retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } };
+  return {
+    ...o,
+    retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    // every attempt of one turn together: eight hung attempts once took 40 minutes
+    ...(patched('model-schedule-to-close') ? { scheduleToCloseTimeout: MODEL_TURN_DEADLINE } : {}),
+  };
 }
+
+/** All attempts of one model turn; each attempt is cut sooner by the worker's first-byte and idle limits. */
+export const MODEL_TURN_DEADLINE = '20 minutes';
 
 /** No worker took a host activity in time: the worktree's machine is gone. */
 export function isHostLost(err: unknown): boolean {

@@ -132,9 +132,11 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
     }
     if (isCancellation(err)) {
       await CancellationScope.nonCancellable(async () => {
-        state.reason = 'cancelled by request';
+        const who = ctx.cancelRequest;
+        state.reason = who && patched('record-canceller') ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
         state.pendingApprovals = [];
         ctx.phase('cancelled');
+        if (who && patched('record-canceller')) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
         await finish(ctx, true);
       });
     }
@@ -214,6 +216,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResu
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
+  let diskNote: string | undefined;
   if (ctx.prep) {
     const args = { ...ctx.ref(), state, removeWorktree };
     const res = await (ctx.host ?? shared).finalizeRun(args).catch((err: unknown) => {
@@ -221,11 +224,12 @@ async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResu
       return shared.finalizeRun(args);
     });
     patchPath = res.patchPath;
+    diskNote = res.diskNote;
   }
   return {
     runId: input.runId,
     state: state.phase,
-    reason: state.reason,
+    reason: diskNote ? [state.reason, diskNote].filter(Boolean).join('; ') : state.reason,
     attempts: state.attempt,
     turns: state.turn,
     artifactsDir: state.artifactsDir,

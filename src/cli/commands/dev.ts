@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kilnHome, startEmbedded } from '../../client/embedded.js';
 import { devStateFile, type DevState } from '../../client/runs.js';
-import { operatorStatus, sandboxStatus } from '../../worker.js';
+import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
 
 export async function runDev(o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean }, out: (s: string) => void): Promise<void> {
   const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
@@ -13,6 +13,7 @@ export async function runDev(o: { worker: boolean; port: number; uiPort: number;
   out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
   if (env.worker) out(`                     ${await sandboxStatus()}`);
   if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
+  if (env.worker) out(`                     ${modelStatus()}`);
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
   const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };

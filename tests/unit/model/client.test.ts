@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
 import { buildMessageParams, costUsd, createModelClient, type MessageParams } from '../../../src/model/index.js';
+import { streamedMessage } from '../../../src/model/fault-server.js';
 import { firstRequest, nextRequest, failure } from './helpers.js';
 
 interface Captured {
@@ -23,6 +24,11 @@ beforeAll(async () => {
     req.on('end', () => {
       captured.push({ headers: req.headers, body: JSON.parse(text) });
       const reply = replies.shift() ?? { status: 500, body: { type: 'error', error: { type: 'api_error', message: 'no reply queued' } } };
+      // real models are called streaming (the stall guard needs the first byte early)
+      if (reply.status === 200 && captured.at(-1)!.body.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', ...reply.headers });
+        return res.end(streamedMessage(reply.body as Anthropic.Message));
+      }
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify(reply.body));
     });

@@ -1,0 +1,230 @@
+/**
+ * The fault plan on the real dev server: an in-process worker with real activities, sandbox and
+ * git, and the fault-injecting Anthropic-compatible server playing the model (the production
+ * client path: streaming, stall guard, idempotency keys, error mapping).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createModelClient } from '../../src/model/index.js';
+import { duplicateIdsReply, maxTokensCutReply, startFaultServer, type FaultReply, type FaultServer, type RecordedRequest } from '../../src/model/fault-server.js';
+import { cancelRequestSignal } from '../../src/shared/messages.js';
+import type { RunResult } from '../../src/shared/types.js';
+import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { commitAll, git, repoWith } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+
+let t: WorkflowTestEnv;
+let api: FaultServer;
+/** the worker's model environment: a test may take the key away */
+const modelEnv: NodeJS.ProcessEnv = {};
+
+beforeAll(async () => {
+  api = await startFaultServer();
+  Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url });
+  t = await workflowTestEnv('kiln-fault-tests', {
+    model: (spec, runId) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } }),
+  });
+});
+beforeEach(() => {
+  // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
+  api.clear();
+  api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
+});
+afterAll(async () => {
+  await t?.stop();
+  await api?.close();
+});
+
+const MODEL = 'claude-sonnet-4-6';
+const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
+const reply = (...content: FaultReply['content']): FaultReply => ({ content });
+const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
+const ledger = (r: RunResult) =>
+  readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('faults from the model API', () => {
+  it('duplicate tool_use ids and a call cut by max_tokens are refused, the model asked again, and nothing half-done ships', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push(
+      duplicateIdsReply({ name: 'edit', input: { path: 'a.txt', old_string: 'hello', new_string: 'bye' } }, { name: 'create_file', input: { path: 'b.txt', content: 'bee\n' } }),
+      (req) => {
+        expect(lastUserText(req)).toContain('shared the id');
+        return maxTokensCutReply('create_file', { path: 'c.txt', content: 'the whole file, to its very end\n' }, 40);
+      },
+      (req) => {
+        expect(lastUserText(req)).toContain('cut off by the output token limit');
+        return reply(
+          use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' }),
+          use('create_file', { path: 'b.txt', content: 'bee\n' }),
+          use('create_file', { path: 'c.txt', content: 'the whole file, to its very end\n' }),
+        );
+      },
+      reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }))).result();
+    expect(r.state, readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').slice(-3000)).toBe('succeeded');
+    const patch = readFileSync(r.patchPath, 'utf8');
+    expect(patch).toContain('+bye');
+    expect(patch).toContain('+the whole file, to its very end');
+    expect(patch).not.toMatch(/^\+the whole file(?!, to its very end)/m);
+    const mine = api.requests.slice(first);
+    expect(mine).toHaveLength(5);
+    for (const req of mine) {
+      // never an assistant message without content; never two results for one id
+      for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(m.content.length).toBeGreaterThan(0);
+      const ids = JSON.stringify(req.body.messages).match(/"tool_use_id":"[^"]+"/g) ?? [];
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('refused_reply');
+    // all five calls are in the cost ledger, the refused ones too
+    expect(ledger(r).filter((l) => l.event === 'answered')).toHaveLength(5);
+  });
+
+  it('the spend-limit 429 is not retried: blocked at once with the reason, one request', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push({ fault: 'spend_limit' });
+    const t0 = Date.now();
+    const r = await (await t.start(testInput({ repo, model: MODEL }))).result();
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/spend limit/);
+    expect(api.requests.length - first).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(ledger(r).map((l) => l.event)).toEqual(['start', 'failed']);
+  });
+
+  it('a 429 with retry-after, then a hang before the first byte: retried with one idempotency key, every call in the ledger', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
+    const t0 = Date.now();
+    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['true'] }))).result();
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    const mine = api.requests.slice(first);
+    // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
+    expect(mine.slice(0, 3).map((q) => q.answer)).toEqual(['rate_limit', 'hang', 'reply']);
+    const keys = new Set(mine.slice(0, 3).map((q) => q.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+    const lines = ledger(r);
+    const turn1 = lines.filter((l) => String(l.call).endsWith(':1:1'));
+    expect(turn1.map((l) => l.event)).toEqual(['start', 'failed', 'start', 'failed', 'start', 'answered']);
+  });
+
+  it('a worker without ANTHROPIC_API_KEY blocks the run at once, saying what is missing', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const key = modelEnv.ANTHROPIC_API_KEY;
+    delete modelEnv.ANTHROPIC_API_KEY;
+    try {
+      const first = api.requests.length;
+      const t0 = Date.now();
+      const r = await (await t.start(testInput({ repo, model: MODEL }))).result();
+      expect(r.state).toBe('blocked');
+      expect(r.reason).toContain('ANTHROPIC_API_KEY');
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      expect(api.requests.length).toBe(first);
+    } finally {
+      modelEnv.ANTHROPIC_API_KEY = key;
+    }
+  });
+});
+
+describe('cancellation', () => {
+  it('reaches a running command within ~2 s at the default heartbeat timeout, and records who cancelled', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const marker = `sleep 37.${Math.floor(Math.random() * 1000)}`;
+    api.push(reply(use('run_command', { command: marker, reason: 'the check' })));
+    const input = testInput({ repo, model: MODEL, checks: [marker], heartbeatTimeoutMs: 30_000 });
+    const handle = await t.start(input);
+    const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
+    const deadline = Date.now() + 30_000;
+    while (!running()) {
+      if (Date.now() > deadline) throw new Error('the command never started');
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const t0 = Date.now();
+    await handle.signal(cancelRequestSignal, { by: 'alice', reason: 'wrong goal' });
+    await handle.cancel();
+    while (running() && Date.now() - t0 < 15_000) await new Promise((res) => setTimeout(res, 50));
+    const killedAfter = Date.now() - t0;
+    expect(killedAfter).toBeLessThan(3000);
+    await expect(handle.result()).rejects.toThrow();
+    const dir = join(repo, '.kiln', 'runs', input.runId);
+    const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
+    expect(state).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
+    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice".*"note":"wrong goal"/);
+    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+  });
+});
+
+/** A 64 MB tmpfs when this machine lets us mount one (root); otherwise the test says why it is skipped. */
+function smallDisk(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-tmpfs-'));
+  const res = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
+  return res.status === 0 ? dir : undefined;
+}
+const disk = smallDisk();
+
+describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs root to mount a 64 MB tmpfs'})`, () => {
+  afterAll(() => {
+    if (disk) spawnSync('umount', ['-l', disk]);
+  });
+
+  it('a tool that hits ENOSPC is a tool error the model reads; temp files go; freeing space lets the run finish with its artifacts', async () => {
+    const repo = join(disk!, 'repo');
+    mkdirSync(repo);
+    // an edit's journal holds the whole new file: a 2 MB file needs more room than the turn did
+    writeFileSync(join(repo, 'big.txt'), `${'line of text\n'.repeat(160_000)}end\n`);
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill');
+    api.push(
+      () => {
+        const s = statfsSync(disk!);
+        execFileSync('fallocate', ['-l', String(Math.max(0, s.bavail * s.bsize - 1024 * 1024)), fill]);
+        return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
+      },
+      (req) => {
+        expect(lastUserText(req)).toContain("disk is full");
+        rmSync(fill);
+        return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
+      },
+      reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] }))).result();
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
+    for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
+    const tmp = (readdirSync(join(repo, '.kiln'), { recursive: true }) as string[]).filter((f) => f.endsWith('.tmp'));
+    expect(tmp).toEqual([]);
+  });
+
+  it('a disk that stays full: the run still ends (never WorkflowExecutionFailed) and says where its artifacts are', async () => {
+    const repo = join(disk!, 'repo2');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill2');
+    api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
+      const s = statfsSync(disk!);
+      execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), fill]);
+      return reply(use('finish', { summary: 'done' }));
+    });
+    try {
+      const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const r = await handle.result();
+      expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
+      expect(`${r.reason}`).toMatch(/disk/i);
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+});
