@@ -52,7 +52,7 @@ describe('the agent loop', () => {
       { expect: { tool_result_contains: '# pass 1' }, tool_use: [{ name: 'update_plan', input: { steps: [{ step: 'find greet', status: 'done' }, { step: 'fix it', status: 'done' }] } }, finish] },
     ]);
     const h = await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain("+  return 'Hello, ' + name;");
@@ -69,7 +69,7 @@ describe('the agent loop', () => {
       { expect: { tool_result_contains: 'run the checks first' }, tool_use: [runCheck] },
       { tool_use: [finish] },
     ]);
-    const r = await (await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }))).result();
+    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
     expect(r.state).toBe('succeeded');
     expect(r.turns).toBe(4);
   });
@@ -80,7 +80,7 @@ describe('the agent loop', () => {
       { error: { status: 429, retry_after_s: 1, times: 1 }, tool_use: [runCheck] },
       { tool_use: [finish] },
     ]);
-    const r = await (await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }))).result();
+    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
     expect(r.state).toBe('succeeded');
     const perTurn = metrics(r.artifactsDir).perTurn as Array<Record<string, number>>;
     expect(perTurn).toHaveLength(3);
@@ -126,7 +126,7 @@ describe('the agent loop', () => {
       { tool_use: [finish] },
     ]);
     const h = await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(r.attempts).toBe(2);
     expect(events(r.artifactsDir).some((e) => e.type === 'verdict' && String(e.text).includes('stuck'))).toBe(true);
@@ -141,7 +141,7 @@ describe('the agent loop', () => {
       { tool_use: [runCheck] },
       { tool_use: [finish] },
     ]);
-    const r = await (await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK], contextTokens: 800 }))).result();
+    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK], contextTokens: 800 })));
     expect(r.state).toBe('succeeded');
     const compactions = events(r.artifactsDir).filter((e) => e.type === 'compaction');
     expect(compactions.length).toBeGreaterThan(0);
@@ -164,7 +164,7 @@ describe('the agent loop', () => {
     const input = testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK], turnsPerRun: 60 });
     input.budgets = { ...input.budgets, maxTurns: 250 };
     const h = await t.start(input);
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(r.turns).toBe(200);
     const st = await h.query(statusQuery);
@@ -191,7 +191,7 @@ describe('the agent loop', () => {
       ],
     });
     const h = await t.start(testInput({ repo: r0, model: `scripted:${s}`, checks: [CHECK] }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     const history = JSON.stringify(await h.fetchHistory());
     const convo = readFileSync(join(r.artifactsDir, 'state', 'conversation.json'), 'utf8');

@@ -16,6 +16,7 @@ import { testInput } from '../helpers/run-input.js';
 import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
 import { recording } from '../helpers/workflow-env.js';
+import { outcome } from '../../src/client/runs.js';
 
 let env: TestWorkflowEnvironment;
 let address: string;
@@ -84,12 +85,12 @@ async function crashRun(point: string): Promise<{ r: RunResult; patch: string; f
   const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
   const h = await sc.start(input);
   const approving = approveWhenAsked(h);
-  const code = await Promise.race([first.exited, h.result().then(() => 'finished' as const)]);
+  const code = await Promise.race([first.exited, outcome(h).then(() => 'finished' as const)]);
   expect(code, `the worker should have crashed at ${point}; output:\n${first.output()}`).not.toBe('finished');
   expect(first.output()).toContain(`test crash point ${point}`);
   await sc.worker();
   await approving;
-  const r = await h.result();
+  const r = await outcome(h);
   return { r, patch: readFileSync(r.patchPath, 'utf8'), first };
 }
 
@@ -111,7 +112,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
     const h = await sc.start(input);
     await approveWhenAsked(h);
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     reference = readFileSync(r.patchPath, 'utf8');
     expect(reference).toContain('.filter((s) => !s.revokedAt)');
@@ -148,7 +149,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     // no worker: the signal is stored by the server and applied when one comes back
     await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'offline approver' });
     await sc.worker();
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toBe(reference);
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('offline approver');
@@ -173,7 +174,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const survivors = pgrep(marker);
     expect(survivors, 'a process of the killed attempt survived').toBe('');
     await sc.worker();
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
     expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
@@ -202,7 +203,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     // host a never comes back; host b only serves the shared queue and its own
     await sc.worker({ KILN_HOST: `${sc.queue}-b` });
     await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'test' });
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
     const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

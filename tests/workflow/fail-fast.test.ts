@@ -10,6 +10,7 @@ import { createModelClient } from '../../src/model/index.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
@@ -38,7 +39,7 @@ describe('failures no retry can fix end the run at once', () => {
   it('no model key on the worker: blocked after one agentTurn attempt, naming ANTHROPIC_API_KEY', async () => {
     const started = Date.now();
     const h = await t.start(testInput({ repo: repoWith({ 'a.txt': 'a\n' }), model: 'claude-sonnet-5-5' }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/ModelFatalError: .*no ANTHROPIC_API_KEY/);
     expect((await attempts(h)).agentTurn).toBe(1);
@@ -51,7 +52,7 @@ describe('failures no retry can fix end the run at once', () => {
     writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
     const script = writeScript(join(repo, '..'), 'read', { steps: [{ tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] }, { text: 'never reached' }] });
     const h = await t.start(testInput({ repo, model: `scripted:${script}` }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/PolicyConfigError: .*policy\.json/);
     expect((await attempts(h)).runTool).toBe(1);

@@ -15,6 +15,7 @@ import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 let api: FaultServer;
@@ -66,7 +67,7 @@ describe('faults from the model API', () => {
       reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })),
       reply(use('finish', { summary: 'done' })),
     );
-    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }))).result();
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
     expect(r.state, readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').slice(-3000)).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('+bye');
@@ -90,7 +91,7 @@ describe('faults from the model API', () => {
     const first = api.requests.length;
     api.push({ fault: 'spend_limit' });
     const t0 = Date.now();
-    const r = await (await t.start(testInput({ repo, model: MODEL }))).result();
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/spend limit/);
     expect(api.requests.length - first).toBe(1);
@@ -103,7 +104,7 @@ describe('faults from the model API', () => {
     const first = api.requests.length;
     api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
     const t0 = Date.now();
-    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['true'] }))).result();
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['true'] })));
     expect(Date.now() - t0).toBeLessThan(30_000);
     const mine = api.requests.slice(first);
     // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
@@ -122,7 +123,7 @@ describe('faults from the model API', () => {
     try {
       const first = api.requests.length;
       const t0 = Date.now();
-      const r = await (await t.start(testInput({ repo, model: MODEL }))).result();
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL })));
       expect(r.state).toBe('blocked');
       expect(r.reason).toContain('ANTHROPIC_API_KEY');
       expect(Date.now() - t0).toBeLessThan(15_000);
@@ -197,7 +198,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
       reply(use('finish', { summary: 'done' })),
     );
-    const r = await (await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] }))).result();
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
     for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
@@ -219,7 +220,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     });
     try {
       const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
-      const r = await handle.result();
+      const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
       expect(`${r.reason}`).toMatch(/disk/i);
       expect((await handle.describe()).status.name).toBe('COMPLETED');

@@ -54,7 +54,7 @@ describe('the run workflow', () => {
     await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'alice', note: 'lint is fine' }] });
     expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true }] }))).toMatch(/already decided/);
 
-    const r: RunResult = await handle.result();
+    const r: RunResult = await outcome(handle);
     expect(r.state).toBe('succeeded');
     expect(r.scripted).toBe(true);
     expect(r.turns).toBe(7);
@@ -92,7 +92,7 @@ describe('the run workflow', () => {
     await waitFor(handle, (s) => s.pendingApprovals.length > 0);
     // a signal of the same name works too (the Web UI's way)
     await handle.signal(approveSignal, { approvalId: 'ap-1', approve: false, reason: 'not today', by: 'bob' });
-    const r = await handle.result();
+    const r = await outcome(handle);
     // the script's expectation proves the model saw the reason; nothing changed, so verification fails
     expect(r.turns).toBeGreaterThanOrEqual(2);
     const audit = readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8');
@@ -123,7 +123,7 @@ describe('the run workflow', () => {
       ],
     });
     const handle = await start(testInput({ repo, model: `scripted:${script}`, humanTimeoutMs: 1000 }));
-    const r = await handle.result();
+    const r = await outcome(handle);
     expect(r.turns).toBeGreaterThanOrEqual(3);
     const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8');
     expect(events).toContain('invalid');
@@ -184,7 +184,7 @@ describe('the run workflow', () => {
     const handle = await start(testInput({ repo, model: `scripted:${script}` }));
     const st = await waitFor(handle, (s) => s.turn >= 1);
     expect(readFileSync(join(st.worktree!, 'local.env.json'), 'utf8')).toContain('"port"');
-    const r = await handle.result();
+    const r = await outcome(handle);
     expect(r.state).toBe('succeeded');
     // the user's checkout is untouched: .kiln/ is excluded, nothing else changed
     expect(git(repo, 'status', '--porcelain')).toBe('');
@@ -211,7 +211,7 @@ describe('the run workflow', () => {
     expect(second.pendingApprovals.map((a) => a.summary)).toEqual([expect.stringContaining('make release')]);
     expect(second.pendingApprovals[0]!.id).toBe('ap-2');
     await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-2', approve: false, reason: 'no releases', by: 'alice' }] });
-    await handle.result();
+    await outcome(handle);
   });
 
   it('--sandbox off is loud: in the live log and in the audit', async () => {
@@ -223,7 +223,7 @@ describe('the run workflow', () => {
       ],
     });
     const handle = await start(testInput({ repo, model: `scripted:${script}`, sandbox: 'off' }));
-    const r = await handle.result();
+    const r = await outcome(handle);
     expect(r.state).toBe('succeeded');
     const st = await handle.query(statusQuery);
     expect(st.log.map((l) => l.text).join('\n')).toContain('SANDBOX OFF');

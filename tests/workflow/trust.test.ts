@@ -12,6 +12,7 @@ import type { RunInput } from '../../src/shared/types.js';
 import { EXAMPLE_SCRIPT, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
@@ -33,7 +34,7 @@ describe('a run request is bounded by the worker', () => {
   it('attack: sandbox "off" plus a setup command, from any client, ends blocked before anything runs', async () => {
     const { mark, command } = hostMark();
     const input = testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}`, sandbox: 'off', setup: [command] });
-    const r = await (await t.start(input)).result();
+    const r = await outcome(await t.start(input));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/sandbox "off" is not allowed on this worker/);
     expect(r.reason).toMatch(/--allow-sandbox-off/);
@@ -43,7 +44,7 @@ describe('a run request is bounded by the worker', () => {
 
   it('attack: a request with a field the worker does not know is refused, not half-honoured', async () => {
     const input = { ...testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}` }), hostNetwork: true } as RunInput;
-    const r = await (await t.start(input)).result();
+    const r = await outcome(await t.start(input));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/unknown field hostNetwork/);
   });

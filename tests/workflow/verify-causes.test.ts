@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleRepo, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { outcome } from '../../src/client/runs.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
@@ -36,7 +37,7 @@ describe('verdict causes', () => {
   it('control: with --unverified asked for, the same run succeeds, marked and audited as unverified', async () => {
     const repo = greetRepo();
     const h = await t.start(testInput({ repo, allowUnverified: true, model: `scripted:${script(repo, 'unverified', [{ tool_use: [edit] }, { tool_use: [finish] }])}` }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('unverified allowed');
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('UNVERIFIED');
@@ -61,7 +62,7 @@ describe('verdict causes', () => {
     const look = { name: 'search', input: { pattern: 'session{{turn}}' } };
     const maxTokens = 12_000;
     const h = await t.start(testInput({ repo, model: `scripted:${script(repo, 'budget', [{ text: 'looking, turn {{turn}}', tool_use: [look], repeat: 30 }])}`, budgets: { maxTurns: 40, maxTokens, maxUsd: 100, maxWallMs: 30 * 60_000 } }));
-    const r = await h.result();
+    const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/budget exhausted: maxTokens/);
     const used = r.tokens.input + r.tokens.output + r.tokens.cacheRead + r.tokens.cacheWrite;
