@@ -7,7 +7,7 @@ import { isInside } from './paths.js';
  * Directory entries one command's globs may read in all. A glob that needs more is not judged
  * file by file: a person checks it. (This repository's `src/*` reads ~20; `**` over it ~1,000.)
  */
-export const GLOB_MAX_ENTRIES = 10_000;
+const GLOB_MAX_ENTRIES = 10_000;
 /** Files one glob may match; judging more would hide the one that matters among them. */
 export const GLOB_MAX_MATCHES = 2_000;
 /**
@@ -16,7 +16,7 @@ export const GLOB_MAX_MATCHES = 2_000;
  */
 export const GLOB_BUDGET_MS = 50;
 
-export type Expansion =
+type Expansion =
   /** what the shell would pass: the matching paths, or the pattern itself when nothing matches */
   | { kind: 'paths'; paths: string[] }
   /** the pattern lists a directory outside the worktree (or through a symlink leading out): never listed */
