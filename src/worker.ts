@@ -7,7 +7,7 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSo
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
-import { createSandbox } from './sandbox/index.js';
+import { createSandbox, probeSummary } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
@@ -29,8 +29,8 @@ export interface RunningWorker {
 /** The start-up probe, said once so an operator sees at start whether commands will run. */
 export async function sandboxStatus(): Promise<string> {
   try {
-    await createSandbox({ mode: 'bwrap' });
-    return 'sandbox: bubblewrap probe passed (no writes outside the worktree, no HOME, no network)';
+    const sandbox = await createSandbox({ mode: 'bwrap' });
+    return sandbox.probe ? probeSummary(sandbox.probe) : 'sandbox: bubblewrap probe passed';
   } catch (err) {
     return `sandbox: UNAVAILABLE — run_command will be refused unless a run uses --sandbox off: ${(err as Error).message}`;
   }

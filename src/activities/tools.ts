@@ -34,7 +34,7 @@ import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contract
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { changedFiles } from './workspace.js';
-import { runPolicy } from './run-policy.js';
+import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
 import { MAX_CHANGED_PATHS, pathsChangedBetween, snapshotTree } from './snapshot.js';
 import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
@@ -230,9 +230,10 @@ export function toolActivities(deps: ActivityDeps) {
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
     const rel = `outputs/${call.id}.log`;
     const log = await openOutputLog(join(runDir(repo, runId), rel), `the run's ${rel}`, `$ ${command}\n`, outputLogCap(deps.env));
+    const sensitive = sandboxSensitive((await runPolicy(rec, deps.env)).config);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal, onOutput: (c) => log.write(c) });
+      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, sensitive, cacheDir, signal: Context.current().cancellationSignal, onOutput: (c) => log.write(c) });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;

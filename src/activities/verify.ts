@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { runPolicy } from './run-policy.js';
+import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { sensitiveInPatch } from '../policy/patch-secrets.js';
 import { scratchCache, trustedCache } from '../checks/caches.js';
 import { baselineOf, judgeCheck, type BaselineCheck, type CheckRun } from '../checks/judge.js';
@@ -50,6 +50,8 @@ export function verifyActivities(deps: ActivityDeps) {
 
     // the policy this run was started with (operator > user > trusted repo), not the checkout's file now
     const { config } = await runPolicy(rec, deps.env);
+    // an older run record has no policy: the checks below mask what the recomputed one names
+    rec.policy ??= config;
     const repoConfig = await loadRepoConfig(repo);
     const setup = rec.input.setup.length ? rec.input.setup : repoConfig.setup;
     const protect = rec.input.allowTestEdits ? null : protectedSet([...config.protected, ...(rec.input.protect ?? [])], rec.checks);
@@ -142,7 +144,7 @@ export function verifyActivities(deps: ActivityDeps) {
 async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, cacheDir: string, say: (t: string) => Promise<void>, timeoutMs = rec.input.commandTimeoutMs): Promise<CheckRun> {
   try {
     const res = await heartbeating(() =>
-      sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
+      sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, ...maskedFor(rec), env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
     );
     // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
     const output = redact(res.output).split(`${dir}/`).join('');
@@ -156,11 +158,16 @@ async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: 
   }
 }
 
+/** The run's sensitive globs for the sandbox (the record's policy, fixed at prepare). */
+function maskedFor(rec: RunRecord): { sensitive?: ReturnType<typeof sandboxSensitive> } {
+  return rec.policy ? { sensitive: sandboxSensitive(rec.policy) } : {};
+}
+
 /** The run's setup in a verify tree (network on, as at prepare time); returns why it failed. */
 async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: string[], cacheDir: string, say: (t: string) => Promise<void>): Promise<string | undefined> {
   for (const command of setup) {
     const res = await heartbeating(() =>
-      sandbox.run(command, { workspace: dir, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal }),
+      sandbox.run(command, { workspace: dir, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, ...maskedFor(rec), cacheDir, signal: Context.current().cancellationSignal }),
     );
     await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;

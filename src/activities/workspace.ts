@@ -11,6 +11,7 @@ import { loadRunSettings } from '../policy/precedence.js';
 import { checkRunRequest } from '../policy/run-request.js';
 import { kilnHomeDir } from '../policy/trust.js';
 import { registerRunSecrets } from './secrets.js';
+import { sandboxSensitive } from './run-policy.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
@@ -115,7 +116,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       const log: string[] = [];
       for (const command of setup) {
         const res = await heartbeating(() =>
-          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, cacheDir, signal: Context.current().cancellationSignal }),
+          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, sensitive: sandboxSensitive(settings.policy), cacheDir, signal: Context.current().cancellationSignal }),
         );
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);

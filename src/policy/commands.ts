@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import picomatch from 'picomatch';
 import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
+import { expandGlob, GlobBudget, GLOB_BUDGET_MS, GLOB_MAX_MATCHES } from './glob-expand.js';
 import { physicalPath } from './paths.js';
 import { parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
 import type { CommandSegment, PolicyContext } from './types.js';
@@ -65,6 +65,8 @@ class CommandJudge implements ProgramJudge {
   readonly written = new Map<string, string | undefined>();
   private writing: string | undefined;
   private readonly checkArgvs: string[];
+  /** what this command's globs may still list */
+  private readonly globBudget = new GlobBudget();
 
   constructor(readonly ctx: PolicyContext) {
     this.cwd = physicalPath(ctx.workspace) ?? resolve(ctx.workspace);
@@ -131,32 +133,6 @@ class CommandJudge implements ProgramJudge {
     return resolve(this.cwd, v);
   }
 
-  /** Expands an unquoted glob against the disk (as the shell would, without globstar). */
-  private expand(abs: string): string[] {
-    const parts = abs.split('/').filter(Boolean);
-    let bases = ['/'];
-    for (const part of parts) {
-      const next: string[] = [];
-      if (!/[*?[]/.test(part)) {
-        for (const b of bases) next.push(join(b, part));
-      } else {
-        const isMatch = picomatch(part.replace(/\*\*/g, '*'), { dot: part.startsWith('.') });
-        for (const b of bases) {
-          let entries: string[] = [];
-          try {
-            entries = readdirSync(b);
-          } catch {
-            /* not a directory: nothing matches */
-          }
-          for (const e of entries) if (isMatch(e)) next.push(join(b, e));
-        }
-      }
-      bases = next.slice(0, 2000);
-      if (bases.length === 0) return [abs];
-    }
-    return bases;
-  }
-
   /** `$f` where f was bound earlier in the command: each value it can take */
   private bound(w: Word): Word[] {
     if (!w.dynamic) return [w];
@@ -183,7 +159,15 @@ class CommandJudge implements ProgramJudge {
           out.push(deny('command.sensitive-path', `The command ${what} ${w.value}, which matches files that may hold credentials.`));
           continue;
         }
-        for (const p of this.expand(abs)) out.push(judge(p === abs ? w.value : p, p));
+        const found = expandGlob(abs, this.cwdRoot, this.globBudget);
+        if (found.kind === 'too-broad') {
+          out.push(ask('command.glob-too-broad', `The command ${what} ${w.value}, a pattern that matches more files than Kiln checks one by one (${GLOB_MAX_MATCHES}, or ${GLOB_BUDGET_MS} ms of listing); a person must check it, or name the files.`));
+        } else if (found.kind === 'outside') {
+          // judged as the pattern the command wrote: the host's files outside the worktree are never listed or named
+          out.push(judge(w.value, abs));
+        } else {
+          for (const p of found.paths) out.push(judge(p === abs ? w.value : relative(this.cwd, p) || '.', p));
+        }
         continue;
       }
       out.push(judge(w.value, abs));

@@ -95,7 +95,8 @@ export function resolveWorkspacePath(workspace: string, p: string): ResolvedPath
       return {
         ok: false,
         rule: 'path.symlink-escape',
-        reason: `${p} is a symlink that leads outside the repository (to ${phys}); only files inside the repository can be used.`,
+        // where it leads is a host path: not named in a reason the model reads
+        reason: `${p} is a symlink that leads outside the repository; only files inside the repository can be used.`,
         abs: phys,
       };
     }

@@ -97,6 +97,7 @@ class ConfiguredSandbox implements Sandbox {
   constructor(
     readonly kind: 'bwrap' | 'off',
     private readonly config: RunnerConfig,
+    readonly probe?: ProbeResult,
   ) {}
 
   run(command: string, opts: CommandOptions): Promise<CommandResult> {
@@ -131,8 +132,8 @@ export async function createSandbox(opts: CreateSandboxOptions): Promise<Sandbox
   if (!probe.ok || !probe.runner) throw new SandboxUnavailableError(explainFailure(bwrapPath, probe));
   const runner = probe.runner;
   // slirp4netns present but unable to attach on this host: the operator's allowance still applies
-  if (runner.setupNetwork?.kind === 'refuse' && allowHost) return new ConfiguredSandbox('bwrap', { ...runner, setupNetwork: { kind: 'host' } });
-  return new ConfiguredSandbox('bwrap', runner);
+  if (runner.setupNetwork?.kind === 'refuse' && allowHost) return new ConfiguredSandbox('bwrap', { ...runner, setupNetwork: { kind: 'host' } }, probe);
+  return new ConfiguredSandbox('bwrap', runner, probe);
 }
 
 /** For tests and `kiln doctor`: forget cached probe results. */

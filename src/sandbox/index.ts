@@ -1,6 +1,7 @@
 export type { CommandOptions, CommandResult, Sandbox } from './types.js';
 export { createSandbox, clearProbeCache, type CreateSandboxOptions } from './create-sandbox.js';
 export { probeSandbox, type ProbeCheck, type ProbeResult } from './probe.js';
+export { probeSummary } from './probe-summary.js';
 export { runSandboxExec, TIMEOUT_EXIT_CODE, DEFAULT_EXEC_TIMEOUT_MS, type SandboxExecArgs, type SandboxExecIo } from './exec.js';
 export { SandboxUnavailableError, SandboxSpawnError } from './errors.js';
 export { defaultLimits, type SandboxLimits } from './limits.js';

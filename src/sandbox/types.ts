@@ -1,3 +1,5 @@
+import type { ProbeResult } from './probe.js';
+
 /** What a command run returns. A command never throws into the agent loop: failures are data. */
 export interface CommandResult {
   exitCode: number | null;
@@ -46,5 +48,7 @@ export interface CommandOptions {
 
 export interface Sandbox {
   readonly kind: 'bwrap' | 'off';
+  /** what the start-up probe proved on this host (bwrap only) */
+  readonly probe?: ProbeResult;
   run(command: string, opts: CommandOptions): Promise<CommandResult>;
 }

@@ -42,7 +42,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   // files really edited and the checks still missing (issue 13: "finish refused" named none).
   const gateAnswer = () =>
     patched(GATE_PATCH)
-      ? `The stop gate: ${loop.editedFiles?.length ? `you edited ${loop.editedFiles.join(', ')}` : 'files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
+      ? `The stop gate: run the checks first. ${loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
       : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
   const gateNote = () => (patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run');
 

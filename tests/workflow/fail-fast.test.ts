@@ -46,7 +46,7 @@ describe('failures no retry can fix end the run at once', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
-  it('a broken .kiln/policy.json: blocked after one runTool attempt, naming the file', async () => {
+  it('a broken .kiln/policy.json: blocked after one prepareWorkspace attempt (the run\'s policy is fixed there), naming the file', async () => {
     const repo = repoWith({ 'a.txt': 'a\n' });
     mkdirSync(join(repo, '.kiln'), { recursive: true });
     writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
@@ -55,6 +55,8 @@ describe('failures no retry can fix end the run at once', () => {
     const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/PolicyConfigError: .*policy\.json/);
-    expect((await attempts(h)).runTool).toBe(1);
+    const tries = await attempts(h);
+    expect(tries.prepareWorkspace).toBe(1);
+    expect(tries.runTool).toBeUndefined();
   });
 });

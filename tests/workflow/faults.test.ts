@@ -16,6 +16,7 @@ import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.j
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { outcome } from '../../src/client/runs.js';
+import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
 
 let t: WorkflowTestEnv;
 let api: FaultServer;
@@ -223,7 +224,13 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
       expect(`${r.reason}`).toMatch(/disk/i);
-      expect((await handle.describe()).status.name).toBe('COMPLETED');
+      // the run ends with its result: completed, or failed as "not achieved" (a blocked run) — never an activity failure
+      const status = (await handle.describe()).status.name;
+      if (status !== 'COMPLETED') {
+        expect(status).toBe('FAILED');
+        const err = (await handle.result().catch((e: unknown) => e)) as { cause?: { type?: string } };
+        expect(err.cause?.type).toBe(RUN_NOT_ACHIEVED);
+      }
     } finally {
       rmSync(fill, { force: true });
     }

@@ -88,7 +88,7 @@ describe('the run workflow', () => {
         { expect: { tool_result_contains: 'not today' }, tool_use: [{ name: 'finish', input: { summary: 'gave up' } }] },
       ],
     });
-    const handle = await start(testInput({ repo, model: `scripted:${script}` }));
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, humanTimeoutMs: 1000 }));
     await waitFor(handle, (s) => s.pendingApprovals.length > 0);
     // a signal of the same name works too (the Web UI's way)
     await handle.signal(approveSignal, { approvalId: 'ap-1', approve: false, reason: 'not today', by: 'bob' });
@@ -181,7 +181,7 @@ describe('the run workflow', () => {
         { tool_use: [{ name: 'finish', input: { summary: 'ok' } }] },
       ],
     });
-    const handle = await start(testInput({ repo, model: `scripted:${script}` }));
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, allowUnverified: true }));
     const st = await waitFor(handle, (s) => s.turn >= 1);
     expect(readFileSync(join(st.worktree!, 'local.env.json'), 'utf8')).toContain('"port"');
     const r = await outcome(handle);
@@ -222,7 +222,7 @@ describe('the run workflow', () => {
         { expect: { tool_result_contains: 'sandbox OFF' }, tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
       ],
     });
-    const handle = await start(testInput({ repo, model: `scripted:${script}`, sandbox: 'off' }));
+    const handle = await start(testInput({ repo, model: `scripted:${script}`, sandbox: 'off', allowUnverified: true }));
     const r = await outcome(handle);
     expect(r.state).toBe('succeeded');
     const st = await handle.query(statusQuery);
