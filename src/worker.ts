@@ -11,6 +11,7 @@ import { createActivities, defaultDeps, type ActivityDeps } from './activities/i
 import { createSandbox } from './sandbox/index.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
+import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
 
 /**
  * Always the compiled workflows: the bundler then sees plain JS whether this module runs from
@@ -26,6 +27,8 @@ function packageRoot(): string {
 
 export interface RunningWorker {
   hostQueue: string;
+  /** what start-up did about Kiln's search attributes, in one line for the operator */
+  searchAttributes: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -37,6 +40,20 @@ export async function sandboxStatus(): Promise<string> {
     return 'sandbox: bubblewrap probe passed (no writes outside the worktree, no HOME, no network)';
   } catch (err) {
     return `sandbox: UNAVAILABLE — run_command will be refused unless a run uses --sandbox off: ${(err as Error).message}`;
+  }
+}
+
+/**
+ * Fleet queries need Kiln's search attributes on the server; a worker registers the missing ones.
+ * A client without the permission still runs work: the line says who must add them.
+ */
+async function ensureSearchAttributes(connection: NativeConnection, namespace: string): Promise<string> {
+  try {
+    const r = await registerSearchAttributes(connection, namespace);
+    return r.added.length ? `search attributes: added ${r.added.join(', ')}` : 'search attributes: all present';
+  } catch (err) {
+    if (err instanceof SearchAttributePermissionError) return `search attributes: NOT REGISTERED — ${err.message}`;
+    throw err;
   }
 }
 
@@ -58,6 +75,7 @@ export async function startWorker(opts: {
   const settings = opts.settings ?? temporalSettings();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: settings.address }));
   const deps = opts.deps ?? defaultDeps();
+  const searchAttributes = await ensureSearchAttributes(connection, settings.namespace);
   const activities = createActivities(deps);
   const workflowBundle_ = await workflowBundle();
   const shared = await Worker.create({
@@ -77,6 +95,7 @@ export async function startWorker(opts: {
   let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
+    searchAttributes,
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
@@ -96,6 +115,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   startWorker()
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
+      process.stdout.write(`${w.searchAttributes}\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       return w.run;
     })

@@ -93,6 +93,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
+      out(w.searchAttributes);
       out(await sandboxStatus());
       // the SDK stops polling on SIGINT by itself, but its connection would keep Node running
       let stopping: Promise<void> | undefined;

@@ -137,6 +137,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed });
       if (stuck && !finished) return { kind: 'stuck', why: stuck };
     }
+    ctx.showFleet();
     if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
   }
 }
@@ -223,6 +224,7 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     by,
     note: d.note ?? d.reason,
   });
+  ctx.approvedBy(by);
   ctx.phase('editing');
   if (!d.approve) {
     const why = d.reason?.trim() || 'no reason given';
