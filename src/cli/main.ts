@@ -54,9 +54,16 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .command('setup')
     .summary('Build/cache the Temporal CLI, check bubblewrap')
     .description('Provision what Kiln needs on this machine: the Temporal CLI (built once, cached) and bubblewrap')
-    .action(async () => {
+    .option('--cluster', 'also build the Temporal server and its schema tool for `kiln cluster` (needs PostgreSQL)')
+    .action(async (o: { cluster?: boolean }) => {
       const { runSetup } = await import('./commands/setup.js');
       await runSetup(out);
+      if (o.cluster) {
+        const { provisionServerBinaries } = await import('../temporal/server-binary.js');
+        const { findPgBin } = await import('../temporal/postgres.js');
+        await provisionServerBinaries({ log: out });
+        out(`postgresql: ${findPgBin()}`);
+      }
     });
 
   program
@@ -70,6 +77,22 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string }) => {
       const { runDev } = await import('./commands/dev.js');
       await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db }, out);
+    });
+
+  program
+    .command('cluster')
+    .summary('Start a PostgreSQL-backed Temporal cluster on this machine')
+    .description('Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts')
+    .option('--dir <dir>', 'where PostgreSQL data, config and logs live (default: $KILN_HOME/cluster; /var/lib/kiln/cluster as root)')
+    .option('--port <n>', 'Temporal frontend port', '7233')
+    .option('--shards <n>', 'history shards (fixed at the first start)', '4')
+    .action(async (o: { dir?: string; port: string; shards: string }) => {
+      const port = Number(o.port);
+      const shards = Number(o.shards);
+      if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number`);
+      if (!Number.isInteger(shards) || shards <= 0) throw new UsageError(`--shards ${o.shards}: expected a positive whole number`);
+      const { runCluster } = await import('./commands/cluster.js');
+      await runCluster({ dir: o.dir, port, shards }, out);
     });
 
   program

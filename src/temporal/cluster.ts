@@ -138,6 +138,7 @@ export async function startCluster(o: ClusterOptions): Promise<LocalCluster> {
   const stateFile = join(o.dir, STATE_FILE);
   const state: ClusterState = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : await newState(o);
   if (o.port && state.ports.frontend !== o.port) state.ports.frontend = o.port;
+  if (o.shards && o.shards !== state.shards) log(`history shards: ${state.shards} (fixed when ${o.dir} was first started; --shards ${o.shards} needs a new directory)`);
   if (await portTaken('127.0.0.1', state.ports.frontend)) {
     throw new PortInUseError(`port ${state.ports.frontend} is taken (another Temporal server, or \`kiln dev\`?): pick another with --port`);
   }

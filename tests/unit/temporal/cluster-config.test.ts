@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
+import { agentDynamicConfig, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
 import { AGENT_DYNAMIC_CONFIG } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {
@@ -40,5 +40,17 @@ describe('the generated cluster config', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
     const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4, dynamic: {} });
     expect(load(dynamicFile)).toEqual({});
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('mounts the same agent dynamic config as kiln dev and kiln cluster use', () => {
+    const root = join(import.meta.dirname, '..', '..', '..');
+    const compose = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+    expect(compose).toContain('./deploy/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/kiln.yaml');
+    const file = readFileSync(join(root, 'deploy', 'dynamicconfig.yaml'), 'utf8');
+    // key:\n  - value: N
+    const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
+    expect(values).toEqual(agentDynamicConfig());
   });
 });
