@@ -53,10 +53,25 @@ const STATE_FILE = 'cluster.json';
 const PG_USER = 'temporal';
 const PG_PASSWORD = 'temporal';
 
+/**
+ * A free port below 32768: the server records its services' ports in cluster_membership as a
+ * SMALLINT, so the OS's ephemeral ports (32768+) make it exit at start.
+ */
+async function lowPort(taken: Set<number>): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (taken.has(port) || (await portTaken('127.0.0.1', port))) continue;
+    taken.add(port);
+    return port;
+  }
+  throw new Error('no free port between 20000 and 32000 for the Temporal services');
+}
+
 async function newState(o: ClusterOptions): Promise<ClusterState> {
-  const p = async () => freePort();
+  const taken = new Set<number>(o.port ? [o.port] : []);
+  const p = () => lowPort(taken);
   return {
-    pgPort: await p(),
+    pgPort: await freePort(),
     ports: {
       frontend: o.port ?? (await p()),
       frontendHttp: await p(),

@@ -3,7 +3,7 @@
  * by flag; a cluster or Temporal Cloud namespace needs the operator API). Idempotent: only the
  * missing ones are added, so every worker start may call it.
  */
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { KilnError } from '../shared/errors.js';
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from './search-attributes.js';
 
@@ -17,6 +17,9 @@ export interface RegisterResult {
   added: string[];
   present: string[];
 }
+
+/** temporal.api.enums.v1.IndexedValueType for the types Kiln uses (the proto package is CommonJS: no named import at run time) */
+const INDEXED_VALUE_TYPE: Record<(typeof KILN_SEARCH_ATTRIBUTE_KEYS)[number]['type'], temporal.api.enums.v1.IndexedValueType> = { KEYWORD: 2, DOUBLE: 4, DATETIME: 6, KEYWORD_LIST: 7 };
 
 /** gRPC status codes (google.rpc.Code) that mean "not allowed" */
 const PERMISSION_DENIED = 7;
@@ -63,7 +66,7 @@ export async function registerSearchAttributes(connection: HasOperatorService, n
   try {
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${k.type}`]])),
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, INDEXED_VALUE_TYPE[k.type]])),
     });
   } catch (err) {
     if (isDenied(err)) throw denied(missing.map((k) => k.name));
