@@ -144,22 +144,24 @@ export class RunContext {
     setPhase(this.state, p, this.now(), why);
     this.unwritten++;
     this.showDetails();
-    if (this.input.searchAttributes) upsertSearchAttributes([{ key: KilnPhase, value: p }]);
-    this.showFleet();
+    if (!this.input.searchAttributes) return;
+    // one upsert (one history event) for the phase and whatever else changed
+    if (patched(FLEET_ATTRIBUTES_PATCH)) this.showFleet([{ key: KilnPhase, value: p }]);
+    else upsertSearchAttributes([{ key: KilnPhase, value: p }]);
   }
 
   /**
    * The fleet-query attributes: files touched, approvers, budget share, waiting since. Only the
    * ones that changed are upserted (compared with what the server has), so history grows by at
-   * most one event a turn. Runs started before this change replay without them.
+   * most one event a turn besides the phase changes (which carry the changes with them). Runs started before this change replay without them.
    */
-  showFleet(): void {
+  showFleet(also: SearchAttributeUpdatePair[] = []): void {
     const approver = this.approver;
     this.approver = undefined;
     if (!this.input.searchAttributes || !patched(FLEET_ATTRIBUTES_PATCH)) return;
     const s = this.state;
     const has = workflowInfo().typedSearchAttributes;
-    const updates: SearchAttributeUpdatePair[] = [];
+    const updates: SearchAttributeUpdatePair[] = [...also];
     const touched = [...s.touchedFiles].sort();
     if (touched.join('\n') !== (has.get(KilnTouched) ?? []).join('\n')) updates.push({ key: KilnTouched, value: touched });
     const approvers = has.get(KilnApprovers) ?? [];

@@ -58,16 +58,16 @@ describe('fleet queries over Kiln\'s search attributes', () => {
     expect(await found({ overBudget: '50%', repo }, has)).toContain(id);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await found({ waitingLongerThan: '1s', repo }, has)).toContain(id);
-    // the controls: same filters, one value off
-    expect(await found({ phase: 'awaiting_approval', repo: other }, () => false)).not.toContain(id);
-    expect(await found({ touched: 'src/other.ts', repo }, () => false)).not.toContain(id);
-    expect(await found({ waitingLongerThan: '1h', repo }, () => false)).not.toContain(id);
-    expect(await found({ overBudget: '90%', repo }, () => false)).not.toContain(id);
+    // the controls: same filters, one value off (asked once: the record is indexed by now)
+    expect(await found({ phase: 'awaiting_approval', repo: other }, () => true)).not.toContain(id);
+    expect(await found({ touched: 'src/other.ts', repo }, () => true)).not.toContain(id);
+    expect(await found({ waitingLongerThan: '1h', repo }, () => true)).not.toContain(id);
+    expect(await found({ overBudget: '90%', repo }, () => true)).not.toContain(id);
 
     await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'ana' });
     expect((await h.result()).state).toBe('succeeded');
     expect(await found({ approver: 'ana', repo }, has)).toContain(id);
-    expect(await found({ approver: 'bob', repo }, () => false)).not.toContain(id);
+    expect(await found({ approver: 'bob', repo }, () => true)).not.toContain(id);
     // nothing waits any more
     expect(await found({ waitingLongerThan: '1s', repo }, (ids) => !ids.includes(id))).not.toContain(id);
     expect(await found({ phase: 'succeeded', repo }, has)).toContain(id);
