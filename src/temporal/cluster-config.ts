@@ -42,7 +42,8 @@ export const DEFAULT_SHARDS = 4;
 export function agentDynamicConfig(): Record<string, unknown> {
   return {
     ...AGENT_DYNAMIC_CONFIG,
-    // from the module's development-sql.yaml: Kiln's run ids are user-chosen and may be long
+    // as the module's development-sql.yaml: SQL visibility stores ids in VARCHAR(255) columns,
+    // so a longer id must be refused at the start, not fail later (Kiln's run ids are ≤ 101)
     'limit.maxIDLength': 255,
   };
 }

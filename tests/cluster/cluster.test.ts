@@ -162,7 +162,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     const script = quickScript(scratch);
     const handles = await Promise.all(Array.from({ length: 10 }, () => start(input(script))));
     const results = await Promise.all(handles.map((h) => h.result()));
-    expect(results.map((r) => r.state)).toEqual(Array(10).fill('succeeded'));
+    expect(results.map((r) => (r.state === 'succeeded' ? r.state : `${r.state}: ${r.reason ?? ''}`))).toEqual(Array(10).fill('succeeded'));
     for (const r of results) expect(patch(r)).toContain('+two');
     const used = new Set<string>();
     for (const h of handles) used.add((await h.query(statusQuery)).hostQueue!);
@@ -195,7 +195,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     // approvals sent after the restart reach the runs that were waiting before it
     await Promise.all(waiting.map((h, i) => approve(h, states[i]!)));
     const results = await Promise.all([...waiting, ...inFlight].map((h) => h.result()));
-    expect(results.map((r) => r.state)).toEqual(Array(7).fill('succeeded'));
+    expect(results.map((r) => (r.state === 'succeeded' ? r.state : `${r.state}: ${r.reason ?? ''}`))).toEqual(Array(7).fill('succeeded'));
     for (const r of results) expect(patch(r)).toContain('+two');
     expect(hosts.a!.child.exitCode, 'the workers rode out the restart').toBeNull();
     expect(hosts.b!.child.exitCode).toBeNull();
@@ -216,7 +216,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     await hosts.a!.kill9();
     await Promise.all(handles.map((h, i) => approve(h, waits[i]!)));
     const results = await Promise.all(handles.map((h) => h.result()));
-    expect(results.map((r) => r.state)).toEqual(Array(handles.length).fill('succeeded'));
+    expect(results.map((r) => (r.state === 'succeeded' ? r.state : `${r.state}: ${r.reason ?? ''}`))).toEqual(Array(handles.length).fill('succeeded'));
     for (const r of results) expect(patch(r)).toContain('+two');
     for (const h of onA) {
       const r = results[handles.indexOf(h)]!;
