@@ -12,6 +12,7 @@ import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
+import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -22,6 +23,8 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL(`./workflows/index${extname(
 
 export interface RunningWorker {
   hostQueue: string;
+  /** what start-up did about Kiln's search attributes, in one line for the operator */
+  searchAttributes: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -61,6 +64,20 @@ export function modelStatus(env: NodeJS.ProcessEnv = process.env): string {
  */
 export const HEARTBEAT_THROTTLE = '1 second';
 
+/**
+ * Fleet queries need Kiln's search attributes on the server; a worker registers the missing ones.
+ * A client without the permission still runs work: the line says who must add them.
+ */
+async function ensureSearchAttributes(connection: NativeConnection, namespace: string): Promise<string> {
+  try {
+    const r = await registerSearchAttributes(connection, namespace);
+    return r.added.length ? `search attributes: added ${r.added.join(', ')}` : 'search attributes: all present';
+  } catch (err) {
+    if (err instanceof SearchAttributePermissionError) return `search attributes: NOT REGISTERED — ${err.message}`;
+    throw err;
+  }
+}
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundled once per process: several workers (shared + host queue) reuse it. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
@@ -79,6 +96,7 @@ export async function startWorker(opts: {
   const settings = opts.settings ?? temporalSettings();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: settings.address }));
   const deps = opts.deps ?? defaultDeps();
+  const searchAttributes = await ensureSearchAttributes(connection, settings.namespace);
   const activities = createActivities(deps);
   const workflowBundle_ = await workflowBundle();
   const shared = await Worker.create({
@@ -104,6 +122,7 @@ export async function startWorker(opts: {
   let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
+    searchAttributes,
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
@@ -123,6 +142,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   startWorker()
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
+      process.stdout.write(`${w.searchAttributes}\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
       process.stdout.write(`${modelStatus()}\n`);

@@ -39,7 +39,8 @@ import {
   Contact,
 } from '../client/runs.js';
 import { WORKFLOW_TYPE } from '../shared/constants.js';
-import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
+import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
+import { fleetQuery, hasFilters, repoKey, type FleetFilters } from '../client/fleet-query.js';
 import { artifactsDir } from '../shared/paths.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -71,9 +72,16 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .command('setup')
     .summary('Build/cache the Temporal CLI, check bubblewrap')
     .description('Provision what Kiln needs on this machine: the Temporal CLI (built once, cached) and bubblewrap')
-    .action(async () => {
+    .option('--cluster', 'also build the Temporal server and its schema tool for `kiln cluster` (needs PostgreSQL)')
+    .action(async (o: { cluster?: boolean }) => {
       const { runSetup } = await import('./commands/setup.js');
       await runSetup(out);
+      if (o.cluster) {
+        const { provisionServerBinaries } = await import('../temporal/server-binary.js');
+        const { findPgBin } = await import('../temporal/postgres.js');
+        await provisionServerBinaries({ log: out });
+        out(`postgresql: ${findPgBin()}`);
+      }
     });
 
   program
@@ -88,6 +96,22 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean }) => {
       const { runDev } = await import('./commands/dev.js');
       await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db, allowSandboxOff: o.allowSandboxOff === true }, out);
+    });
+
+  program
+    .command('cluster')
+    .summary('Start a PostgreSQL-backed Temporal cluster on this machine')
+    .description('Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts')
+    .option('--dir <dir>', 'where PostgreSQL data, config and logs live (default: $KILN_HOME/cluster; /var/lib/kiln/cluster as root)')
+    .option('--port <n>', 'Temporal frontend port', '7233')
+    .option('--shards <n>', 'history shards (fixed at the first start)', '4')
+    .action(async (o: { dir?: string; port: string; shards: string }) => {
+      const port = Number(o.port);
+      const shards = Number(o.shards);
+      if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number`);
+      if (!Number.isInteger(shards) || shards <= 0) throw new UsageError(`--shards ${o.shards}: expected a positive whole number`);
+      const { runCluster } = await import('./commands/cluster.js');
+      await runCluster({ dir: o.dir, port, shards }, out);
     });
 
   program
@@ -115,6 +139,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
+      out(w.searchAttributes);
       out(await sandboxStatus());
       out(operatorStatus(deps.operator));
       out(modelStatus());
@@ -255,29 +280,53 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('list')
-    .summary('List recent runs')
-    .description('List recent runs')
+    .summary('List runs; filter the fleet by phase, repo, waiting, budget, path, approver')
+    .description('List runs, newest first. Each filter is a Temporal visibility query over Kiln\'s search attributes (--show-query prints it for `temporal workflow list --query`)')
     .option('--limit <n>', 'how many', '20')
     .option('--json', 'one JSON object a line')
-    .action(async (o: { limit: string; json?: boolean }) => {
+    .option('--phase <phase>', 'only runs in this phase (e.g. awaiting_approval, needs_human)')
+    .option('--repo <dir>', 'only runs on this repository')
+    .option('--waiting-longer-than <d>', 'only runs whose approval has waited longer than this (e.g. 30m, 2d)')
+    .option('--over-budget <share>', 'only runs that used at least this share of a budget (0.8 or 80%)')
+    .option('--touched <path>', 'only runs that changed this file (repo-relative)')
+    .option('--approver <name>', 'only runs where this person decided an approval')
+    .option('--show-query', 'print the visibility query instead of running it')
+    .action(async (o: FleetFilters & { limit: string; json?: boolean; showQuery?: boolean }) => {
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
+      const filters: FleetFilters = { ...o, repo: o.repo === undefined ? undefined : await repoKey(o.repo) };
+      const query = fleetQuery(filters);
+      if (o.showQuery) return out(query);
       const { client, connection } = await connectClient();
       try {
-        const limit = Number(o.limit);
-        if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
+        if (hasFilters(filters) && !(await hasKilnSearchAttributes(client))) {
+          throw new CliError("this server does not have Kiln's search attributes, so runs cannot be filtered: start `kiln worker` once (it registers them) or see docs/cluster.md", 2);
+        }
         let n = 0;
-        for await (const w of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}'` })) {
+        for await (const w of client.workflow.list({ query })) {
+          const a = w.typedSearchAttributes;
           if (o.json) {
-            out(JSON.stringify({ runId: w.workflowId, status: w.status.name, phase: w.typedSearchAttributes.get(KilnPhase) ?? null, started: w.startTime.toISOString(), repo: w.typedSearchAttributes.get(KilnRepo) ?? null }));
+            out(JSON.stringify({
+              runId: w.workflowId,
+              status: w.status.name,
+              phase: a.get(KilnPhase) ?? null,
+              started: w.startTime.toISOString(),
+              repo: a.get(KilnRepo) ?? null,
+              touched: a.get(KilnTouched) ?? [],
+              approvers: a.get(KilnApprovers) ?? [],
+              budgetShare: a.get(KilnBudgetShare) ?? null,
+              waitingSince: a.get(KilnWaitingSince)?.toISOString() ?? null,
+            }));
             if (++n >= limit) break;
             continue;
           }
           if (n === 0) out(`${'RUN'.padEnd(36)} ${'STATUS'.padEnd(11)} ${'PHASE'.padEnd(17)} ${'STARTED'.padEnd(24)} REPO`);
-          const phase = w.typedSearchAttributes.get(KilnPhase) ?? '-';
-          const repo = w.typedSearchAttributes.get(KilnRepo) ?? '';
+          const phase = a.get(KilnPhase) ?? '-';
+          const repo = a.get(KilnRepo) ?? '';
           out(`${w.workflowId.padEnd(36)} ${w.status.name.padEnd(11)} ${phase.padEnd(17)} ${w.startTime.toISOString().padEnd(24)} ${repo}`.trimEnd());
           if (++n >= limit) break;
         }
-        if (n === 0 && !o.json) out('no runs yet: start one with `kiln run --repo DIR --goal TEXT`');
+        if (n === 0 && !o.json) out(hasFilters(filters) ? 'no runs match' : 'no runs yet: start one with `kiln run --repo DIR --goal TEXT`');
       } finally {
         await connection.close();
       }

@@ -13,7 +13,7 @@ import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { startDevServer } from '../temporal/dev-server.js';
-import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -61,14 +61,13 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
   } else {
     o.log?.('no Temporal CLI found (run `npm run setup` to build it offline); trying the SDK download');
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-    const { defineSearchAttributeKey } = await import('@temporalio/common');
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
         dbFilename: o.dbFile,
         port,
         ui: true,
         uiPort,
-        searchAttributes: SEARCH_ATTRIBUTES.map((a) => defineSearchAttributeKey(a.name, 'KEYWORD')),
+        searchAttributes: [...KILN_SEARCH_ATTRIBUTE_KEYS],
       },
     });
     address = `127.0.0.1:${port}`;

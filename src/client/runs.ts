@@ -19,7 +19,7 @@ import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/c
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
-import { KilnPhase, KilnRepo } from '../temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
@@ -66,7 +66,7 @@ export async function startRun(client: Client, input: RunInput, opts: { taskQueu
 export async function hasKilnSearchAttributes(client: Client): Promise<boolean> {
   try {
     const res = await client.connection.operatorService.listSearchAttributes({ namespace: client.options.namespace });
-    return KilnPhase.name in (res.customAttributes ?? {}) && KilnRepo.name in (res.customAttributes ?? {});
+    return KILN_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (res.customAttributes ?? {}));
   } catch {
     return false;
   }

@@ -18,8 +18,13 @@ export class TemporalCliError extends KilnInputError {
   override name = 'TemporalCliError';
 }
 
+/** ~/.cache/kiln (or under XDG_CACHE_HOME): built binaries live here, outside any repo. */
+export function kilnCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln');
+}
+
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln', 'temporal-cli', TEMPORAL_CLI_VERSION);
+  return join(kilnCacheRoot(env), 'temporal-cli', TEMPORAL_CLI_VERSION);
 }
 
 /**
@@ -45,25 +50,28 @@ export async function provisionTemporalCli(opts: { env?: NodeJS.ProcessEnv; log?
     log(`temporal CLI: ${found} (already there)`);
     return found;
   }
+  const dir = cacheDir(env);
+  log(`temporal CLI: building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} into ${dir} (takes a few minutes, once)`);
+  await goInstall([`${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], dir, env, 'the Temporal CLI', 'set KILN_TEMPORAL_CLI to an existing temporal binary');
+  const bin = join(dir, 'temporal');
+  log(`temporal CLI: built ${bin}`);
+  return bin;
+}
+
+/**
+ * `go install` of module packages into `gobin`. `what` names them in errors; `otherwise` says
+ * what a user without Go can do instead.
+ */
+export async function goInstall(packages: string[], gobin: string, env: NodeJS.ProcessEnv, what: string, otherwise: string): Promise<void> {
   const go = await execa('go', ['version'], { env, reject: false });
   if (go.exitCode !== 0) {
-    throw new TemporalCliError(
-      'the Temporal CLI is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or `apt-get install golang`), ' +
-        'or set KILN_TEMPORAL_CLI to an existing temporal binary',
-    );
+    throw new TemporalCliError(`${what} is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or \`apt-get install golang\`), or ${otherwise}`);
   }
-  const dir = cacheDir(env);
-  await mkdir(dir, { recursive: true });
-  log(`temporal CLI: building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} into ${dir} (takes a few minutes, once)`);
-  const res = await execa('go', ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
-    env: { ...env, GOBIN: dir, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
+  await mkdir(gobin, { recursive: true });
+  const res = await execa('go', ['install', ...packages], {
+    env: { ...env, GOBIN: gobin, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
     reject: false,
     all: true,
   });
-  const bin = join(dir, 'temporal');
-  if (res.exitCode !== 0 || !existsSync(bin)) {
-    throw new TemporalCliError(`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed:\n${String(res.all ?? '').slice(-2000)}`);
-  }
-  log(`temporal CLI: built ${bin}`);
-  return bin;
+  if (res.exitCode !== 0) throw new TemporalCliError(`go install ${packages.join(' ')} failed:\n${String(res.all ?? '').slice(-2000)}`);
 }

@@ -178,6 +178,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       );
       if (stuck && !finished) return { kind: 'stuck', why: stuck };
     }
+    ctx.showFleet();
     if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
   }
 }
@@ -269,6 +270,7 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     by,
     note: d.note ?? d.reason,
   });
+  ctx.approvedBy(by);
   ctx.phase('editing');
   if (!d.approve) {
     const why = d.reason?.trim() || 'no reason given';

@@ -4,14 +4,21 @@
  * snapshot is the continue-as-new carry, so a continued run goes on exactly where it stopped.
  * (The plain-class-holds-the-state shape of Temporal's safe-message-handlers sample.)
  */
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
 import type { ApprovalDecision, CancelRequest, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
-import { KilnPhase } from '../temporal/search-attributes.js';
+import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { detailsMarkdown } from './details.js';
-import { initialState, log, setPhase } from './machine.js';
+import { budgetShare, initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
 import { freshStuck, type StuckState } from './stuck.js';
+
+/** Behind this patch the run also keeps the fleet-query attributes (kiln list filters) current. */
+export const FLEET_ATTRIBUTES_PATCH = 'fleet-search-attributes';
+
+/** Budget share is kept in steps of 5%: fine enough for "over 80%", and a turn rarely adds an upsert. */
+const SHARE_STEP = 0.05;
 
 /** Failures kept for the compaction summary and the Web UI. */
 const MAX_FAILURES = 10;
@@ -77,6 +84,8 @@ export class RunContext {
   prep: PrepareResult | undefined;
   /** activities on the worktree's host; undefined until the worktree exists */
   host: Acts | undefined;
+  /** who decided the last approval; the next showFleet adds them to the approvers */
+  private approver: string | undefined;
   /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
   private unwritten: number;
 
@@ -140,7 +149,36 @@ export class RunContext {
     setPhase(this.state, p, this.now(), why);
     this.unwritten++;
     this.showDetails();
-    if (this.input.searchAttributes) upsertSearchAttributes([{ key: KilnPhase, value: p }]);
+    if (!this.input.searchAttributes) return;
+    // one upsert (one history event) for the phase and whatever else changed
+    if (patched(FLEET_ATTRIBUTES_PATCH)) this.showFleet([{ key: KilnPhase, value: p }]);
+    else upsertSearchAttributes([{ key: KilnPhase, value: p }]);
+  }
+
+  /**
+   * The fleet-query attributes: files touched, approvers, budget share, waiting since. Only the
+   * ones that changed are upserted (compared with what the server has), so history grows by at
+   * most one event a turn besides the phase changes (which carry the changes with them). Runs started before this change replay without them.
+   */
+  showFleet(also: SearchAttributeUpdatePair[] = []): void {
+    const approver = this.approver;
+    this.approver = undefined;
+    if (!this.input.searchAttributes || !patched(FLEET_ATTRIBUTES_PATCH)) return;
+    const s = this.state;
+    const has = workflowInfo().typedSearchAttributes;
+    const updates: SearchAttributeUpdatePair[] = [...also];
+    const touched = [...s.touchedFiles].sort();
+    if (touched.join('\n') !== (has.get(KilnTouched) ?? []).join('\n')) updates.push({ key: KilnTouched, value: touched });
+    const approvers = has.get(KilnApprovers) ?? [];
+    if (approver && !approvers.includes(approver)) updates.push({ key: KilnApprovers, value: [...approvers, approver].sort() });
+    const share = Math.floor(budgetShare({ ...s.budget, wallMs: this.elapsedMs() }, this.input.budgets) / SHARE_STEP) * SHARE_STEP;
+    const rounded = Math.round(share * 100) / 100;
+    if (rounded !== (has.get(KilnBudgetShare) ?? 0)) updates.push({ key: KilnBudgetShare, value: rounded });
+    const oldest = s.pendingApprovals.map((a) => a.requestedAt).sort()[0];
+    const since = has.get(KilnWaitingSince);
+    if (oldest && since?.toISOString() !== new Date(oldest).toISOString()) updates.push({ key: KilnWaitingSince, value: new Date(oldest) });
+    if (!oldest && since) updates.push({ key: KilnWaitingSince, value: null });
+    if (updates.length) upsertSearchAttributes(updates);
   }
 
   /** The Web UI's current details: phase, reason, pending approvals and the plan. */
@@ -175,6 +213,11 @@ export class RunContext {
   acceptDecision(d: ApprovalDecision): void {
     this.decisions.set(d.approvalId, d);
     this.decided.add(d.approvalId);
+  }
+
+  /** A person decided an approval: the fleet attributes name them at the next phase change. */
+  approvedBy(by: string): void {
+    this.approver = by;
   }
 
   /** Read through a method: handlers set it while the workflow awaits, which narrowing cannot see. */

@@ -192,6 +192,11 @@ export function budgetExceeded(b: BudgetUsed, limits: Budgets): string | undefin
   return undefined;
 }
 
+/** The largest share of any budget used so far (1 = a budget is used up). */
+export function budgetShare(b: BudgetUsed, limits: Budgets): number {
+  return Math.max(b.turns / limits.maxTurns, totalTokens(b) / limits.maxTokens, b.costUsd / limits.maxUsd, b.wallMs / limits.maxWallMs);
+}
+
 export function touch(state: RunState, path: string): void {
   if (!state.touchedFiles.includes(path)) state.touchedFiles.push(path);
 }

@@ -1,7 +1,7 @@
 /** The real Temporal dev server for tests: the cached CLI build, the SDK download as fallback. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { findTemporalCli } from '../../src/temporal/binary.js';
-import { KilnPhase, KilnRepo } from '../../src/temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.js';
 
 export async function startTestServer(opts: { dbFilename?: string; port?: number } = {}): Promise<TestWorkflowEnvironment> {
   const path = findTemporalCli();
@@ -9,7 +9,7 @@ export async function startTestServer(opts: { dbFilename?: string; port?: number
     server: {
       ...(path ? { executable: { type: 'existing-path', path } } : {}),
       ...opts,
-      searchAttributes: [KilnPhase, KilnRepo],
+      searchAttributes: [...KILN_SEARCH_ATTRIBUTE_KEYS],
     },
   });
 }

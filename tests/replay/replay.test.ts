@@ -32,6 +32,10 @@ describe('replay of recorded histories', () => {
       });
     expect(marker('revoked-session.json')).toBe(false);
     expect(marker('revoked-session-batched.json')).toBe(true);
+    const fleet = (f: string) =>
+      (load(f).events ?? []).some((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString().includes('fleet-search-attributes'));
+    expect(fleet('revoked-session.json')).toBe(false);
+    expect(fleet('fleet-attributes.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

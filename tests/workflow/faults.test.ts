@@ -140,7 +140,8 @@ describe('cancellation', () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const marker = `sleep 37.${Math.floor(Math.random() * 1000)}`;
     api.push(reply(use('run_command', { command: marker, reason: 'the check' })));
-    const input = testInput({ repo, model: MODEL, checks: [marker], heartbeatTimeoutMs: 30_000 });
+    // the check is quick: the baseline runs it before the first turn, and the sleep to cancel is the model's own command
+    const input = testInput({ repo, model: MODEL, checks: ['true'], heartbeatTimeoutMs: 30_000 });
     const handle = await t.start(input);
     const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
     const deadline = Date.now() + 30_000;

@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentDynamicConfig, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
+import { AGENT_DYNAMIC_CONFIG } from '../../../src/temporal/dev-server.js';
+
+const ports: ClusterPorts = {
+  frontend: 17233, frontendHttp: 17243, frontendMembership: 16933, history: 17234, historyMembership: 16934,
+  matching: 17235, matchingMembership: 16935, worker: 17239, workerMembership: 16939, metrics: 18000,
+};
+const pg = { host: '127.0.0.1', port: 15432, user: 'temporal', password: 'temporal' };
+
+// JSON is YAML: the server's loader (yaml.v3) reads these files as written; a comment line first is fine
+const load = (f: string) => JSON.parse(readFileSync(f, 'utf8').replace(/^#.*\n/, ''));
+
+describe('the generated cluster config', () => {
+  it('points both stores at PostgreSQL, binds every service to the given ports, and fixes the shard count', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
+    const { configDir, dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 8 });
+    const cfg = load(join(configDir, 'development.yaml'));
+    expect(cfg.persistence.numHistoryShards).toBe(8);
+    expect(cfg.persistence.datastores['postgres-default'].sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal', connectAddr: '127.0.0.1:15432' });
+    expect(cfg.persistence.datastores['postgres-visibility'].sql.databaseName).toBe('temporal_visibility');
+    expect(cfg.services.frontend.rpc).toMatchObject({ grpcPort: 17233, httpPort: 17243, membershipPort: 16933 });
+    expect(cfg.services.history.rpc.grpcPort).toBe(17234);
+    expect(cfg.global.metrics.prometheus.listenAddress).toBe('127.0.0.1:18000');
+    expect(cfg.dynamicConfigClient.filepath).toBe(dynamicFile);
+  });
+
+  it('raises the history queue readers\' poll limits for agent workloads (the same values kiln dev uses)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
+    const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4 });
+    const dyn = load(dynamicFile);
+    for (const [k, v] of Object.entries(AGENT_DYNAMIC_CONFIG)) expect(dyn[k]).toEqual([{ value: v, constraints: {} }]);
+    expect(dyn['history.transferProcessorMaxPollRPS'][0].value).toBeGreaterThan(20);
+  });
+
+  it('dynamic: {} leaves the server defaults (the baseline the docs measure against)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
+    const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4, dynamic: {} });
+    expect(load(dynamicFile)).toEqual({});
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('mounts the same agent dynamic config as kiln dev and kiln cluster use', () => {
+    const root = join(import.meta.dirname, '..', '..', '..');
+    const compose = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+    expect(compose).toContain('./deploy/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/kiln.yaml');
+    const file = readFileSync(join(root, 'deploy', 'dynamicconfig.yaml'), 'utf8');
+    // key:\n  - value: N
+    const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
+    expect(values).toEqual(agentDynamicConfig());
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Fleet queries on the real dev server: a run keeps its search attributes current (files touched,
+ * who approved, budget share, waiting since), and `kiln list`'s filters find it through the
+ * visibility store — and do not find a run that does not match.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetQuery, type FleetFilters } from '../../src/client/fleet-query.js';
+import { approveSignal } from '../../src/shared/messages.js';
+import type { RunInput } from '../../src/shared/types.js';
+import { repoWith, writeScript } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { join } from 'node:path';
+
+let t: WorkflowTestEnv;
+
+beforeAll(async () => {
+  t = await workflowTestEnv('kiln-fleet-tests');
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** the run ids a filter finds, once the visibility store has caught up with `want` */
+async function found(f: FleetFilters, want: (ids: string[]) => boolean): Promise<string[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ids: string[] = [];
+    for await (const w of t.env.client.workflow.list({ query: fleetQuery(f) })) ids.push(w.workflowId);
+    if (want(ids) || Date.now() > deadline) return ids;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+function asking(repo: string): string {
+  return writeScript(join(repo, '..'), 'fleet', {
+    steps: [
+      { tool_use: [{ name: 'edit', input: { path: 'src/auth.ts', old_string: 'one', new_string: 'two' } }] },
+      { tool_use: [{ name: 'run_command', input: { command: 'mytool lint', reason: 'the team linter' } }] },
+      { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+    ],
+  });
+}
+
+describe('fleet queries over Kiln\'s search attributes', () => {
+  it('a waiting run is found by phase, repo, path and waiting time; after approval, by its approver', async () => {
+    const repo = repoWith({ 'src/auth.ts': 'one\n' });
+    const other = repoWith({ 'src/auth.ts': 'one\n' });
+    const input: RunInput = testInput({ repo, model: `scripted:${asking(repo)}`, searchAttributes: true, budgets: { maxTurns: 4, maxTokens: 5_000_000, maxUsd: 100, maxWallMs: 30 * 60_000 } });
+    const h = await t.start(input);
+    const st = await t.waitFor(h, (s) => s.pendingApprovals.length > 0);
+    const id = h.workflowId;
+    const has = (ids: string[]) => ids.includes(id);
+
+    expect(await found({ phase: 'awaiting_approval', repo, touched: 'src/auth.ts' }, has)).toContain(id);
+    // two of four turns used: at least half a budget
+    expect(await found({ overBudget: '50%', repo }, has)).toContain(id);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await found({ waitingLongerThan: '1s', repo }, has)).toContain(id);
+    // the controls: same filters, one value off (asked once: the record is indexed by now)
+    expect(await found({ phase: 'awaiting_approval', repo: other }, () => true)).not.toContain(id);
+    expect(await found({ touched: 'src/other.ts', repo }, () => true)).not.toContain(id);
+    expect(await found({ waitingLongerThan: '1h', repo }, () => true)).not.toContain(id);
+    expect(await found({ overBudget: '90%', repo }, () => true)).not.toContain(id);
+
+    await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'ana' });
+    expect((await h.result()).state).toBe('succeeded');
+    expect(await found({ approver: 'ana', repo }, has)).toContain(id);
+    expect(await found({ approver: 'bob', repo }, () => true)).not.toContain(id);
+    // nothing waits any more
+    expect(await found({ waitingLongerThan: '1s', repo }, (ids) => !ids.includes(id))).not.toContain(id);
+    expect(await found({ phase: 'succeeded', repo }, has)).toContain(id);
+  });
+});
