@@ -13,7 +13,7 @@ import { ModelError } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
-import { diffAgainstBase } from './workspace.js';
+import { checkpointDiff } from './workspace.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
@@ -42,7 +42,10 @@ export function agentActivities(deps: ActivityDeps) {
     const convo = (await readJson<Conversation>(file)) ?? (await startConversation(rec));
     const stored = convo.replies[String(inp.turn)];
     if (stored) return stored;
-    const checkpoint = inp.checkpoint ? await takeCheckpoint(rec, inp.turn) : undefined;
+    // off the model request's path: no tool runs while the model thinks, so the worktree the
+    // checkpoint sees is the one the turn started from, and it is returned with the reply
+    const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
+    pendingCheckpoint?.catch(() => undefined);
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -79,8 +82,12 @@ export function agentActivities(deps: ActivityDeps) {
         ),
       );
     } catch (err) {
+      // a retry of this turn takes the checkpoint again: this one must let go of its index first
+      await pendingCheckpoint?.catch(() => undefined);
       throw err instanceof ModelError ? err.withContext(`model turn ${inp.turn}`) : err;
     }
+
+    const checkpoint = await pendingCheckpoint;
 
     const calls: ToolCallView[] = [];
     const texts: string[] = [];
@@ -137,7 +144,7 @@ export function agentActivities(deps: ActivityDeps) {
 export const MAX_CHECKPOINT_BYTES = 256 * 1024;
 
 async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
-  const patch = await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
+  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
   const bytes = Buffer.byteLength(patch);
   if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
   return { turn, patch, files: [...patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!) };
