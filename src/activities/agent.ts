@@ -17,7 +17,7 @@ import { checkpointDiff } from './workspace.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 import { callPath, resultPath, type StoredCall, type StoredResult } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
@@ -121,7 +121,8 @@ export function agentActivities(deps: ActivityDeps) {
     };
     convo.messages = [...messages, { role: 'assistant', content: res.content as Anthropic.ContentBlockParam[] }];
     convo.replies[String(inp.turn)] = result;
-    await writeJsonAtomic(file, convo);
+    // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+    await writeTextAtomic(file, JSON.stringify(convo));
     await recordTurnMetrics(inp, result);
     await appendEvent(inp.repo, inp.runId, {
       type: 'turn',

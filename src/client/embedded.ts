@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startWorker, type RunningWorker } from '../worker.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
-import { startDevServer } from '../temporal/dev-server.js';
+import { agentDynamicConfigArgs, startDevServer } from '../temporal/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 
@@ -61,6 +61,7 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
         ui: true,
         uiPort,
         searchAttributes: SEARCH_ATTRIBUTES.map((a) => defineSearchAttributeKey(a.name, 'KEYWORD')),
+        extraArgs: agentDynamicConfigArgs(),
       },
     });
     address = `127.0.0.1:${port}`;
