@@ -6,9 +6,12 @@
  *
  *   node dist/bench/run.js [--turns 100] [--search-files 50000] [--search-runs 5]
  *                          [--sandbox bwrap|off] [--json]
+ *                          [--only side-by-side,checkpoint,turns,search,redaction,policy]
+ *                          [--trials 3] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
+import path, { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { hostFacts } from './host-facts.js';
@@ -18,6 +21,8 @@ import { checksSection, historySection, hostSection, policySection, redactionSec
 import { benchSearch } from './search.js';
 import { benchTurns } from './turns.js';
 import { benchChecks } from './checks.js';
+import { benchCheckpoint, checkpointSection } from './checkpoint.js';
+import { benchSideBySide, sideBySideSection, type Harness } from './side-by-side.js';
 
 export interface BenchArgs {
   turns: number;
@@ -25,10 +30,21 @@ export interface BenchArgs {
   searchRuns: number;
   sandbox: 'bwrap' | 'off';
   json: boolean;
+  only: Set<Section>;
+  trials: number;
+  sbsTurns: number;
+  concurrent: number;
+  harnesses: Harness[];
 }
 
+const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks'] as const;
+type Section = (typeof SECTIONS)[number];
+
 export function parseArgs(argv: string[]): BenchArgs {
-  const args: BenchArgs = { turns: 100, searchFiles: 50_000, searchRuns: 5, sandbox: 'bwrap', json: false };
+  const args: BenchArgs = {
+    turns: 100, searchFiles: 50_000, searchRuns: 5, sandbox: 'bwrap', json: false,
+    only: new Set(SECTIONS), trials: 3, sbsTurns: 20, concurrent: 50, harnesses: [],
+  };
   const num = (flag: string, v: string | undefined, min: number): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer ≥ ${min}, got ${v ?? 'nothing'}`);
@@ -40,11 +56,28 @@ export function parseArgs(argv: string[]): BenchArgs {
     else if (a === '--turns') args.turns = num(a, argv[++i], 2);
     else if (a === '--search-files') args.searchFiles = num(a, argv[++i], 1);
     else if (a === '--search-runs') args.searchRuns = num(a, argv[++i], 1);
+    else if (a === '--trials') args.trials = num(a, argv[++i], 1);
+    else if (a === '--sbs-turns') args.sbsTurns = num(a, argv[++i], 2);
+    else if (a === '--concurrent') args.concurrent = num(a, argv[++i], 0);
+    else if (a === '--harness') {
+      const v = argv[++i] ?? '';
+      const eq = v.indexOf('=');
+      if (eq < 1 || eq === v.length - 1) throw new Error(`--harness takes name=command (e.g. 'claude=claude -p "run echo"'), got ${v || 'nothing'}`);
+      args.harnesses.push({ name: v.slice(0, eq), command: v.slice(eq + 1) });
+    } else if (a === '--only') {
+      const names = (argv[++i] ?? '').split(',').filter(Boolean);
+      const bad = names.find((n) => !(SECTIONS as readonly string[]).includes(n));
+      if (!names.length || bad) throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}${bad ? `; got ${bad}` : ''}`);
+      args.only = new Set(names as Section[]);
+    }
     else if (a === '--sandbox') {
       const v = argv[++i];
       if (v !== 'bwrap' && v !== 'off') throw new Error(`--sandbox takes bwrap or off, got ${v ?? 'nothing'}`);
       args.sandbox = v;
-    } else throw new Error(`unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json`);
+    } else
+      throw new Error(
+        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --concurrent N --harness name=command`,
+      );
   }
   return args;
 }
@@ -56,25 +89,64 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
   hostSection(host).forEach(print);
 
   print(heading('Running'));
-  progress(`turns: ${args.turns} through Temporal, then in process`);
-  // whoever runs the bench with --sandbox off is its workers' operator, and said so
-  if (args.sandbox === 'off') process.env.KILN_ALLOW_SANDBOX_OFF = '1';
-  const turns = await benchTurns({ turns: args.turns, sandbox: args.sandbox, log: progress });
-  progress(`search: ${args.searchFiles} files, ${args.searchRuns} runs a pattern`);
-  const search = await benchSearch({ files: args.searchFiles, runs: args.searchRuns, log: (l) => progress(`  ${l}`) });
-  progress('redaction and policy');
-  const redaction = benchRedaction();
-  const policy = await benchPolicy();
-  progress('checks: a Go and a Node repo, direct vs sandboxed (cold and warm cache)');
-  const checks = await benchChecks({ sandbox: args.sandbox, log: progress });
+  const want = (x: Section) => args.only.has(x);
+  const tmp = mkdtempSync(join(os.tmpdir(), 'kiln-bench-'));
+  const out: string[][] = [];
+  const result: Record<string, unknown> = { host };
+  try {
+    if (want('side-by-side')) {
+      progress(`side by side: ${args.sbsTurns} turns × ${args.trials} trials against the mock, then ${args.concurrent} runs at once`);
+      const sbs = await benchSideBySide({ tmp, turns: args.sbsTurns, trials: args.trials, harnesses: args.harnesses, fifty: args.concurrent, sandbox: args.sandbox, log: progress });
+      out.push(sideBySideSection(sbs, heading));
+      result.sideBySide = sbs;
+    }
+    if (want('checkpoint')) {
+      progress(`checkpoint and worktree: ${args.searchFiles} files`);
+      const c = await benchCheckpoint({ files: args.searchFiles, runs: args.searchRuns, log: (l) => progress(`  ${l}`) });
+      out.push(checkpointSection(c, heading));
+      result.checkpoint = c;
+    }
+    // whoever runs the bench with --sandbox off is its workers' operator, and said so
+    if (args.sandbox === 'off') process.env.KILN_ALLOW_SANDBOX_OFF = '1';
+    if (want('turns')) {
+      progress(`turns: ${args.turns} through Temporal, then in process`);
+      const turns = await benchTurns({ turns: args.turns, sandbox: args.sandbox, log: progress });
+      out.push(turnsSection(turns), historySection(turns));
+      const { history, ...turnFigures } = turns;
+      Object.assign(result, { turns: turnFigures, history });
+    }
+    if (want('search')) {
+      progress(`search: ${args.searchFiles} files, ${args.searchRuns} runs a pattern`);
+      const search = await benchSearch({ files: args.searchFiles, runs: args.searchRuns, log: (l) => progress(`  ${l}`) });
+      out.push(searchSection(search));
+      result.search = search;
+    }
+    if (want('redaction')) {
+      const redaction = benchRedaction();
+      out.push(redactionSection(redaction));
+      result.redaction = redaction;
+    }
+    if (want('policy')) {
+      const policy = await benchPolicy();
+      out.push(policySection(policy));
+      result.policy = policy;
+    }
+    if (want('checks')) {
+      progress('checks: a Go and a Node repo, direct vs sandboxed (cold and warm cache)');
+      const checks = await benchChecks({ sandbox: args.sandbox, log: progress });
+      out.push(checksSection(checks));
+      result.checks = checks;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
   const totalS = Math.round((performance.now() - t0) / 100) / 10;
 
-  [turnsSection(turns), historySection(turns), searchSection(search), redactionSection(redaction), policySection(policy), checksSection(checks)].flat().forEach(print);
+  out.flat().forEach(print);
   // other work on the machine moves every figure: the load at the end says how much there was
   const loadavgEnd = os.loadavg().map((l) => Math.round(l * 100) / 100);
   print(`\nbench finished in ${totalS} s; load avg at the end ${loadavgEnd.join(' / ')} on ${host.cores} cores`);
-  const { history, ...turnFigures } = turns;
-  return { host, turns: turnFigures, history, search, redaction, policy, checks, totalS, loadavgEnd };
+  return { ...result, totalS, loadavgEnd };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -14,12 +14,12 @@ import { ModelError, type ModelClient, type ModelResult } from '../model/index.j
 import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
-import { diffAgainstBase } from './workspace.js';
+import { checkpointDiff } from './workspace.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 import { callPath, readStoredResult, type StoredCall } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
@@ -61,7 +61,10 @@ export function agentActivities(deps: ActivityDeps) {
     const convo = (await readJson<Conversation>(file)) ?? (await startConversation(rec));
     const stored = convo.replies[String(inp.turn)];
     if (stored) return stored;
-    const checkpoint = inp.checkpoint ? await takeCheckpoint(rec, inp.turn) : undefined;
+    // off the model request's path: no tool runs while the model thinks, so the worktree the
+    // checkpoint sees is the one the turn started from, and it is returned with the reply
+    const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
+    pendingCheckpoint?.catch(() => undefined);
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -87,6 +90,7 @@ export function agentActivities(deps: ActivityDeps) {
       if (input >= inp.tokensLeft) {
         const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
         await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
+        await pendingCheckpoint?.catch(() => undefined);
         return { calls: [], text: '', stopReason: null, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, budgetStop: stop };
       }
       maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
@@ -94,7 +98,15 @@ export function agentActivities(deps: ActivityDeps) {
     deps.crash('model-turn', inp.turn);
     const key = `${inp.runId}:${inp.turn}`;
     // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
-    const asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens));
+    let asked: Asked;
+    try {
+      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens));
+    } catch (err) {
+      // a retry of this turn takes the checkpoint again: this one must let go of its index first
+      await pendingCheckpoint?.catch(() => undefined);
+      throw err;
+    }
+    const checkpoint = await pendingCheckpoint;
     unsaved.set(key, asked);
     if (unsaved.size > MAX_UNSAVED) unsaved.delete(unsaved.keys().next().value!);
     const { res, usage, costUsd } = asked;
@@ -135,7 +147,8 @@ export function agentActivities(deps: ActivityDeps) {
     };
     convo.messages = [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }];
     convo.replies[String(inp.turn)] = result;
-    await writeJsonAtomic(file, convo);
+    // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+    await writeTextAtomic(file, JSON.stringify(convo));
     unsaved.delete(key);
     await recordTurnMetrics(inp, result);
     await appendEvent(inp.repo, inp.runId, {
@@ -159,7 +172,7 @@ export function agentActivities(deps: ActivityDeps) {
 export const MAX_CHECKPOINT_BYTES = 256 * 1024;
 
 async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
-  const patch = await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
+  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
   const bytes = Buffer.byteLength(patch);
   if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
   return { turn, patch, files: [...patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!) };

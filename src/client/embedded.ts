@@ -12,7 +12,7 @@ import { defaultDeps } from '../activities/deps.js';
 import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
-import { startDevServer } from '../temporal/dev-server.js';
+import { agentDynamicConfigArgs, startDevServer } from '../temporal/dev-server.js';
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 
@@ -68,6 +68,7 @@ export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?:
         ui: true,
         uiPort,
         searchAttributes: [...KILN_SEARCH_ATTRIBUTE_KEYS],
+        extraArgs: agentDynamicConfigArgs(),
       },
     });
     address = `127.0.0.1:${port}`;

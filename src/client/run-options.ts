@@ -3,8 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadRepoConfig } from '../policy/repo-config.js';
-import { DEFAULT_MODEL, isScriptedSpec, loadScript, parseModelSpec } from '../model/index.js';
-import { loadPolicyConfig } from '../policy/index.js';
+// the modules themselves, not the packages' indexes: `kiln run` must not load the model SDK or
+// the shell parser just to check its options
+import { DEFAULT_MODEL, isScriptedSpec, parseModelSpec } from '../model/models.js';
+import { loadScript } from '../model/script.js';
+import { loadPolicyConfig } from '../policy/config.js';
 import type { RunInput } from '../shared/types.js';
 import { git } from '../git/run.js';
 import { UsageError } from '../shared/errors.js';

@@ -85,6 +85,27 @@ function toResult(message: Anthropic.Message, priceAs: string): ModelResult {
 }
 
 /**
+ * One SDK client per key, endpoint and timeout for the worker's life: a run asks for its client
+ * every turn, and a fresh one each time meant a fresh HTTP agent (a new connection, and the SDK's
+ * set-up) on the model request's path.
+ */
+const apiClients = new Map<string, Anthropic>();
+const MAX_API_CLIENTS = 16;
+
+function apiClient(apiKey: string, baseURL: string | null, timeout: number, stall: StallTimeouts): Anthropic {
+  const key = JSON.stringify([apiKey, baseURL, timeout, stall.firstByteMs, stall.idleMs]);
+  let sdk = apiClients.get(key);
+  if (!sdk) {
+    // null, not undefined: the SDK would otherwise read process.env behind an injected env
+    sdk = new Anthropic({ apiKey, baseURL, maxRetries: 0, timeout, fetch: stallGuardedFetch(stall) });
+    // a rotated key leaves its old client behind: keep the map from growing with rotations
+    if (apiClients.size >= MAX_API_CLIENTS) apiClients.delete(apiClients.keys().next().value!);
+    apiClients.set(key, sdk);
+  }
+  return sdk;
+}
+
+/**
  * A client for one run. Retries are Temporal's, so the SDK's are off and every failure
  * comes back at once as a ModelError saying whether a retry can help.
  */
@@ -139,14 +160,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
       `no ANTHROPIC_API_KEY for model ${parsed.model}: set ANTHROPIC_API_KEY, or run offline with --model scripted:FILE`,
       { retryable: false },
     );
-  const sdk = new Anthropic({
-    apiKey,
-    // null, not undefined: the SDK would otherwise read process.env behind an injected env
-    baseURL: env.ANTHROPIC_BASE_URL?.trim() || null,
-    maxRetries: 0,
-    timeout,
-    fetch: guarded,
-  });
+  const sdk = apiClient(apiKey, env.ANTHROPIC_BASE_URL?.trim() || null, timeout, opts.stall ?? stallTimeoutsFromEnv(env));
   const model = parsed.model;
   return {
     scripted: false,

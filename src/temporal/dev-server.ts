@@ -24,6 +24,11 @@ export const AGENT_DYNAMIC_CONFIG: Record<string, number> = {
   'history.outboundProcessorMaxPollRPS': 10_000,
 };
 
+/** AGENT_DYNAMIC_CONFIG as `temporal server start-dev` flags, for every place that starts one. */
+export function agentDynamicConfigArgs(): string[] {
+  return Object.entries(AGENT_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]);
+}
+
 /** Bad input (a port to change), so the CLI exits 2. */
 export class PortInUseError extends UsageError {
   override name = 'PortInUseError';
@@ -87,7 +92,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     '--ui-port', String(innerUiPort),
     '--namespace', o.namespace ?? 'default',
     '--log-level', 'error',
-    ...Object.entries(AGENT_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]),
+    ...agentDynamicConfigArgs(),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
   ];
   const child = execa(o.binary, args, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { changedFiles, diffAgainstBase } from '../../../src/activities/workspace.js';
+import { changedFiles, checkpointDiff, diffAgainstBase } from '../../../src/activities/workspace.js';
 import { buildRunInput } from '../../../src/client/run-options.js';
 import { currentDiff } from '../../../src/context/diff.js';
 import { listFiles, listWorkspaceFiles } from '../../../src/tools/list-files.js';
@@ -60,6 +60,8 @@ describe('host git is hardened in every caller', () => {
     const patch = await diffAgainstBase(h.repo, head(h.repo), scratch);
     expect(patch).toContain('--- a/a.txt\n+++ b/a.txt');
     expect(await changedFiles(h.repo, head(h.repo), scratch)).toEqual(['a.txt', 'b.md', 'c.dat']);
+    // the per-turn checkpoint's kept index: read-tree, add, write-tree, diff
+    expect((await checkpointDiff(h.repo, head(h.repo), scratch)).patch).toBe(patch);
     expect(h.ran()).toEqual([]);
   });
 
