@@ -69,7 +69,8 @@ describe('kiln eval', () => {
     for (const r of report.runs) {
       for (const f of ['metrics.json', 'state.json', 'events.jsonl', 'patch.diff']) expect(existsSync(join(r.artifacts!, f)), `${r.task}: ${f}`).toBe(true);
     }
-  });
+    // the library task builds a virtualenv from PyPI twice (the run, then the verified tree)
+  }, 6 * 60_000);
 
   it('scores the failures suite: retries, reflection, needs_human and each failure class', async () => {
     const { res, report } = await kilnEval(['--suite', join(ROOT, 'examples', 'eval-failures')]);
