@@ -146,7 +146,8 @@ export function toolActivities(deps: ActivityDeps) {
     const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
     return evaluate(call.name, call.input, {
       workspace: rec.worktree,
-      config: rec.input.protect?.length ? { ...config, protected: [...config.protected, ...rec.input.protect] } : config,
+      config,
+      ...(rec.input.protect?.length ? { protect: rec.input.protect } : {}),
       mode,
       checks: rec.checks,
       allowProtectedWrites: rec.input.allowTestEdits,

@@ -129,7 +129,7 @@ export async function buildVerifyTree(opts: {
     }
     if (opts.protect) {
       for (const [file, rule] of Object.entries(PROTECTED_SECTIONS)) {
-        if (!changed.includes(file) || protectedChanged.includes(file)) continue;
+        if (!changed.includes(file) || protectedChanged.includes(file) || !opts.protect.sectionsProtected(file)) continue;
         const before = await blob(repo, base, file);
         const after = await blob(repo, modelTree, file);
         if (rule.kind === 'json-keys') {

@@ -54,7 +54,7 @@ export function verifyActivities(deps: ActivityDeps) {
     rec.policy ??= config;
     const repoConfig = await loadRepoConfig(repo);
     const setup = rec.input.setup.length ? rec.input.setup : repoConfig.setup;
-    const protect = rec.input.allowTestEdits ? null : protectedSet([...config.protected, ...(rec.input.protect ?? [])], rec.checks);
+    const protect = rec.input.allowTestEdits ? null : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
     const tree = await buildVerifyTree({ repo, worktree: rec.worktree, base: rec.baseCommit, scratchDir: stateDir(inp.repo, inp.runId), label: `${rec.input.runId}-${inp.attempt}`, protect });
     await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
 

@@ -56,10 +56,25 @@ export const PROTECTED_SECTIONS: Record<string, { kind: 'json-keys'; keys: strin
   'setup.cfg': { kind: 'ini-sections', sections: /^(tool:pytest|coverage:|aliases)/ },
 };
 
+/** Every ecosystem's tests, runner configuration and CI: the set no repo or user list can shrink. */
+export const BUILTIN_PROTECTED: readonly string[] = [...new Set([...Object.values(TEST_FILES).flat(), ...RUNNER_CONFIG, ...CI])];
+
+/** Never unprotected by name: git's data and Kiln's own configuration (its trust is bound to it). */
+const NEVER_UNPROTECTED = picomatch(['.git/**', '.kiln/**'], { dot: true });
+
 export interface ProtectedSet {
   /** whole files the model may not change */
   isProtected(path: string): boolean;
+  /** whether the protected sections of this file (package.json scripts, pytest sections...) are judged */
+  sectionsProtected(path: string): boolean;
   globs: string[];
+}
+
+export interface ProtectedSetOptions {
+  /** exact paths the (trusted) configuration lets the model change although a glob protects them */
+  unprotect?: readonly string[];
+  /** the run's own globs (--protect, an eval task's tests): no `unprotect` undoes them */
+  pinned?: readonly string[];
 }
 
 /** Script files a check runs directly (`./scripts/test.sh`, `bash ci/run.sh`): they define the check. */
@@ -67,15 +82,30 @@ function scriptsCalledBy(check: string): string[] {
   return [...check.matchAll(/(?:^|[\s;&|(])(?:\.\/|bash\s+|sh\s+)?([\w./-]+\.(?:sh|bash|py|mjs|cjs|js))\b/g)].map((m) => m[1]!.replace(/^\.\//, ''));
 }
 
-/** Every ecosystem's set, the repo's own list on top, and what the checks themselves call. */
-export function protectedSet(repoGlobs: string[], checks: string[]): ProtectedSet {
-  const globs = [...new Set([...Object.values(TEST_FILES).flat(), ...RUNNER_CONFIG, ...CI, ...repoGlobs])];
+/**
+ * Every ecosystem's set, the repo's own list on top, and what the checks themselves call. The
+ * edit-tool policy and the verifier both judge by this one set, so a write the verifier would
+ * reject is refused before it is made.
+ */
+export function protectedSet(repoGlobs: readonly string[], checks: readonly string[], o: ProtectedSetOptions = {}): ProtectedSet {
+  const globs = [...new Set([...BUILTIN_PROTECTED, ...repoGlobs, ...(o.pinned ?? [])])];
   for (const check of checks) {
     for (const r of RUNNERS_BY_CHECK) if (r.calls.test(check)) globs.push(...r.files);
     globs.push(...scriptsCalledBy(check));
   }
   const match = picomatch(globs, { dot: true });
-  return { isProtected: (p) => match(p), globs };
+  const pinned = o.pinned?.length ? picomatch([...o.pinned], { dot: true }) : () => false;
+  const named = new Set((o.unprotect ?? []).filter((p) => !NEVER_UNPROTECTED(p)));
+  const released = (p: string) => named.has(p) && !pinned(p);
+  return { isProtected: (p) => match(p) && !released(p), sectionsProtected: (p) => !released(p), globs };
+}
+
+/** Why a name cannot go in `unprotect`, or null: it must name one file, never a glob. */
+export function unprotectProblem(path: string): string | null {
+  if (!path || /[*?[\]{}!]/.test(path)) return 'name one file (no glob characters)';
+  if (path.startsWith('/') || path.split('/').some((s) => s === '..' || s === '.' || s === '')) return 'give a path relative to the repository root, without "." or ".." parts';
+  if (NEVER_UNPROTECTED(path)) return '.git/ and .kiln/ are always protected';
+  return null;
 }
 
 /** The protected keys of a package.json that differ between two versions (added, removed or changed). */

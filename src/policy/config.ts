@@ -1,27 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { BUILTIN_PROTECTED, unprotectProblem } from '../checks/protected.js';
 import { KilnInputError } from '../shared/errors.js';
 import { describeIssues, parseJsonText } from '../shared/zod-error.js';
 
-/** Test files and repo machinery: the agent may not change them unless a run allows it. */
-export const DEFAULT_PROTECTED = [
-  '**/*.test.*',
-  '**/*.spec.*',
-  '**/__tests__/**',
-  '**/__snapshots__/**',
-  'test/**',
-  'tests/**',
-  'spec/**',
-  '.git/**',
-  '.kiln/**',
-  '.github/**',
-  '.gitlab-ci.yml',
-  '.circleci/**',
-  '.buildkite/**',
-  'azure-pipelines.yml',
-  'Jenkinsfile',
-];
+/**
+ * Test files, runner configuration and CI of every ecosystem: the same set the verifier restores
+ * from the base, so the edit tools refuse up front what verification would reject.
+ */
+export const DEFAULT_PROTECTED: string[] = [...BUILTIN_PROTECTED];
 
 const stringList = z.array(z.string());
 
@@ -29,8 +17,18 @@ export const policyConfigSchema = z
   .object({
     /** globs (relative to the repo) the agent may write */
     writeAllow: stringList.default(['**']),
-    /** globs the agent may not write unless the run allows protected writes; replaces the default list */
+    /** globs the agent may not write unless the run allows protected writes, on top of Kiln's built-in set (which no list shrinks) */
     protected: stringList.default(DEFAULT_PROTECTED),
+    /**
+     * files (one path each, no globs) the agent may change although they are protected, e.g. a
+     * golden fixture under tests/; from the repo's policy only when the repo is trusted
+     */
+    unprotect: z
+      .array(z.string().superRefine((p, ctx) => {
+        const problem = unprotectProblem(p);
+        if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(p)}: ${problem}` });
+      }))
+      .default([]),
     /** globs added to Kiln's built-in sensitive list (never read, never written) */
     sensitive: stringList.default([]),
     /** globs taken off the sensitive list: the only way to shrink it, so it is always explicit */

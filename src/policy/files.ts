@@ -1,3 +1,4 @@
+import { protectedSet, type ProtectedSet } from '../checks/protected.js';
 import { isExecutableConfig, isSensitivePath, matchesAny } from './globs.js';
 import { resolveWorkspacePath, type ResolvedPath } from './paths.js';
 import type { PolicyContext } from './types.js';
@@ -27,6 +28,17 @@ export function judgeRead(ctx: PolicyContext, p: string, r: ResolvedPath = resol
   return { ...allow('path.read', `${r.rel || '.'} is inside the repository.`, true), rel: r.rel };
 }
 
+// one compiled set per policy, checks and pinned list: judged on every write of a run
+const sets = new WeakMap<PolicyContext['config'], Map<string, ProtectedSet>>();
+function protectedFor(ctx: PolicyContext): ProtectedSet {
+  const key = JSON.stringify([ctx.checks, ctx.protect ?? []]);
+  let byKey = sets.get(ctx.config);
+  if (!byKey) sets.set(ctx.config, (byKey = new Map()));
+  let set = byKey.get(key);
+  if (!set) byKey.set(key, (set = protectedSet(ctx.config.protected, ctx.checks, { unprotect: ctx.config.unprotect, pinned: ctx.protect ?? [] })));
+  return set;
+}
+
 /**
  * Writing a file: the order is sensitive, outside, git internals, writeAllow,
  * protected, executable configuration. `tool` names the grant key for asks.
@@ -43,7 +55,7 @@ export function judgeWrite(ctx: PolicyContext, p: string, tool: string, r: Resol
     return deny('write.not-allowed', `${rel} is outside the paths this repository lets the agent write (writeAllow).`);
   }
   const executable = isExecutableConfig(rel);
-  if (matchesAny(rel, ctx.config.protected) && !ctx.allowProtectedWrites) {
+  if (!ctx.allowProtectedWrites && protectedFor(ctx).isProtected(rel)) {
     return deny('write.protected', `${rel} is protected (tests and CI are judged, not changed); fix the code under test instead.`);
   }
   if (executable) {

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalMode } from '../shared/types.js';
+import { BUILTIN_PROTECTED } from '../checks/protected.js';
 import { defaultPolicyConfig, loadPolicyConfig, parsePolicyConfigText, type PolicyConfig } from './config.js';
 import { checksFromAgentsMd, loadRepoConfig, type RepoConfig } from './repo-config.js';
 import { repoTrust, type TrustState } from './trust.js';
@@ -62,12 +63,25 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     else skip(`writeAllow [${list(repo.writeAllow)}] (the user's own list stands)`);
   }
 
-  // a repo list replaces the default one: what it leaves out is an unprotection
-  const unprotected = user.protected.filter((g) => !repo.protected.includes(g));
+  // a repo list replaces the user's: what it leaves out is an unprotection. Kiln's built-in set is
+  // not the user's to give away and always applies (the verifier judges by it too); files are
+  // released from it one by name, in `unprotect`.
+  const leftOut = user.protected.filter((g) => !repo.protected.includes(g));
+  const leftOutBuiltin = leftOut.filter((g) => BUILTIN_PROTECTED.includes(g));
+  const unprotected = leftOut.filter((g) => !BUILTIN_PROTECTED.includes(g));
   let protectedGlobs = union(user.protected, repo.protected);
   if (unprotected.length) {
     if (trusted) protectedGlobs = protectedGlobs.filter((g) => !unprotected.includes(g));
     else skip(`protected (leaves out ${list(unprotected)})`);
+  }
+  if (leftOutBuiltin.length) {
+    ignored.push(`.kiln/policy.json protected leaves out ${leftOutBuiltin.length} of Kiln's built-in globs (${list(leftOutBuiltin.slice(0, 3))}${leftOutBuiltin.length > 3 ? ', …' : ''}): ignored, the built-in set always applies; name single files in "unprotect"`);
+  }
+
+  let unprotect = user.unprotect;
+  if (repo.unprotect.length) {
+    if (trusted) unprotect = union(user.unprotect, repo.unprotect);
+    else skip(`unprotect [${list(repo.unprotect)}] (they stay protected)`);
   }
 
   let allowSensitive = user.allowSensitive;
@@ -87,6 +101,7 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     policy: {
       writeAllow,
       protected: protectedGlobs,
+      unprotect,
       sensitive: union(user.sensitive, repo.sensitive),
       allowSensitive,
       commands: { allow, ask: union(user.commands.ask, repo.commands.ask), deny: union(user.commands.deny, repo.commands.deny) },

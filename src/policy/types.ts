@@ -38,6 +38,8 @@ export interface PolicyContext {
   mode: ApprovalMode;
   /** the repo's check commands: always allowed, safe to repeat */
   checks: string[];
+  /** the run's own protected globs (--protect, an eval task's tests): the policy's `unprotect` does not undo them */
+  protect?: string[];
   /** this run may change protected files (tests) */
   allowProtectedWrites?: boolean;
   /** files (relative to the worktree) this run created or changed: running one asks, showing it */

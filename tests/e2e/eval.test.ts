@@ -45,7 +45,7 @@ describe('kiln eval', () => {
     expect(res.stdout).toContain('SCRIPTED');
     expectEveryField(report);
     const runs = byTask(report);
-    expect(Object.keys(runs).sort()).toEqual(['add-order-cancel-api', 'extract-money-format', 'fix-null-session']);
+    expect(Object.keys(runs).sort()).toEqual(['add-order-cancel-api', 'extract-money-format', 'fix-inflection-acronyms', 'fix-null-session']);
     for (const r of report.runs) {
       expect(r, r.task).toMatchObject({ success: true, outcome: 'succeeded', failureClass: null, testsModified: false, attempts: 1, unexpectedFiles: [] });
       expect(r.turns).toBeGreaterThan(0);
@@ -55,16 +55,22 @@ describe('kiln eval', () => {
     }
     expect(runs['fix-null-session']!.changedFiles).toEqual(['src/auth/session.js']);
     expect(runs['add-order-cancel-api']!.changedFiles).toEqual(['src/modules/order/controller.js', 'src/modules/order/service.js']);
-    expect(report.totals).toMatchObject({ runs: 3, passed: 3, passRate: 1, allAsExpected: true, scripted: true });
+    // the real library: its own 455 tests, set up from PyPI, checked in the sandbox
+    expect(runs['fix-inflection-acronyms']!.changedFiles).toEqual(['inflection/__init__.py']);
+    const log = readFileSync(join(runs['fix-inflection-acronyms']!.artifacts!, 'tests.log'), 'utf8');
+    expect(log).toMatch(/end of baseline: .*: 453 passed, 2 failed/);
+    expect(log).toContain('[verdict: pass; 455 passed, 0 failed (pytest)]');
+    expect(report.totals).toMatchObject({ runs: 4, passed: 4, passRate: 1, allAsExpected: true, scripted: true });
 
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toContain('xychart-beta');
     for (const k of ['bugfix', 'feature', 'refactor']) expect(md).toContain(k);
-    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).runs).toHaveLength(3);
+    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).runs).toHaveLength(4);
     for (const r of report.runs) {
       for (const f of ['metrics.json', 'state.json', 'events.jsonl', 'patch.diff']) expect(existsSync(join(r.artifacts!, f)), `${r.task}: ${f}`).toBe(true);
     }
-  });
+    // the library task builds a virtualenv from PyPI twice (the run, then the verified tree)
+  }, 6 * 60_000);
 
   it('scores the failures suite: retries, reflection, needs_human and each failure class', async () => {
     const { res, report } = await kilnEval(['--suite', join(ROOT, 'examples', 'eval-failures')]);

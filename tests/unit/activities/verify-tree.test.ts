@@ -2,12 +2,15 @@
  * The verified tree: the base plus the model's changes as git sees them, protected paths back
  * from the base, nothing ignored crossing over — and the model's worktree left as it was.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { protectedSet } from '../../../src/checks/protected.js';
 import { buildVerifyTree, type VerifyTree } from '../../../src/activities/verify-tree.js';
 import { git, repoWith } from '../../helpers/repo.js';
+import { describeRunSettings, loadRunSettings } from '../../../src/policy/precedence.js';
+import { trustRepo } from '../../../src/policy/trust.js';
 
 const PKG = JSON.stringify({ name: 'r', scripts: { test: 'node --test' } }, null, 2);
 
@@ -69,5 +72,68 @@ describe('buildVerifyTree', () => {
     expect(tree.protectedChanged).toEqual([]);
     expect(tree.ignoredAdded).toEqual([]);
     expect(tree.tree).toBe(tree.modelTree);
+  });
+});
+
+describe('a repo that releases a protected file by name (.kiln/policy.json "unprotect")', () => {
+  function golden() {
+    const repo = repoWith({
+      '.kiln/policy.json': JSON.stringify({ unprotect: ['tests/fixtures/golden.json'] }),
+      'src/fmt.js': 'module.exports = 1;\n',
+      'tests/fixtures/golden.json': '{"v":1}\n',
+      'tests/fmt.test.js': "require('node:test')('t', () => {});\n",
+    });
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    const wt = join(repo, '..', 'wt');
+    git(repo, 'worktree', 'add', '--detach', wt, base);
+    writeFileSync(join(wt, 'tests/fixtures/golden.json'), '{"v":2}\n');
+    writeFileSync(join(wt, 'tests/fmt.test.js'), '// relaxed\n');
+    const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
+    return { repo, base, wt, home };
+  }
+  // what verify does: the run's merged policy, then the protected set from it
+  async function verifyWith(g: ReturnType<typeof golden>) {
+    const s = await loadRunSettings(g.repo, { home: g.home, approvalMode: 'default', checks: ['npm test'] });
+    const protect = protectedSet(s.policy.protected, s.checks, { unprotect: s.policy.unprotect });
+    tree = await buildVerifyTree({ repo: g.repo, worktree: g.wt, base: g.base, scratchDir: join(g.repo, '..', 'scratch'), label: 't', protect });
+    return { s, tree };
+  }
+
+  it('trusted: the named fixture is the model’s to change and is verified as changed; the test next to it is still put back', async () => {
+    const g = golden();
+    try {
+      trustRepo(g.repo, g.home);
+      const { tree } = await verifyWith(g);
+      expect(tree.protectedChanged).toEqual(['tests/fmt.test.js']);
+      expect(readFileSync(join(tree.dir, 'tests/fixtures/golden.json'), 'utf8')).toBe('{"v":2}\n');
+      expect(readFileSync(join(tree.dir, 'tests/fmt.test.js'), 'utf8')).toContain("require('node:test')");
+    } finally {
+      rmSync(g.home, { recursive: true, force: true });
+    }
+  });
+
+  it('untrusted: the release is ignored, said at run start, and the fixture change fails verification', async () => {
+    const g = golden();
+    try {
+      const { s, tree } = await verifyWith(g);
+      expect(describeRunSettings(s).join('\n')).toContain('IGNORED .kiln/policy.json unprotect ["tests/fixtures/golden.json"] (they stay protected): ignored, the repo\'s configuration is not trusted');
+      expect(tree.protectedChanged.sort()).toEqual(['tests/fixtures/golden.json', 'tests/fmt.test.js']);
+      expect(readFileSync(join(tree.dir, 'tests/fixtures/golden.json'), 'utf8')).toBe('{"v":1}\n');
+    } finally {
+      rmSync(g.home, { recursive: true, force: true });
+    }
+  });
+
+  it('a run-level --protect (an eval task’s tests) outranks the release', async () => {
+    const g = golden();
+    try {
+      trustRepo(g.repo, g.home);
+      const s = await loadRunSettings(g.repo, { home: g.home, approvalMode: 'default' });
+      const p = protectedSet(s.policy.protected, [], { unprotect: s.policy.unprotect, pinned: ['tests/fixtures/**'] });
+      expect(p.isProtected('tests/fixtures/golden.json')).toBe(true);
+      expect(protectedSet(s.policy.protected, [], { unprotect: s.policy.unprotect }).isProtected('tests/fixtures/golden.json')).toBe(false);
+    } finally {
+      rmSync(g.home, { recursive: true, force: true });
+    }
   });
 });

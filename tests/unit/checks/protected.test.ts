@@ -43,6 +43,19 @@ describe('protectedSet', () => {
   });
 });
 
+describe('unprotect: files released by name', () => {
+  it('releases the named file and its sections, not its neighbours, never .kiln or a pinned glob', () => {
+    const p = protectedSet([], ['npm test'], { unprotect: ['tests/fixtures/golden.json', 'package.json', '.kiln/policy.json'], pinned: ['tests/pinned.json'] });
+    expect(p.isProtected('tests/fixtures/golden.json')).toBe(false);
+    expect(p.isProtected('tests/fixtures/other.json')).toBe(true);
+    expect(p.sectionsProtected('package.json')).toBe(false);
+    expect(p.sectionsProtected('pyproject.toml')).toBe(true);
+    expect(p.isProtected('.kiln/policy.json')).toBe(true);
+    const pinned = protectedSet([], [], { unprotect: ['tests/pinned.json'], pinned: ['tests/pinned.json'] });
+    expect(pinned.isProtected('tests/pinned.json')).toBe(true);
+  });
+});
+
 describe('protected sections', () => {
   const base = JSON.stringify({ name: 'x', scripts: { test: 'node --test' }, dependencies: { a: '1' } });
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,13 @@ describe('loadSuite', () => {
     expect(fix.budgets).toMatchObject({ maxTurns: 12, maxUsd: 2 });
     const cancel = s.tasks.find((t) => t.name === 'add-order-cancel-api')!;
     expect(cancel.expectedFiles).toEqual(['src/modules/order/controller.js', 'src/modules/order/service.js']);
+    // the real library: its license and its own tests ship with it; setup installs, checks run offline
+    const lib = s.tasks.find((t) => t.name === 'fix-inflection-acronyms')!;
+    expect(readFileSync(join(lib.repoDir, 'LICENSE'), 'utf8')).toContain('Copyright (C) 2012-2020 Janne Vanhala');
+    expect(readFileSync(join(lib.repoDir, 'test_inflection.py'), 'utf8')).toContain('def test_underscore(');
+    expect(lib.tests).toEqual(['test_inflection.py']);
+    expect(lib.setup.some((c) => /pip install .*-e \./.test(c))).toBe(true);
+    expect(lib.checks).toEqual(['.venv/bin/python -m pytest -q -p no:cacheprovider test_inflection.py']);
   });
 
   it('loads the failures suite, whose tasks share one fixture and say how they must fail', async () => {

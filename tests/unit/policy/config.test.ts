@@ -35,6 +35,12 @@ describe('loadPolicyConfig', () => {
     await expect(loadPolicyConfig(repo.dir)).rejects.toThrow('.kiln/policy.json: writeAllow[2]: expected string');
     write('policy.json', JSON.stringify({ commands: { allow: 'x' } }));
     await expect(loadPolicyConfig(repo.dir)).rejects.toThrow('.kiln/policy.json: commands.allow: expected array');
+    write('policy.json', JSON.stringify({ unprotect: ['tests/**'] }));
+    await expect(loadPolicyConfig(repo.dir)).rejects.toThrow('.kiln/policy.json: unprotect[0]: "tests/**": name one file (no glob characters)');
+    write('policy.json', JSON.stringify({ unprotect: ['.kiln/policy.json'] }));
+    await expect(loadPolicyConfig(repo.dir)).rejects.toThrow('.kiln/policy.json: unprotect[0]: ".kiln/policy.json": .git/ and .kiln/ are always protected');
+    write('policy.json', JSON.stringify({ unprotect: ['tests/../src/a.js'] }));
+    await expect(loadPolicyConfig(repo.dir)).rejects.toThrow(/unprotect\[0\]: .*relative to the repository root/);
     write('policy.json', JSON.stringify({ mode: 'yolo' }));
     await expect(loadPolicyConfig(repo.dir)).rejects.toThrow(/mode: expected one of "strict", "default", "auto"/);
     write('policy.json', JSON.stringify({ writeallow: [] }));

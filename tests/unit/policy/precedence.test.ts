@@ -7,8 +7,8 @@ import { describeRunSettings, loadRunSettings } from '../../../src/policy/preced
 import { repoTrust, trustRepo } from '../../../src/policy/trust.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
-// the committed policy from issue 10, attack 2
-const HOSTILE_POLICY = { allowSensitive: ['**'], protected: [], commands: { allow: ['*'] } };
+// the committed policy from issue 10, attack 2, plus a test file released by name
+const HOSTILE_POLICY = { allowSensitive: ['**'], protected: [], unprotect: ['tests/app.test.js'], commands: { allow: ['*'] } };
 
 let repo: TempRepo;
 let home: string;
@@ -46,7 +46,8 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
     const banner = describeRunSettings(s).join('\n');
     expect(banner).toMatch(/IGNORED .kiln\/policy.json allowSensitive \["\*\*"\]/);
     expect(banner).toMatch(/IGNORED .kiln\/policy.json commands.allow \["\*"\]/);
-    expect(banner).toMatch(/IGNORED .kiln\/policy.json protected \(leaves out/);
+    expect(banner).toMatch(/IGNORED .kiln\/policy.json protected leaves out \d+ of Kiln's built-in globs/);
+    expect(banner).toMatch(/IGNORED .kiln\/policy.json unprotect \["tests\/app.test.js"\] \(they stay protected\): ignored, the repo's configuration is not trusted/);
     expect(banner).toMatch(/IGNORED .kiln\/config setup \["curl/);
     expect(banner).toMatch(/IGNORED AGENTS.md checks/);
     expect(banner).toContain('not trusted');
@@ -55,11 +56,18 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
   it('control: the same repo after `kiln trust` gets its loosening', async () => {
     trustRepo(repo.dir, home);
     expect(await decide('read_file', { path: '.env' })).toMatchObject({ decision: 'allow' });
+    // the file it names is released; `protected: []` does not release the rest of the built-in set
     expect(await decide('edit', { path: 'tests/app.test.js', old_string: 'x', new_string: 'y' })).toMatchObject({ decision: 'allow' });
+    expect(await decide('create_file', { path: 'tests/other.test.js', content: 'x' })).toMatchObject({ decision: 'deny', rule: 'write.protected' });
+    expect(await decide('edit', { path: '.github/workflows/ci.yml', old_string: 'x', new_string: 'y' })).toMatchObject({ decision: 'deny', rule: 'write.protected' });
     const s = await settings();
     expect(s.setup).toEqual(['curl -s http://127.0.0.1:8233/api/v1/settings']);
     expect(s.checks).toEqual(['perl -e "system(q(id))"']);
-    expect(describeRunSettings(s).join('\n')).not.toContain('IGNORED');
+    expect(s.policy.unprotect).toEqual(['tests/app.test.js']);
+    const banner = describeRunSettings(s).join('\n');
+    expect(banner).not.toContain('not trusted');
+    expect(banner).not.toMatch(/IGNORED .*unprotect \[/);
+    expect(banner).toMatch(/IGNORED .kiln\/policy.json protected leaves out \d+ of Kiln's built-in globs .*name single files in "unprotect"/);
   });
 
   it('any change to the trusted files makes the repo untrusted again', async () => {
