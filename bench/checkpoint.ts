@@ -90,9 +90,21 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
   const keptIndexFirstMs = await median(1, () => checkpointDiff(wt, base, scratch));
   const keptIndexOneChangedMs = await median(o.runs, () => checkpointDiff(wt, base, scratch), touch);
   const keptIndexUnchangedMs = await median(o.runs, () => checkpointDiff(wt, base, scratch));
-  o.log(`git status ${gitStatusMs} ms; checkpoint fresh ${freshIndexCheckpointMs} ms, kept ${keptIndexOneChangedMs} ms (1 changed), ${keptIndexUnchangedMs} ms (unchanged)`);
+  o.log(
+    `git status ${gitStatusMs} ms; checkpoint fresh ${freshIndexCheckpointMs} ms, kept ${keptIndexOneChangedMs} ms (1 changed), ${keptIndexUnchangedMs} ms (unchanged)`,
+  );
   await removeWorktree(repo, wt);
-  return { files: o.files, runs: o.runs, gitWorktreeAddMs, kilnWorktreeSetupMs, gitStatusMs, freshIndexCheckpointMs, keptIndexFirstMs, keptIndexOneChangedMs, keptIndexUnchangedMs };
+  return {
+    files: o.files,
+    runs: o.runs,
+    gitWorktreeAddMs,
+    kilnWorktreeSetupMs,
+    gitStatusMs,
+    freshIndexCheckpointMs,
+    keptIndexFirstMs,
+    keptIndexOneChangedMs,
+    keptIndexUnchangedMs,
+  };
 }
 
 export function checkpointSection(c: CheckpointFigures, heading: (t: string) => string): string[] {

@@ -46,7 +46,14 @@ export async function benchChecks(o: { sandbox: 'bwrap' | 'off'; log: (s: string
       const inSandbox = () => time(async () => (await sandbox.run(command, { workspace: dir, timeoutMs: 600_000, env: ENV, cacheDir: cache })).exitCode);
       const cold = await inSandbox();
       const warm = await inSandbox();
-      rows.push({ repo: fixture, command, directMs: direct.ms, sandboxColdMs: cold.ms, sandboxWarmMs: warm.ms, exitCodes: [direct.code, cold.code, warm.code] });
+      rows.push({
+        repo: fixture,
+        command,
+        directMs: direct.ms,
+        sandboxColdMs: cold.ms,
+        sandboxWarmMs: warm.ms,
+        exitCodes: [direct.code, cold.code, warm.code],
+      });
       o.log(`  ${fixture}: direct ${direct.ms} ms, sandbox cold ${cold.ms} ms, warm ${warm.ms} ms`);
     } finally {
       rmSync(scratch, { recursive: true, force: true });

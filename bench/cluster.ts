@@ -49,7 +49,12 @@ function repo(dir: string): string {
   const r = join(dir, 'repo');
   mkdirSync(r, { recursive: true });
   writeFileSync(join(r, 'a.txt'), 'one\n');
-  for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'base']]) execFileSync('git', args, { cwd: r, env: GIT_ENV });
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', 'base'],
+  ])
+    execFileSync('git', args, { cwd: r, env: GIT_ENV });
   return r;
 }
 
@@ -86,13 +91,25 @@ function worker(env: Record<string, string>): Promise<ChildProcess> {
 export async function benchCluster(a: Args, print: (s: string) => void): Promise<Record<string, unknown>> {
   const scratch = mkdtempSync(join(tmpdir(), 'kiln-bench-cluster-'));
   chmodSync(scratch, 0o755);
-  const cluster = await startCluster({ dir: join(scratch, 'cluster'), shards: a.shards, dynamic: a.serverDefaults ? {} : undefined, log: (s) => print(`  ${s}`) });
+  const cluster = await startCluster({
+    dir: join(scratch, 'cluster'),
+    shards: a.shards,
+    dynamic: a.serverDefaults ? {} : undefined,
+    log: (s) => print(`  ${s}`),
+  });
   const queue = `kiln-bench-${process.pid}`;
   const hosts: ChildProcess[] = [];
   const connection = await Connection.connect({ address: cluster.address });
   try {
     for (const h of ['a', 'b']) {
-      hosts.push(await worker({ TEMPORAL_ADDRESS: cluster.address, KILN_TASK_QUEUE: queue, KILN_HOST: `${queue}-${h}`, KILN_HOME: mkdtempSync(join(scratch, `home-${h}-`)) }));
+      hosts.push(
+        await worker({
+          TEMPORAL_ADDRESS: cluster.address,
+          KILN_TASK_QUEUE: queue,
+          KILN_HOST: `${queue}-${h}`,
+          KILN_HOME: mkdtempSync(join(scratch, `home-${h}-`)),
+        }),
+      );
     }
     const client = new Client({ connection, namespace: cluster.namespace });
     const s = script(scratch, a.turns);
@@ -115,7 +132,9 @@ export async function benchCluster(a: Args, print: (s: string) => void): Promise
       commandTimeoutMs: 60_000,
       searchAttributes: true,
     }));
-    print(`  ${a.runs} runs of ${a.turns} turns over two hosts (${a.serverDefaults ? 'server default dynamic config' : "Kiln's agent dynamic config"}, ${a.shards} shards)`);
+    print(
+      `  ${a.runs} runs of ${a.turns} turns over two hosts (${a.serverDefaults ? 'server default dynamic config' : "Kiln's agent dynamic config"}, ${a.shards} shards)`,
+    );
     const t0 = performance.now();
     const settled = await Promise.allSettled(
       inputs.map(async (i) => {
@@ -127,7 +146,9 @@ export async function benchCluster(a: Args, print: (s: string) => void): Promise
     const wallMs = performance.now() - t0;
     const ok = settled.filter((x) => x.status === 'fulfilled' && x.value.r.state === 'succeeded').length;
     const failures = settled.length - ok;
-    const reasons = settled.flatMap((x) => (x.status === 'rejected' ? [String(x.reason).slice(0, 200)] : x.value.r.state !== 'succeeded' ? [`${x.value.r.state}: ${x.value.r.reason ?? ''}`] : []));
+    const reasons = settled.flatMap((x) =>
+      x.status === 'rejected' ? [String(x.reason).slice(0, 200)] : x.value.r.state !== 'succeeded' ? [`${x.value.r.state}: ${x.value.r.reason ?? ''}`] : [],
+    );
     const figures = {
       runs: a.runs,
       turns: a.turns,

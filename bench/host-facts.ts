@@ -16,7 +16,9 @@ export interface HostFacts {
 
 function version(cmd: string, args: string[]): string {
   try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n')[0]!;
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .trim()
+      .split('\n')[0]!;
   } catch {
     return 'not found';
   }

@@ -45,7 +45,7 @@ export async function runInProcess(input: RunInput, deps: ActivityDeps): Promise
   let editedSinceChecks = false;
   const checksSinceEdit = new Set<string>();
   const gateSatisfied = () => !editedSinceChecks || prep.checks.every((c) => checksSinceEdit.has(c));
-  for (let finished = false; !finished; ) {
+  for (let finished = false; !finished;) {
     if (state.turn >= input.budgets.maxTurns) throw new Error(`in-process loop: maxTurns (${input.budgets.maxTurns}) reached`);
     state.turn += 1;
     const turn = await act(acts.agentTurn, { ...ref(), turn: state.turn, attempt: state.attempt, toolResults });

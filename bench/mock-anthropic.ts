@@ -54,7 +54,10 @@ function reply(body: Body, turn: number, turns: number): { blocks: Block[]; stop
     const run: Block = { type: 'tool_use', id, name: 'run_command', input: { command, reason: 'mock turn' } };
     // Kiln verifies that the run changed something: the first turn also makes a file
     if (turn === 1 && tools.has('create_file'))
-      return { blocks: [{ type: 'tool_use', id: `${id}_c`, name: 'create_file', input: { path: 'mock-notes.txt', content: 'made by the mock\n' } }, run], stop: 'tool_use' };
+      return {
+        blocks: [{ type: 'tool_use', id: `${id}_c`, name: 'create_file', input: { path: 'mock-notes.txt', content: 'made by the mock\n' } }, run],
+        stop: 'tool_use',
+      };
     return { blocks: [run], stop: 'tool_use' };
   }
   for (const name of ['Bash', 'bash', 'shell']) {
@@ -100,7 +103,13 @@ export async function startMockAnthropic(o: { turns: number; port?: number; onRe
       if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
         // count_tokens and friends: a harness's side calls are answered but not timed
         res.writeHead(req.url?.includes('count_tokens') ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(req.url?.includes('count_tokens') ? { input_tokens: 100 } : { type: 'error', error: { type: 'not_found_error', message: 'mock: only /v1/messages' } }));
+        res.end(
+          JSON.stringify(
+            req.url?.includes('count_tokens')
+              ? { input_tokens: 100 }
+              : { type: 'error', error: { type: 'not_found_error', message: 'mock: only /v1/messages' } },
+          ),
+        );
         return;
       }
       let body: Body;

@@ -28,7 +28,7 @@ const SECRETS = [
 
 const FILLER = [
   (i: number) => `export function handler${i}(req, res) { return res.status(200).json({ id: req.params.id, n: ${i} }); }`,
-  (i: number) => `2024-05-0${i % 9 + 1}T12:${String(i % 60).padStart(2, '0')}:07.123Z INFO  request ${i} served in ${i % 97} ms path=/api/items/${i}`,
+  (i: number) => `2024-05-0${(i % 9) + 1}T12:${String(i % 60).padStart(2, '0')}:07.123Z INFO  request ${i} served in ${i % 97} ms path=/api/items/${i}`,
   (i: number) => `{"id": ${i}, "name": "item-${i}", "tags": ["a", "b"], "price": ${(i * 1.37).toFixed(2)}, "active": true}`,
   (i: number) => `The cache for shard ${i % 16} is warmed before traffic moves; see docs/ops.md section ${i % 12}.`,
   (i: number) => `    at Object.<anonymous> (/srv/app/src/module${i % 40}.js:${i % 300}:${i % 80})`,

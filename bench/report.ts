@@ -44,7 +44,10 @@ export function turnsSection(r: TurnBenchResult): string[] {
 
 export function historySection(r: TurnBenchResult): string[] {
   const h = r.history;
-  const top = Object.entries(h.byType).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ');
+  const top = Object.entries(h.byType)
+    .slice(0, 6)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   return [
     heading(`History of the ${h.turns}-turn run`),
     `events       ${h.events} in all, ${h.eventsPerTurn} per turn`,
@@ -62,7 +65,9 @@ export function searchSection(s: BenchSearchResult): string[] {
     `${'pattern'.padEnd(18)} ${'ours'.padStart(10)} ${'git grep'.padStart(10)} ${'ratio'.padStart(7)}   matches (git grep lines; ours)`,
   ];
   for (const r of s.rows) {
-    out.push(`${r.label.padEnd(18)} ${ms(r.oursMs).padStart(10)} ${ms(r.gitGrepMs).padStart(10)} ${r.ratio.toFixed(2).padStart(7)}   ${r.gitGrepLines}; ${r.oursSummary}`);
+    out.push(
+      `${r.label.padEnd(18)} ${ms(r.oursMs).padStart(10)} ${ms(r.gitGrepMs).padStart(10)} ${r.ratio.toFixed(2).padStart(7)}   ${r.gitGrepLines}; ${r.oursSummary}`,
+    );
   }
   out.push('ratio = ours ÷ git grep: below 1 means our search tool is faster');
   return out;
@@ -71,7 +76,10 @@ export function searchSection(s: BenchSearchResult): string[] {
 export function redactionSection(rows: RedactionRow[]): string[] {
   return [
     heading('Redaction: redact() on mixed text (code, logs, JSON, prose, planted secrets)'),
-    ...rows.map((r) => `${`${r.mb} MB`.padEnd(8)} ${ms(r.ms).padStart(10)}   ${String(r.mbPerSec).padStart(6)} MB/s   ${r.redactions} redactions (${r.planted} secrets planted)`),
+    ...rows.map(
+      (r) =>
+        `${`${r.mb} MB`.padEnd(8)} ${ms(r.ms).padStart(10)}   ${String(r.mbPerSec).padStart(6)} MB/s   ${r.redactions} redactions (${r.planted} secrets planted)`,
+    ),
   ];
 }
 
@@ -79,7 +87,9 @@ export function policySection(rows: PolicyRow[]): string[] {
   return [
     heading(`Policy: evaluate('run_command', …) latency, ${rows[0]?.ms.n ?? 0} calls each`),
     `${'p50'.padStart(9)} ${'p95'.padStart(9)}   decision  command`,
-    ...rows.map((r) => `${`${r.ms.p50.toFixed(3)} ms`.padStart(9)} ${`${r.ms.p95.toFixed(3)} ms`.padStart(9)}   ${r.decision.padEnd(8)}  ${r.command}  (${r.rule})`),
+    ...rows.map(
+      (r) => `${`${r.ms.p50.toFixed(3)} ms`.padStart(9)} ${`${r.ms.p95.toFixed(3)} ms`.padStart(9)}   ${r.decision.padEnd(8)}  ${r.command}  (${r.rule})`,
+    ),
   ];
 }
 
@@ -87,7 +97,10 @@ export function checksSection(rows: import('./checks.js').CheckRow[]): string[] 
   return [
     heading('Checks: the same command run directly and in the sandbox (cold cache, then the warm per-repo cache)'),
     `${'repo'.padEnd(10)} ${'command'.padEnd(16)} ${'direct'.padStart(10)} ${'sandbox cold'.padStart(13)} ${'sandbox warm'.padStart(13)}   exit codes`,
-    ...rows.map((r) => `${r.repo.padEnd(10)} ${r.command.padEnd(16)} ${ms(r.directMs).padStart(10)} ${ms(r.sandboxColdMs).padStart(13)} ${ms(r.sandboxWarmMs).padStart(13)}   ${r.exitCodes.join(' / ')}`),
+    ...rows.map(
+      (r) =>
+        `${r.repo.padEnd(10)} ${r.command.padEnd(16)} ${ms(r.directMs).padStart(10)} ${ms(r.sandboxColdMs).padStart(13)} ${ms(r.sandboxWarmMs).padStart(13)}   ${r.exitCodes.join(' / ')}`,
+    ),
     'The fixtures have failing tests on purpose: exit 1 is theirs; 127 would mean the sandbox could not find the toolchain.',
   ];
 }

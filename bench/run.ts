@@ -42,8 +42,16 @@ type Section = (typeof SECTIONS)[number];
 
 export function parseArgs(argv: string[]): BenchArgs {
   const args: BenchArgs = {
-    turns: 100, searchFiles: 50_000, searchRuns: 5, sandbox: 'bwrap', json: false,
-    only: new Set(SECTIONS), trials: 3, sbsTurns: 20, concurrent: 50, harnesses: [],
+    turns: 100,
+    searchFiles: 50_000,
+    searchRuns: 5,
+    sandbox: 'bwrap',
+    json: false,
+    only: new Set(SECTIONS),
+    trials: 3,
+    sbsTurns: 20,
+    concurrent: 50,
+    harnesses: [],
   };
   const num = (flag: string, v: string | undefined, min: number): number => {
     const n = Number(v);
@@ -69,8 +77,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       const bad = names.find((n) => !(SECTIONS as readonly string[]).includes(n));
       if (!names.length || bad) throw new Error(`--only takes a comma-separated list of ${SECTIONS.join(', ')}${bad ? `; got ${bad}` : ''}`);
       args.only = new Set(names as Section[]);
-    }
-    else if (a === '--sandbox') {
+    } else if (a === '--sandbox') {
       const v = argv[++i];
       if (v !== 'bwrap' && v !== 'off') throw new Error(`--sandbox takes bwrap or off, got ${v ?? 'nothing'}`);
       args.sandbox = v;
@@ -96,7 +103,15 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
   try {
     if (want('side-by-side')) {
       progress(`side by side: ${args.sbsTurns} turns × ${args.trials} trials against the mock, then ${args.concurrent} runs at once`);
-      const sbs = await benchSideBySide({ tmp, turns: args.sbsTurns, trials: args.trials, harnesses: args.harnesses, fifty: args.concurrent, sandbox: args.sandbox, log: progress });
+      const sbs = await benchSideBySide({
+        tmp,
+        turns: args.sbsTurns,
+        trials: args.trials,
+        harnesses: args.harnesses,
+        fifty: args.concurrent,
+        sandbox: args.sandbox,
+        log: progress,
+      });
       out.push(sideBySideSection(sbs, heading));
       result.sideBySide = sbs;
     }

@@ -180,9 +180,7 @@ export async function benchSearch(opts: BenchSearchOptions = {}): Promise<BenchS
   const rows: BenchSearchRow[] = [];
   for (const p of opts.patterns ?? DEFAULT_PATTERNS) {
     const ours = await timeIt(runs, () => search(dir, { pattern: p.pattern, regex: p.regex, case: p.case }));
-    const theirs = await timeIt(runs, () =>
-      execa('git', gitGrepArgs(p), { cwd: dir, reject: false, stdin: 'ignore', maxBuffer: 1024 * 1024 * 1024 }),
-    );
+    const theirs = await timeIt(runs, () => execa('git', gitGrepArgs(p), { cwd: dir, reject: false, stdin: 'ignore', maxBuffer: 1024 * 1024 * 1024 }));
     const summary = ours.last.content.match(/\[(showing \d+ of [^\]]*?matching lines|\d+ matching lines? in \d+ files?|No matches)/);
     const row: BenchSearchRow = {
       label: p.label,

@@ -110,7 +110,11 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(t);
 }
 
-function runShell(command: string, args: string[], o: { cwd: string; env: NodeJS.ProcessEnv; shell?: boolean }): Promise<{ code: number | null; tail: string }> {
+function runShell(
+  command: string,
+  args: string[],
+  o: { cwd: string; env: NodeJS.ProcessEnv; shell?: boolean },
+): Promise<{ code: number | null; tail: string }> {
   return new Promise((ok) => {
     const child = spawn(command, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], shell: o.shell ?? false });
     let tail = '';
@@ -166,19 +170,28 @@ export async function benchSideBySide(o: {
           pooled.set(h.name, p);
           p.trials++;
           const turns = harnessTurns(mock.requests);
-          if (res.code !== 0 || turns.turns < o.turns) p.failures.push(`trial ${trial}: exit ${res.code}, ${turns.turns}/${o.turns} turns: ${res.tail.trim().split('\n').slice(-2).join(' | ')}`);
+          if (res.code !== 0 || turns.turns < o.turns)
+            p.failures.push(`trial ${trial}: exit ${res.code}, ${turns.turns}/${o.turns} turns: ${res.tail.trim().split('\n').slice(-2).join(' | ')}`);
           if (turns.first) p.first.push((turns.first.at - t0) / 1000);
           // pooled raw gaps, so the percentiles are over every turn of every trial
           const reqs = [...mock.requests];
           for (let i = 1; i < reqs.length; i++) if (reqs[i]!.turn === reqs[i - 1]!.turn + 1) p.gaps.push(reqs[i]!.at - reqs[i - 1]!.doneAt);
-          o.log(`  trial ${trial} ${h.name}: p50 ${turns.turnMs.p50} ms/turn, first request ${turns.first ? ((turns.first.at - t0) / 1000).toFixed(2) : '–'} s${res.code === 0 ? '' : ` (exit ${res.code})`}`);
+          o.log(
+            `  trial ${trial} ${h.name}: p50 ${turns.turnMs.p50} ms/turn, first request ${turns.first ? ((turns.first.at - t0) / 1000).toFixed(2) : '–'} s${res.code === 0 ? '' : ` (exit ${res.code})`}`,
+          );
         }
       }
       workerPeak = peakRssMB(worker.pid!);
     } finally {
       await stopProcess(worker);
     }
-    const harnesses = [...pooled.entries()].map(([name, p]) => ({ name, trials: p.trials, turnMs: spread(p.gaps), firstRequestS: spread(p.first, 3), failures: p.failures }));
+    const harnesses = [...pooled.entries()].map(([name, p]) => ({
+      name,
+      trials: p.trials,
+      turnMs: spread(p.gaps),
+      firstRequestS: spread(p.first, 3),
+      failures: p.failures,
+    }));
 
     let fifty: FiftyFigures | undefined;
     if (o.fifty > 0) fifty = await benchConcurrent({ ...o, repo, server, n: o.fifty });
@@ -190,7 +203,14 @@ export async function benchSideBySide(o: {
 }
 
 /** N runs started at once on one fresh `kiln worker`: all must succeed. */
-async function benchConcurrent(o: { tmp: string; repo: string; server: DevServer; n: number; sandbox: 'bwrap' | 'off'; log: (s: string) => void }): Promise<FiftyFigures> {
+async function benchConcurrent(o: {
+  tmp: string;
+  repo: string;
+  server: DevServer;
+  n: number;
+  sandbox: 'bwrap' | 'off';
+  log: (s: string) => void;
+}): Promise<FiftyFigures> {
   const turnsEach = 5;
   const mock = await startMockAnthropic({ turns: turnsEach });
   const queue = `kiln-fifty-${randomBytes(4).toString('hex')}`;
@@ -201,7 +221,10 @@ async function benchConcurrent(o: { tmp: string; repo: string; server: DevServer
     o.log(`  ${o.n} runs of ${turnsEach} turns at once on one worker…`);
     const t0 = performance.now();
     const handles = await Promise.all(
-      Array.from({ length: o.n }, async (_, i) => (await startRun(client, benchRunInput(o.repo, `fifty-${i}`, turnsEach, o.sandbox), { taskQueue: queue })).handle),
+      Array.from(
+        { length: o.n },
+        async (_, i) => (await startRun(client, benchRunInput(o.repo, `fifty-${i}`, turnsEach, o.sandbox), { taskQueue: queue })).handle,
+      ),
     );
     const results = await Promise.all(handles.map((h) => h.result().catch((e: Error) => ({ state: 'failed', reason: e.message }) as const)));
     const wallS = (performance.now() - t0) / 1000;

@@ -17,7 +17,13 @@ const CHEAP_COMMANDS = ['ls src', 'node --version'];
 const SCRATCH = 'scratch/notes.md';
 const END_MARK = '<!-- end -->';
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+};
 
 function moduleSource(i: number): string {
   const lines = [`// module ${i}: one of the files the benchmark reads`, `export function mod${i}(input) {`];
@@ -31,7 +37,8 @@ export function makeTaskRepo(dir: string, modules: number): string {
   const files: Record<string, string> = {
     'package.json': JSON.stringify({ name: 'kiln-bench-task', private: true, type: 'module', scripts: { test: CHECK_COMMAND } }, null, 2) + '\n',
     'AGENTS.md': `# Bench task\n\nChecks: \`${CHECK_COMMAND}\`\n`,
-    'test/mod.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { mod1 } from '../src/mod1.js';\n\ntest('mod1', () => assert.deepStrictEqual(mod1(1), { name: 'mod1', value: 1 }));\n",
+    'test/mod.test.js':
+      "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { mod1 } from '../src/mod1.js';\n\ntest('mod1', () => assert.deepStrictEqual(mod1(1), { name: 'mod1', value: 1 }));\n",
     [SCRATCH]: `# Scratch notes\n\n${END_MARK}\n`,
   };
   for (let i = 1; i <= modules; i++) files[`src/mod${i}.js`] = moduleSource(i);

@@ -92,10 +92,7 @@ export async function benchTurns(opts: TurnBenchOptions = {}): Promise<TurnBench
     const script = writeTaskScript(join(tmp, `task-${turns}.json`), turns);
 
     log(`  warm-up: ${WARMUP_TURNS} turns in process`);
-    const warm = await runInProcess(
-      benchInput(repo, writeTaskScript(join(tmp, 'warmup.json'), WARMUP_TURNS), WARMUP_TURNS, sandbox, 'warmup'),
-      defaultDeps(),
-    );
+    const warm = await runInProcess(benchInput(repo, writeTaskScript(join(tmp, 'warmup.json'), WARMUP_TURNS), WARMUP_TURNS, sandbox, 'warmup'), defaultDeps());
     if (!warm.verdictPass) throw new Error(`warm-up run failed verification: ${warm.state.verdict?.summary}`);
 
     log(`  ${turns} turns through Temporal…`);
@@ -110,7 +107,11 @@ export async function benchTurns(opts: TurnBenchOptions = {}): Promise<TurnBench
     if (!local.verdictPass) throw new Error(`the in-process run failed verification: ${local.state.verdict?.summary}`);
     if (local.state.turn !== turns) throw new Error(`the in-process run took ${local.state.turn} turns, expected ${turns}`);
 
-    const temporal = { ...loopFigures(t.clock, t.startedAt, t.finishedAt), serverStartMs: Math.round(t.serverStartMs), workerStartMs: Math.round(t.workerStartMs) };
+    const temporal = {
+      ...loopFigures(t.clock, t.startedAt, t.finishedAt),
+      serverStartMs: Math.round(t.serverStartMs),
+      workerStartMs: Math.round(t.workerStartMs),
+    };
     const inProcess = loopFigures(clock, startedAt, finishedAt);
     return {
       turns,

@@ -87,12 +87,14 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
 
-export async function startWorker(opts: {
-  settings?: TemporalSettings;
-  connection?: NativeConnection;
-  taskQueue?: string;
-  deps?: ActivityDeps;
-} = {}): Promise<RunningWorker> {
+export async function startWorker(
+  opts: {
+    settings?: TemporalSettings;
+    connection?: NativeConnection;
+    taskQueue?: string;
+    deps?: ActivityDeps;
+  } = {},
+): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
   const connection = opts.connection ?? (await NativeConnection.connect({ address: settings.address }));
   const deps = opts.deps ?? defaultDeps();

@@ -19,7 +19,18 @@ import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from '
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import {
+  appendEvent,
+  appendJsonl,
+  loadRun,
+  readJson,
+  runDir,
+  stateDir,
+  writeJsonAtomic,
+  writeTextAtomic,
+  writeWorkflowEvents,
+  type RunRecord,
+} from './run-files.js';
 import { callPath, readStoredResult, type StoredCall } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
@@ -123,16 +134,30 @@ export function agentActivities(deps: ActivityDeps) {
       const call: StoredCall = { id: block.id, name: block.name, input: block.input };
       await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
       const parsed = parseToolInput(block.name, block.input);
-      const fingerprint = createHash('sha256').update(`${block.name}\0${JSON.stringify(block.input)}`).digest('hex').slice(0, 16);
+      const fingerprint = createHash('sha256')
+        .update(`${block.name}\0${JSON.stringify(block.input)}`)
+        .digest('hex')
+        .slice(0, 16);
       calls.push(
         parsed.ok
           ? { id: block.id, name: block.name, fingerprint, summary: redact(describeCall(parsed)).slice(0, 200) }
-          : { id: block.id, name: block.name, fingerprint, summary: `${block.name.slice(0, 40)} (invalid)`, inputError: redact(parsed.error).slice(0, MAX_INPUT_ERROR_CHARS) },
+          : {
+              id: block.id,
+              name: block.name,
+              fingerprint,
+              summary: `${block.name.slice(0, 40)} (invalid)`,
+              inputError: redact(parsed.error).slice(0, MAX_INPUT_ERROR_CHARS),
+            },
       );
       if (!parsed.ok && block.name === 'reflect') {
         // the decision log keeps every reflection, the rejected ones too
         await appendJsonl(join(runDir(inp.repo, inp.runId), 'decisions.jsonl'), {
-          at: new Date().toISOString(), type: 'reflection', valid: false, turn: inp.turn, error: parsed.error.slice(0, MAX_INPUT_ERROR_CHARS), input: boundedJson(block.input),
+          at: new Date().toISOString(),
+          type: 'reflection',
+          valid: false,
+          turn: inp.turn,
+          error: parsed.error.slice(0, MAX_INPUT_ERROR_CHARS),
+          input: boundedJson(block.input),
         });
       }
     }
@@ -245,7 +270,14 @@ interface Asked {
  * reply the loop must not act on is refused here and the model asked again, a bounded number of
  * times; the turn's usage is the sum of all its calls.
  */
-async function askModel(deps: ActivityDeps, rec: RunRecord, convo: Conversation, start: Anthropic.MessageParam[], inp: AgentTurnInput, maxTokens: number): Promise<Asked> {
+async function askModel(
+  deps: ActivityDeps,
+  rec: RunRecord,
+  convo: Conversation,
+  start: Anthropic.MessageParam[],
+  inp: AgentTurnInput,
+  maxTokens: number,
+): Promise<Asked> {
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   const activityAttempt = activityInfo()?.attempt ?? 1;
   let client: ModelClient;
@@ -263,7 +295,12 @@ async function askModel(deps: ActivityDeps, rec: RunRecord, convo: Conversation,
     // the same logical call (run, attempt, turn, repair) has the same key on every retry
     const idempotencyKey = `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`;
     await appendJsonl(ledger, {
-      at: new Date().toISOString(), call: idempotencyKey, event: 'start', turn: inp.turn, activityAttempt, model: client.model,
+      at: new Date().toISOString(),
+      call: idempotencyKey,
+      event: 'start',
+      turn: inp.turn,
+      activityAttempt,
+      model: client.model,
       estimatedInputTokens: conversationTokens(messages),
     });
     let res: ModelResult;
@@ -275,10 +312,22 @@ async function askModel(deps: ActivityDeps, rec: RunRecord, convo: Conversation,
         ),
       );
     } catch (err) {
-      await appendJsonl(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'failed', error: String((err as Error)?.message ?? err).slice(0, 300) }).catch(() => undefined);
+      await appendJsonl(ledger, {
+        at: new Date().toISOString(),
+        call: idempotencyKey,
+        event: 'failed',
+        error: String((err as Error)?.message ?? err).slice(0, 300),
+      }).catch(() => undefined);
       throw inTurn(err, inp.turn);
     }
-    await appendJsonl(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'answered', stopReason: res.stopReason, usage: res.usage, costUsd: res.costUsd });
+    await appendJsonl(ledger, {
+      at: new Date().toISOString(),
+      call: idempotencyKey,
+      event: 'answered',
+      stopReason: res.stopReason,
+      usage: res.usage,
+      costUsd: res.costUsd,
+    });
     usage.input += res.usage.input;
     usage.output += res.usage.output;
     usage.cacheRead += res.usage.cacheRead;

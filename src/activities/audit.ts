@@ -29,7 +29,8 @@ export function auditActivities() {
     const seenFile = join(stateDir(inp.repo, inp.runId), 'audit-keys.json');
     const seen = (await readJson<string[]>(seenFile)) ?? [];
     if (seen.includes(key) && inp.entry.kind !== 'human') return;
-    const entry = inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by) ? { ...inp.entry, identity: inp.entry.identity ?? identifyApprover(inp.entry.by) } : inp.entry;
+    const entry =
+      inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by) ? { ...inp.entry, identity: inp.entry.identity ?? identifyApprover(inp.entry.by) } : inp.entry;
     await appendJsonl(join(runDir(inp.repo, inp.runId), 'audit.jsonl'), { at: new Date().toISOString(), runId: inp.runId, ...entry });
     await writeJsonAtomic(seenFile, [...seen, key]);
   }

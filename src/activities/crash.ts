@@ -11,7 +11,12 @@ export type CrashPoint = 'model-turn' | 'command-running' | 'after-edit-write' |
 export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): (point: CrashPoint, key?: string | number) => void {
   const spec = env.KILN_TEST_CRASH_AT;
   if (!spec) return () => {};
-  const wanted = new Set(spec.split(',').map((s) => s.trim()).filter(Boolean));
+  const wanted = new Set(
+    spec
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const markers = env.KILN_TEST_CRASH_MARKERS ?? join(process.cwd(), '.kiln-crash-markers');
   return (point, key) => {
     const name = key === undefined ? point : `${point}@${key}`;

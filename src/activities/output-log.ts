@@ -47,7 +47,11 @@ export async function openOutputLog(file: string, rel: string, header: string, c
       if (cut > 0) out.write(`\n[kiln: log cap of ${cap} bytes reached (KILN_OUTPUT_LOG_MAX_BYTES); the last ${cut} of ${seen} bytes were not kept]\n`);
       out.write(trailer);
       await new Promise<void>((resolve) => out.end(() => resolve()));
-      if (failed) return { keptAll: false, note: `the output log ${rel} could not be written completely (${failed.message.slice(0, 120)}); ${kept} of ${seen} bytes reached it` };
+      if (failed)
+        return {
+          keptAll: false,
+          note: `the output log ${rel} could not be written completely (${failed.message.slice(0, 120)}); ${kept} of ${seen} bytes reached it`,
+        };
       if (cut > 0) return { keptAll: false, note: `${rel} keeps the first ${kept} of ${seen} bytes (the log cap)` };
       return { keptAll: true, note: `the full output (${seen} bytes) is in ${rel}` };
     },

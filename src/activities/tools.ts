@@ -37,7 +37,18 @@ import { changedFiles } from './workspace.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
 import { MAX_CHANGED_PATHS, pathsChangedBetween, snapshotTree } from './snapshot.js';
-import { appendEvent, appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import {
+  appendEvent,
+  appendJsonl,
+  loadRun,
+  readJson,
+  runDir,
+  stateDir,
+  writeJsonAtomic,
+  writeTextAtomic,
+  writeWorkflowEvents,
+  type RunRecord,
+} from './run-files.js';
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
 export const MODEL_RESULT_MAX_CHARS = 30_000;
@@ -87,7 +98,11 @@ export function toolActivities(deps: ActivityDeps) {
     } catch (err) {
       if (!isCallFault(err)) throw err;
       const rec = await loadRun(inp.repo, inp.runId);
-      const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)).catch(() => undefined)) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
+      const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)).catch(() => undefined)) ?? {
+        id: inp.toolUseId,
+        name: 'unknown',
+        input: {},
+      };
       const content = callFaultText(call.name, err);
       return record(rec, call, { content, isError: true }, { status: 'done', ok: false, effect: 'none', summary: content.slice(0, HISTORY_SUMMARY_MAX_CHARS) });
     }
@@ -104,7 +119,13 @@ export function toolActivities(deps: ActivityDeps) {
     const call = await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId));
     if (!call) throw new Error(`no recorded tool call ${inp.toolUseId} in run ${inp.runId}`);
     const parsed = parseToolInput(call.name, call.input);
-    if (!parsed.ok) return record(rec, call, { content: parsed.error, isError: true }, { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error });
+    if (!parsed.ok)
+      return record(
+        rec,
+        call,
+        { content: parsed.error, isError: true },
+        { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error },
+      );
 
     const decision = await decide(rec, call);
     decided.set(call.id, decision);
@@ -131,13 +152,25 @@ export function toolActivities(deps: ActivityDeps) {
   }
 
   /** A result the workflow decided (a person's rejection), stored like any other. */
-  async function recordToolResult(inp: { runId: string; repo: string; toolUseId: string; content: string; isError: boolean; events?: RunToolInput['events'] }): Promise<RunToolResult> {
+  async function recordToolResult(inp: {
+    runId: string;
+    repo: string;
+    toolUseId: string;
+    content: string;
+    isError: boolean;
+    events?: RunToolInput['events'];
+  }): Promise<RunToolResult> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
     if (done) return done.view;
     const rec = await loadRun(inp.repo, inp.runId);
     const call = (await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId))) ?? { id: inp.toolUseId, name: 'unknown', input: {} };
-    return record(rec, call, { content: inp.content, isError: inp.isError }, { status: 'done', ok: !inp.isError, effect: 'none', summary: inp.content.slice(0, HISTORY_SUMMARY_MAX_CHARS) });
+    return record(
+      rec,
+      call,
+      { content: inp.content, isError: inp.isError },
+      { status: 'done', ok: !inp.isError, effect: 'none', summary: inp.content.slice(0, HISTORY_SUMMARY_MAX_CHARS) },
+    );
   }
 
   async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
@@ -234,7 +267,15 @@ export function toolActivities(deps: ActivityDeps) {
     const sensitive = sandboxSensitive((await runPolicy(rec, deps.env)).config);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
-      const p = sandbox.run(command, { workspace: rec.worktree, timeoutMs: limit, readOnlyPaths: rec.linked, sensitive, cacheDir, signal: Context.current().cancellationSignal, onOutput: (c) => log.write(c) });
+      const p = sandbox.run(command, {
+        workspace: rec.worktree,
+        timeoutMs: limit,
+        readOnlyPaths: rec.linked,
+        sensitive,
+        cacheDir,
+        signal: Context.current().cancellationSignal,
+        onOutput: (c) => log.write(c),
+      });
       // the crash point fires while the command is really running
       crashTimer = setTimeout(() => deps.crash('command-running'), 500);
       return p;
@@ -249,11 +290,27 @@ export function toolActivities(deps: ActivityDeps) {
     const body = redact(res.output);
     const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut here; ${kept.note}]` : '';
     const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
-    const changedNote = changed.length ? `\n[this command changed ${changed.length} file(s): ${changed.slice(0, 20).join(', ')}${changed.length > 20 ? ', …' : ''}]` : '';
+    const changedNote = changed.length
+      ? `\n[this command changed ${changed.length} file(s): ${changed.slice(0, 20).join(', ')}${changed.length > 20 ? ', …' : ''}]`
+      : '';
     const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}${changedNote}`;
     const ok = res.exitCode === 0 && !res.timedOut;
     const ranChecks = res.timedOut ? [] : await checksCovered(command, rec.checks, ok);
-    return finishResult(rec, call, text, !ok, 'command', `${summary} → ${status}`, undefined, undefined, false, isCheck && !res.timedOut ? command.trim() : undefined, changed, ranChecks, kept.note);
+    return finishResult(
+      rec,
+      call,
+      text,
+      !ok,
+      'command',
+      `${summary} → ${status}`,
+      undefined,
+      undefined,
+      false,
+      isCheck && !res.timedOut ? command.trim() : undefined,
+      changed,
+      ranChecks,
+      kept.note,
+    );
   }
 
   async function finishResult(
@@ -277,22 +334,34 @@ export function toolActivities(deps: ActivityDeps) {
     if (!logNote && (capped.cut > 0 || fullOutput)) {
       await writeTextAtomic(join(runDir(rec.input.repo, rec.input.runId), 'outputs', `${call.id}.log`), redact(fullOutput ?? content));
     }
-    const modelText = capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; ${logNote ?? `the full output is in the run's outputs/${call.id}.log`}]` : capped.text;
+    const modelText =
+      capped.cut > 0 ? `${capped.text}\n[${capped.cut} characters cut; ${logNote ?? `the full output is in the run's outputs/${call.id}.log`}]` : capped.text;
     const observation = `${redact(summary)}: ${firstLines(clean)}`.slice(0, HISTORY_SUMMARY_MAX_CHARS);
-    return record(rec, call, { content: modelText, isError }, {
-      status: 'done',
-      ok: !isError,
-      effect: isError && effect === 'edit' ? 'none' : effect,
-      summary: observation,
-      path,
-      recovered: recovered || undefined,
-      checkRan,
-      ...(changedPaths?.length ? { changedPaths: changedPaths.slice(0, MAX_CHANGED_PATHS) } : {}),
-      checksRan: checksRan?.length ? checksRan : undefined,
-    });
+    return record(
+      rec,
+      call,
+      { content: modelText, isError },
+      {
+        status: 'done',
+        ok: !isError,
+        effect: isError && effect === 'edit' ? 'none' : effect,
+        summary: observation,
+        path,
+        recovered: recovered || undefined,
+        checkRan,
+        ...(changedPaths?.length ? { changedPaths: changedPaths.slice(0, MAX_CHANGED_PATHS) } : {}),
+        checksRan: checksRan?.length ? checksRan : undefined,
+      },
+    );
   }
 
-  async function record(rec: RunRecord, call: StoredCall, result: { content: string; isError: boolean }, fullView: RunToolResult, decisionArg?: PolicyDecision): Promise<RunToolResult> {
+  async function record(
+    rec: RunRecord,
+    call: StoredCall,
+    result: { content: string; isError: boolean },
+    fullView: RunToolResult,
+    decisionArg?: PolicyDecision,
+  ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const view = boundView(fullView);
     const decision = decisionArg ?? decided.get(call.id);
@@ -374,7 +443,8 @@ function callFaultText(tool: string, err: unknown): string {
   const what = redact(String((err as Error)?.message ?? err)).slice(0, CALL_FAULT_MAX_CHARS);
   if (isDiskFull(err))
     return `${tool.slice(0, 40)} could not complete: the worker's disk is full (${code ?? 'ENOSPC'}). Nothing more was written for this call. Do not repeat it at once; calls that only read still work, and the run goes on once space is freed.`;
-  if (code === 'ENAMETOOLONG') return `${tool.slice(0, 40)} failed: a path in the call is too long for the file system (ENAMETOOLONG). Use a shorter, real path.`;
+  if (code === 'ENAMETOOLONG')
+    return `${tool.slice(0, 40)} failed: a path in the call is too long for the file system (ENAMETOOLONG). Use a shorter, real path.`;
   return `${tool.slice(0, 40)} failed: ${what}`;
 }
 

@@ -118,10 +118,11 @@ export async function buildVerifyTree(opts: {
     const protectedChanged: string[] = [];
     const putBack = [...ignoredAdded];
     if (opts.protect) {
-      for (const p of changed) if (opts.protect.isProtected(p)) {
-        protectedChanged.push(p);
-        putBack.push(p);
-      }
+      for (const p of changed)
+        if (opts.protect.isProtected(p)) {
+          protectedChanged.push(p);
+          putBack.push(p);
+        }
     }
     for (const p of [...new Set(putBack)]) {
       if (inBase.has(p)) await g.run(['checkout', base, '--', p]);

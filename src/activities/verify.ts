@@ -54,8 +54,17 @@ export function verifyActivities(deps: ActivityDeps) {
     rec.policy ??= config;
     const repoConfig = await loadRepoConfig(repo);
     const setup = rec.input.setup.length ? rec.input.setup : repoConfig.setup;
-    const protect = rec.input.allowTestEdits ? null : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
-    const tree = await buildVerifyTree({ repo, worktree: rec.worktree, base: rec.baseCommit, scratchDir: stateDir(inp.repo, inp.runId), label: `${rec.input.runId}-${inp.attempt}`, protect });
+    const protect = rec.input.allowTestEdits
+      ? null
+      : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
+    const tree = await buildVerifyTree({
+      repo,
+      worktree: rec.worktree,
+      base: rec.baseCommit,
+      scratchDir: stateDir(inp.repo, inp.runId),
+      label: `${rec.input.runId}-${inp.attempt}`,
+      protect,
+    });
     await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
 
     const problems: string[] = [];
@@ -91,7 +100,10 @@ export function verifyActivities(deps: ActivityDeps) {
             } else {
               for (const command of rec.checks) {
                 const run = await runCheck(sandbox, rec, tree.dir, command, scratch.dir, say);
-                const j = judgeCheck(run, baseline.checks.find((b) => b.command === command));
+                const j = judgeCheck(
+                  run,
+                  baseline.checks.find((b) => b.command === command),
+                );
                 if (j.infrastructure) cause = 'infrastructure';
                 checks.push({
                   command,
@@ -103,7 +115,8 @@ export function verifyActivities(deps: ActivityDeps) {
                 });
                 const counts = `${j.results.passed} passed, ${j.results.failed} failed${j.results.formats.length ? ` (${j.results.formats.join(', ')})` : ' (no known test output)'}`;
                 await say(`[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}]\n`);
-                if (!j.passed) problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
+                if (!j.passed)
+                  problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
               }
             }
           }
@@ -118,7 +131,10 @@ export function verifyActivities(deps: ActivityDeps) {
     const outOfScope = tree.changed.filter((f) => !allowed(f));
     const protectedChanged = tree.protectedChanged;
     if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
-    if (protectedChanged.length) problems.push(`protected files changed (tests, test configuration, check definitions or CI; the base's version was verified): ${protectedChanged.join(', ')}`);
+    if (protectedChanged.length)
+      problems.push(
+        `protected files changed (tests, test configuration, check definitions or CI; the base's version was verified): ${protectedChanged.join(', ')}`,
+      );
     if (tree.ignoredAdded.length) problems.push(`files the repo's .gitignore ignores were added and left out: ${tree.ignoredAdded.slice(0, 10).join(', ')}`);
     problems.push(...(await sensitiveInPatch(rec.worktree, tree.changed, config)));
     if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
@@ -126,25 +142,68 @@ export function verifyActivities(deps: ActivityDeps) {
 
     const pass = problems.length === 0;
     const signature = createHash('sha256')
-      .update(JSON.stringify([checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]), outOfScope, protectedChanged, !tree.changed.length, cause ?? null]))
+      .update(
+        JSON.stringify([
+          checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]),
+          outOfScope,
+          protectedChanged,
+          !tree.changed.length,
+          cause ?? null,
+        ]),
+      )
       .digest('hex')
       .slice(0, 16);
     const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
     const summary = pass
       ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}`
       : problems.join('\n');
-    const verdict: Verdict = { pass, checks, outOfScope, protectedChanged, changedFiles: tree.changed, signature, summary, tree: tree.tree, ...(cause ? { cause } : {}) };
-    await appendEvent(inp.repo, inp.runId, { type: 'verdict', attempt: inp.attempt, pass, summary, signature, tree: tree.tree, cause: cause ?? null, failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20) });
+    const verdict: Verdict = {
+      pass,
+      checks,
+      outOfScope,
+      protectedChanged,
+      changedFiles: tree.changed,
+      signature,
+      summary,
+      tree: tree.tree,
+      ...(cause ? { cause } : {}),
+    };
+    await appendEvent(inp.repo, inp.runId, {
+      type: 'verdict',
+      attempt: inp.attempt,
+      pass,
+      summary,
+      signature,
+      tree: tree.tree,
+      cause: cause ?? null,
+      failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20),
+    });
     return verdict;
   }
 
   return { verify };
 }
 
-async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, cacheDir: string, say: (t: string) => Promise<void>, timeoutMs = rec.input.commandTimeoutMs): Promise<CheckRun> {
+async function runCheck(
+  sandbox: Sandbox,
+  rec: RunRecord,
+  dir: string,
+  command: string,
+  cacheDir: string,
+  say: (t: string) => Promise<void>,
+  timeoutMs = rec.input.commandTimeoutMs,
+): Promise<CheckRun> {
   try {
     const res = await heartbeating(() =>
-      sandbox.run(command, { workspace: dir, timeoutMs, readOnlyPaths: rec.linked, ...maskedFor(rec), env: CHECK_ENV, cacheDir, signal: Context.current().cancellationSignal }),
+      sandbox.run(command, {
+        workspace: dir,
+        timeoutMs,
+        readOnlyPaths: rec.linked,
+        ...maskedFor(rec),
+        env: CHECK_ENV,
+        cacheDir,
+        signal: Context.current().cancellationSignal,
+      }),
     );
     // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
     const output = redact(res.output).split(`${dir}/`).join('');
@@ -164,10 +223,25 @@ function maskedFor(rec: RunRecord): { sensitive?: ReturnType<typeof sandboxSensi
 }
 
 /** The run's setup in a verify tree (network on, as at prepare time); returns why it failed. */
-async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: string[], cacheDir: string, say: (t: string) => Promise<void>): Promise<string | undefined> {
+async function runSetup(
+  sandbox: Sandbox,
+  rec: RunRecord,
+  dir: string,
+  setup: string[],
+  cacheDir: string,
+  say: (t: string) => Promise<void>,
+): Promise<string | undefined> {
   for (const command of setup) {
     const res = await heartbeating(() =>
-      sandbox.run(command, { workspace: dir, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, ...maskedFor(rec), cacheDir, signal: Context.current().cancellationSignal }),
+      sandbox.run(command, {
+        workspace: dir,
+        timeoutMs: 20 * 60_000,
+        network: true,
+        readOnlyPaths: rec.linked,
+        ...maskedFor(rec),
+        cacheDir,
+        signal: Context.current().cancellationSignal,
+      }),
     );
     await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
@@ -180,7 +254,13 @@ async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: st
  * before the model changed anything. The base's code is the repo's own, so it may warm the
  * trusted cache.
  */
-export async function ensureBaseline(rec: RunRecord, sandbox: Sandbox, setup: string[], repoConfig: { include: string[]; link: string[] }, say: (t: string) => Promise<void>): Promise<Baseline> {
+export async function ensureBaseline(
+  rec: RunRecord,
+  sandbox: Sandbox,
+  setup: string[],
+  repoConfig: { include: string[]; link: string[] },
+  say: (t: string) => Promise<void>,
+): Promise<Baseline> {
   const file = join(stateDir(rec.input.repo, rec.input.runId), 'baseline.json');
   const saved = await readJson<Baseline>(file);
   if (saved?.base === rec.baseCommit && saved.checks.length === rec.checks.length) return saved;
@@ -200,12 +280,22 @@ export async function ensureBaseline(rec: RunRecord, sandbox: Sandbox, setup: st
   } finally {
     await co.remove();
   }
-  await say(`--- end of baseline: ${baseline.checks.map((c) => `${c.command}: ${c.results.passed} passed, ${c.results.failed} failed${c.couldNotRun ? `, could not run (${c.couldNotRun})` : ''}`).join('; ') || baseline.problem} ---\n`);
+  await say(
+    `--- end of baseline: ${baseline.checks.map((c) => `${c.command}: ${c.results.passed} passed, ${c.results.failed} failed${c.couldNotRun ? `, could not run (${c.couldNotRun})` : ''}`).join('; ') || baseline.problem} ---\n`,
+  );
   await writeJsonAtomic(file, baseline);
   await appendEvent(rec.input.repo, rec.input.runId, {
     type: 'baseline',
     base: rec.baseCommit,
-    checks: baseline.checks.map((c) => ({ command: c.command, passed: c.results.passed, failed: c.results.failed, failing: Object.keys(c.results.tests).filter((n) => c.results.tests[n] === 'fail').slice(0, 20), couldNotRun: c.couldNotRun ?? null })),
+    checks: baseline.checks.map((c) => ({
+      command: c.command,
+      passed: c.results.passed,
+      failed: c.results.failed,
+      failing: Object.keys(c.results.tests)
+        .filter((n) => c.results.tests[n] === 'fail')
+        .slice(0, 20),
+      couldNotRun: c.couldNotRun ?? null,
+    })),
     problem: baseline.problem ?? null,
   });
   return baseline;

@@ -72,7 +72,13 @@ export function workspaceActivities(deps: ActivityDeps) {
 
     // config errors are KilnErrors: the activity boundary makes them non-retryable (activities/failure.ts)
     const config = await loadRepoConfig(repo);
-    const settings = await loadRunSettings(repo, { home: kilnHomeDir(deps.env), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode, agentsDir: wt });
+    const settings = await loadRunSettings(repo, {
+      home: kilnHomeDir(deps.env),
+      checks: input.checks,
+      setup: input.setup,
+      approvalMode: input.approvalMode,
+      agentsDir: wt,
+    });
     // before anything of this run is redacted: setup output, events, the model's first message
     await registerRunSecrets([repo, wt], settings.policy);
     const checks = settings.checks;
@@ -116,7 +122,15 @@ export function workspaceActivities(deps: ActivityDeps) {
       const log: string[] = [];
       for (const command of setup) {
         const res = await heartbeating(() =>
-          sandbox.run(command, { workspace: wt, timeoutMs: 20 * 60_000, network: true, readOnlyPaths: rec.linked, sensitive: sandboxSensitive(settings.policy), cacheDir, signal: Context.current().cancellationSignal }),
+          sandbox.run(command, {
+            workspace: wt,
+            timeoutMs: 20 * 60_000,
+            network: true,
+            readOnlyPaths: rec.linked,
+            sensitive: sandboxSensitive(settings.policy),
+            cacheDir,
+            signal: Context.current().cancellationSignal,
+          }),
         );
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
@@ -155,7 +169,10 @@ export function workspaceActivities(deps: ActivityDeps) {
       const rec = await loadRun(inp.repo, inp.runId);
       if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree).catch(() => rm(rec.worktree, { recursive: true, force: true }));
       try {
-        return { ...(await finalizeOnce({ ...inp, removeWorktree: false })), diskNote: 'the disk was full; the artifacts were written after the worktree was removed' };
+        return {
+          ...(await finalizeOnce({ ...inp, removeWorktree: false })),
+          diskNote: 'the disk was full; the artifacts were written after the worktree was removed',
+        };
       } catch (again) {
         if (!isDiskFull(again)) throw again;
       }
@@ -163,7 +180,11 @@ export function workspaceActivities(deps: ActivityDeps) {
       try {
         await mkdir(elsewhere, { recursive: true });
         await writeFile(join(elsewhere, 'state.json'), JSON.stringify(inp.state, null, 2));
-        return { patchPath: join(elsewhere, PATCH_FILE), diffLines: 0, diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: the run's state was written to ${elsewhere} (no patch)` };
+        return {
+          patchPath: join(elsewhere, PATCH_FILE),
+          diffLines: 0,
+          diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: the run's state was written to ${elsewhere} (no patch)`,
+        };
       } catch {
         return { patchPath: '', diffLines: 0, diskNote: `the disk is full: no artifacts could be written (${String((err as Error).message).slice(0, 200)})` };
       }
@@ -247,7 +268,12 @@ async function applyCheckpoint(wt: string, r: RebuildRequest, scratch: string): 
     return { applied: true, files, turn: r.turn };
   } catch (err) {
     // a checkpoint is redacted: a change that touched a secret cannot be restored verbatim
-    return { applied: false, files, turn: r.turn, note: `the checkpoint did not apply (${(err as Error).message.split('\n')[0]}); the worktree is at the base commit` };
+    return {
+      applied: false,
+      files,
+      turn: r.turn,
+      note: `the checkpoint did not apply (${(err as Error).message.split('\n')[0]}); the worktree is at the base commit`,
+    };
   }
 }
 
@@ -277,7 +303,12 @@ function honouredRequest(request: RunInput, deps: ActivityDeps): RunInput {
  * excluded path keeps its base content in that index, so it is in no patch and no changed list.
  * The list is the run record's (beside the scratch index); a run without one gets the defaults.
  */
-async function againstBase<T>(worktree: string, base: string, scratchDir: string, fn: (g: (args: readonly string[]) => Promise<string>) => Promise<T>): Promise<T> {
+async function againstBase<T>(
+  worktree: string,
+  base: string,
+  scratchDir: string,
+  fn: (g: (args: readonly string[]) => Promise<string>) => Promise<T>,
+): Promise<T> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
@@ -321,9 +352,7 @@ export async function diffAgainstBase(worktree: string, base: string, scratchDir
 }
 
 export async function changedFiles(worktree: string, base: string, scratchDir: string): Promise<string[]> {
-  return againstBase(worktree, base, scratchDir, async (g) =>
-    (await g(['diff', '--cached', '--name-only', '--no-renames', base])).split('\n').filter(Boolean),
-  );
+  return againstBase(worktree, base, scratchDir, async (g) => (await g(['diff', '--cached', '--name-only', '--no-renames', base])).split('\n').filter(Boolean));
 }
 
 export async function removeWorktree(repo: string, wt: string): Promise<void> {
@@ -340,4 +369,3 @@ export async function removeWorktree(repo: string, wt: string): Promise<void> {
 function countDiffLines(patch: string): number {
   return patch.split('\n').filter((l) => (l.startsWith('+') || l.startsWith('-')) && !l.startsWith('+++') && !l.startsWith('---')).length;
 }
-

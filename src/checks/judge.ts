@@ -57,7 +57,9 @@ export function judgeCheck(run: CheckRun, baseline: BaselineCheck | undefined): 
   if (cannot && (!baseline || baseline.couldNotRun)) {
     return { passed: false, infrastructure: `${run.command}: could not run (${cannot})`, findings: [`could not run: ${cannot}`], failingTests: [], results };
   }
-  const failing = Object.entries(results.tests).filter(([, s]) => s === 'fail').map(([n]) => n);
+  const failing = Object.entries(results.tests)
+    .filter(([, s]) => s === 'fail')
+    .map(([n]) => n);
   if (run.timedOut) findings.push('timed out');
   else if (cannot) findings.push(`could not run after the change (${cannot}), though it ran on the base`);
   else if (run.exitCode !== 0) findings.push(`exit ${run.exitCode}`);

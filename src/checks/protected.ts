@@ -103,7 +103,8 @@ export function protectedSet(repoGlobs: readonly string[], checks: readonly stri
 /** Why a name cannot go in `unprotect`, or null: it must name one file, never a glob. */
 export function unprotectProblem(path: string): string | null {
   if (!path || /[*?[\]{}!]/.test(path)) return 'name one file (no glob characters)';
-  if (path.startsWith('/') || path.split('/').some((s) => s === '..' || s === '.' || s === '')) return 'give a path relative to the repository root, without "." or ".." parts';
+  if (path.startsWith('/') || path.split('/').some((s) => s === '..' || s === '.' || s === ''))
+    return 'give a path relative to the repository root, without "." or ".." parts';
   if (NEVER_UNPROTECTED(path)) return '.git/ and .kiln/ are always protected';
   return null;
 }
@@ -140,7 +141,14 @@ function iniSections(text: string): Map<string, string> {
   const out = new Map<string, string>();
   let name = '';
   let body: string[] = [];
-  const flush = () => out.set(name, body.map((l) => l.trim()).filter(Boolean).join('\n'));
+  const flush = () =>
+    out.set(
+      name,
+      body
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join('\n'),
+    );
   for (const line of text.split(/\r?\n/)) {
     const header = /^\s*\[{1,2}\s*([^\]]+?)\s*\]{1,2}\s*$/.exec(line);
     if (header) {

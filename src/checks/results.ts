@@ -40,7 +40,7 @@ const tap: Parser = (out, r) => {
     if (!m) continue;
     seen = true;
     const indent = m[1]!.length;
-    const hasChildren = i > 0 && /^\s*1\.\.\d+\s*$/.test(lines[i - 1]!) && (lines[i - 1]!.match(/^\s*/)![0].length > indent);
+    const hasChildren = i > 0 && /^\s*1\.\.\d+\s*$/.test(lines[i - 1]!) && lines[i - 1]!.match(/^\s*/)![0].length > indent;
     if (hasChildren) continue;
     let name = m[3]!;
     let status: TestStatus = m[2] === 'ok' ? 'pass' : 'fail';
@@ -109,13 +109,18 @@ const mocha: Parser = (out, r) => {
 /** pytest: "=== 1 failed, 3 passed in 0.1s ===", "FAILED t.py::test_b - …", "PASSED t.py::test_a" (-rA). */
 const pytest: Parser = (out, r) => {
   // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
-  const m = /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/m.exec(out);
+  const m =
+    /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/m.exec(
+      out,
+    );
   if (!m) return false;
   r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]) + num(/(\d+) errors?/.exec(m[1]!)?.[1]);
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
   r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m[1]!)?.[1]);
-  for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm)) add(r, f[2]!, f[1] === 'PASSED' ? 'pass' : f[1] === 'FAILED' || f[1] === 'ERROR' ? 'fail' : 'skip');
-  for (const f of out.matchAll(/^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED)\b/gm)) add(r, f[1]!, f[2] === 'PASSED' ? 'pass' : f[2] === 'SKIPPED' ? 'skip' : 'fail');
+  for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm))
+    add(r, f[2]!, f[1] === 'PASSED' ? 'pass' : f[1] === 'FAILED' || f[1] === 'ERROR' ? 'fail' : 'skip');
+  for (const f of out.matchAll(/^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED)\b/gm))
+    add(r, f[1]!, f[2] === 'PASSED' ? 'pass' : f[2] === 'SKIPPED' ? 'skip' : 'fail');
   return true;
 };
 

@@ -92,7 +92,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--ui-port <n>', 'Web UI port', '8233')
     .option('--db <file>', 'SQLite file (default: $KILN_HOME/temporal.db)')
-    .option('--allow-sandbox-off', 'as this worker\'s operator, let runs ask for --sandbox off (unsafe)')
+    .option('--allow-sandbox-off', "as this worker's operator, let runs ask for --sandbox off (unsafe)")
     .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean }) => {
       const { runDev } = await import('./commands/dev.js');
       await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db, allowSandboxOff: o.allowSandboxOff === true }, out);
@@ -101,7 +101,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('cluster')
     .summary('Start a PostgreSQL-backed Temporal cluster on this machine')
-    .description('Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts')
+    .description(
+      'Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts',
+    )
     .option('--dir <dir>', 'where PostgreSQL data, config and logs live (default: $KILN_HOME/cluster; /var/lib/kiln/cluster as root)')
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--shards <n>', 'history shards (fixed at the first start)', '4')
@@ -117,7 +119,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('worker')
     .summary('Run a worker against TEMPORAL_ADDRESS')
-    .description('Run a worker against TEMPORAL_ADDRESS (workflows plus this host\'s activities)')
+    .description("Run a worker against TEMPORAL_ADDRESS (workflows plus this host's activities)")
     .option('--allow-sandbox-off', 'let runs ask for --sandbox off (unsafe; also KILN_ALLOW_SANDBOX_OFF=1)')
     .action(async (o: { allowSandboxOff?: boolean }) => {
       const { installQuietRuntime } = await import('./quiet-runtime.js');
@@ -152,7 +154,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         // a graceful stop waits for the server; one that is gone must not hold the process
         // (systemd and `docker stop` would hang): tasks in hand are retried by another worker
         setTimeout(() => {
-          out(`stopped without finishing: the tasks in hand did not end within ${SHUTDOWN_GRACE_MS / 1000} s (is the Temporal server reachable?); Temporal retries them elsewhere`);
+          out(
+            `stopped without finishing: the tasks in hand did not end within ${SHUTDOWN_GRACE_MS / 1000} s (is the Temporal server reachable?); Temporal retries them elsewhere`,
+          );
           process.exit(0);
         }, SHUTDOWN_GRACE_MS).unref();
       };
@@ -165,7 +169,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('trust')
     .summary("Let a repo's own config loosen your policy")
-    .description("Trust this repo's .kiln/policy.json, .kiln/config and AGENTS.md as they are now: their loosenings (allowed commands, sensitive files, unprotected paths, setup, checks) apply until any of them changes")
+    .description(
+      "Trust this repo's .kiln/policy.json, .kiln/config and AGENTS.md as they are now: their loosenings (allowed commands, sensitive files, unprotected paths, setup, checks) apply until any of them changes",
+    )
     .option('--repo <dir>', 'the repository (default: the current directory)')
     .option('--revoke', 'forget the trust')
     .action(async (o: { repo?: string; revoke?: boolean }) => {
@@ -187,7 +193,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--base <ref>', 'commit to start from (default HEAD)')
     .option('--include-uncommitted', "start from the checkout's working tree: uncommitted and untracked files included (docs/uncommitted.md)")
     .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
-    .addOption(new Option('--approval-mode <mode>', 'strict: ask for any command not allowlisted; auto: never ask, deny instead').choices(['strict', 'default', 'auto']))
+    .addOption(
+      new Option('--approval-mode <mode>', 'strict: ask for any command not allowlisted; auto: never ask, deny instead').choices(['strict', 'default', 'auto']),
+    )
     .option('--allow-test-edits', 'let the coder change protected test files')
     .option('--unverified', 'allow the run to succeed when the repo has no checks (otherwise it waits for a person)')
     .option('--approval-timeout <d>', 'how long an approval may wait before the run needs a person (e.g. 30m, 1d)')
@@ -205,7 +213,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .addOption(new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'));
   run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json'; includeUncommitted?: boolean }) => {
     o.goal = await readGoal(o);
-    if (o.includeUncommitted && o.base) throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
+    if (o.includeUncommitted && o.base)
+      throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
     const input = await buildRunInput(o);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
@@ -226,7 +235,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       if (attached) {
         const before = await startInput(handle);
         if (before && before.goal !== input.goal) {
-          process.stderr.write(`warning: run ${input.runId} already exists with another goal ("${before.goal.slice(0, 80)}"): attached to it; use a new --id for a new run\n`);
+          process.stderr.write(
+            `warning: run ${input.runId} already exists with another goal ("${before.goal.slice(0, 80)}"): attached to it; use a new --id for a new run\n`,
+          );
         }
       }
       const ui = webUiUrl();
@@ -241,7 +252,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       if (ui) say(`Web UI: ${workflowUrl(ui, input.runId)}`);
       say(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
       process.once('SIGINT', () => {
-        process.stderr.write(`\nstopped following; run ${input.runId} goes on: \`kiln wait ${input.runId}\` re-attaches, \`kiln cancel ${input.runId}\` stops it\n`);
+        process.stderr.write(
+          `\nstopped following; run ${input.runId} goes on: \`kiln wait ${input.runId}\` re-attaches, \`kiln cancel ${input.runId}\` stops it\n`,
+        );
         process.exit(130);
       });
       const contact = new Contact(input.runId, say);
@@ -258,7 +271,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('status')
     .summary("Show a run's phase, plan, files, approvals, budget")
-    .description('Show a run\'s phase, attempt, plan, touched files, pending approvals and budget')
+    .description("Show a run's phase, attempt, plan, touched files, pending approvals and budget")
     .argument('<run>')
     .option('--json', 'print the state as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
@@ -281,7 +294,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('list')
     .summary('List runs; filter the fleet by phase, repo, waiting, budget, path, approver')
-    .description('List runs, newest first. Each filter is a Temporal visibility query over Kiln\'s search attributes (--show-query prints it for `temporal workflow list --query`)')
+    .description(
+      "List runs, newest first. Each filter is a Temporal visibility query over Kiln's search attributes (--show-query prints it for `temporal workflow list --query`)",
+    )
     .option('--limit <n>', 'how many', '20')
     .option('--json', 'one JSON object a line')
     .option('--phase <phase>', 'only runs in this phase (e.g. awaiting_approval, needs_human)')
@@ -300,23 +315,28 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { client, connection } = await connectClient();
       try {
         if (hasFilters(filters) && !(await hasKilnSearchAttributes(client))) {
-          throw new CliError("this server does not have Kiln's search attributes, so runs cannot be filtered: start `kiln worker` once (it registers them) or see docs/cluster.md", 2);
+          throw new CliError(
+            "this server does not have Kiln's search attributes, so runs cannot be filtered: start `kiln worker` once (it registers them) or see docs/cluster.md",
+            2,
+          );
         }
         let n = 0;
         for await (const w of client.workflow.list({ query })) {
           const a = w.typedSearchAttributes;
           if (o.json) {
-            out(JSON.stringify({
-              runId: w.workflowId,
-              status: w.status.name,
-              phase: a.get(KilnPhase) ?? null,
-              started: w.startTime.toISOString(),
-              repo: a.get(KilnRepo) ?? null,
-              touched: a.get(KilnTouched) ?? [],
-              approvers: a.get(KilnApprovers) ?? [],
-              budgetShare: a.get(KilnBudgetShare) ?? null,
-              waitingSince: a.get(KilnWaitingSince)?.toISOString() ?? null,
-            }));
+            out(
+              JSON.stringify({
+                runId: w.workflowId,
+                status: w.status.name,
+                phase: a.get(KilnPhase) ?? null,
+                started: w.startTime.toISOString(),
+                repo: a.get(KilnRepo) ?? null,
+                touched: a.get(KilnTouched) ?? [],
+                approvers: a.get(KilnApprovers) ?? [],
+                budgetShare: a.get(KilnBudgetShare) ?? null,
+                waitingSince: a.get(KilnWaitingSince)?.toISOString() ?? null,
+              }),
+            );
             if (++n >= limit) break;
             continue;
           }
@@ -351,7 +371,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Approve a pending tool call')
     .description('Approve a pending tool call (the only pending one if no id is given)')
     .argument('[run]', 'the run (default: the only run waiting for an approval)')
-    .argument('[approval]', 'the approval id (default: the run\'s only pending approval)')
+    .argument('[approval]', "the approval id (default: the run's only pending approval)")
     .option('--by <name>', 'who approves (default: your OS user; audit.jsonl records it as self-declared unless it is that user)')
     .option('--note <text>', 'a note for the audit log')
     .option('--for-run', 'approve this kind of call for the rest of the run')
@@ -359,7 +379,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const runId = runArg ?? (await onlyWaitingRun());
       await withRun(runId, async (handle, client) => {
         const id = approvalId ?? (await onlyPending(handle));
-        out(await sendApproval(client, handle, { approvalId: id, approve: true, scope: o.forRun ? 'run' : 'once', by: cliApprover(o.by, osAccount()), note: o.note }));
+        out(
+          await sendApproval(client, handle, {
+            approvalId: id,
+            approve: true,
+            scope: o.forRun ? 'run' : 'once',
+            by: cliApprover(o.by, osAccount()),
+            note: o.note,
+          }),
+        );
       });
     });
 
@@ -379,7 +407,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   for (const [name, action, summary, desc] of [
     ['hint', 'hint', 'Give a waiting run a hint; it tries once more', 'Give a run that needs a person a hint and let it try once more'],
-    ['accept', 'accept', 'Accept a waiting run\'s patch as it is', 'Keep the patch of a run that needs a person as it is (succeeded, accepted by you)'],
+    ['accept', 'accept', "Accept a waiting run's patch as it is", 'Keep the patch of a run that needs a person as it is (succeeded, accepted by you)'],
     ['abandon', 'abandon', 'End a waiting run as blocked', 'End a run that needs a person as blocked'],
   ] as const) {
     const c = program.command(name).summary(summary).description(desc).argument('<run>');
@@ -398,7 +426,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Cancel a run (worktree removed, artifacts kept)')
     .description('Cancel a run: it stops, its worktree is removed, its artifacts are still written')
     .argument('<run>')
-    .option('--by <name>', 'who cancels (default: your OS user; recorded in audit.jsonl and the run\'s reason)')
+    .option('--by <name>', "who cancels (default: your OS user; recorded in audit.jsonl and the run's reason)")
     .option('--reason <text>', 'why (recorded with it)')
     .action(async (runId: string, o: { by?: string; reason?: string }) => {
       await withRun(runId, async (handle, client) => {
@@ -437,7 +465,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('logs')
     .summary("Print a run's event log")
-    .description('Print a run\'s event log (events.jsonl), or the live log if the worker is elsewhere')
+    .description("Print a run's event log (events.jsonl), or the live log if the worker is elsewhere")
     .argument('<run>')
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .option('--json', 'print events.jsonl as it is (every event, one JSON object a line)')
@@ -459,7 +487,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('diff')
     .summary("Print a run's patch")
-    .description('Print a run\'s patch against its base')
+    .description("Print a run's patch against its base")
     .argument('<run>')
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .action(async (runId: string, o: { repo?: string }) => {
@@ -493,7 +521,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .description('Run an evaluation suite of scripted or real-model tasks and score every run')
     .option('--suite <dir>', 'the suite to run (default: the bundled one)')
     .option('--repeat <n>', 'runs per task', '3')
-    .option('--model <m>', 'model id for every task (needs ANTHROPIC_API_KEY); default: each task\'s script')
+    .option('--model <m>', "model id for every task (needs ANTHROPIC_API_KEY); default: each task's script")
     .option('--out <dir>', 'where the report goes (default: a new folder under $KILN_HOME/evals)')
     .option('--task <name>', 'only this task (repeatable)', collect)
     .option('--json', 'make the last line one JSON object with totals and runs')
@@ -503,7 +531,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       if (!ok) process.exitCode = 1;
     });
 
-  const policy = program.command('policy').summary('Check a tool call, redact text, test policy cases').description('Dry-run the policy: check a call, redact text, test a case file');
+  const policy = program
+    .command('policy')
+    .summary('Check a tool call, redact text, test policy cases')
+    .description('Dry-run the policy: check a call, redact text, test a case file');
   policy
     .command('check')
     .description('Print the decision, rule and reason for one tool call as a run would see it')
@@ -536,7 +567,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       if (!ok) process.exitCode = 1;
     });
 
-  const sandbox = program.command('sandbox').summary('Run a command in the sandbox as run_command would').description('Run commands exactly as run_command would');
+  const sandbox = program
+    .command('sandbox')
+    .summary('Run a command in the sandbox as run_command would')
+    .description('Run commands exactly as run_command would');
   sandbox
     .command('exec')
     .description('Run one command in the sandbox (same limits and environment as a run) and exit with its code')
@@ -594,7 +628,12 @@ async function onlyPending(handle: ReturnType<typeof handleFor>): Promise<string
 
 /** commander's "error: …" plus its suggestion lines → one line that says where help is. */
 function oneLineError(msg: string, sub?: string): string {
-  const text = msg.replace(/^error: /, '').split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  const text = msg
+    .replace(/^error: /, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' ');
   return `kiln: ${text} (see \`kiln ${sub ? `${sub} ` : ''}--help\`)\n`;
 }
 

@@ -18,7 +18,10 @@ export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.Proces
   const level = LEVELS.includes(wanted) ? wanted : dflt;
   try {
     Runtime.install({
-      logger: new CollapsingLogger(new DefaultLogger(level), { address: temporalSettings(env).address, reachable: () => answers(temporalSettings(env).address) }),
+      logger: new CollapsingLogger(new DefaultLogger(level), {
+        address: temporalSettings(env).address,
+        reachable: () => answers(temporalSettings(env).address),
+      }),
       // Core's own logs go through the same logger instead of straight to the console
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} } },
     });

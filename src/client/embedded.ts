@@ -46,7 +46,14 @@ export interface Embedded {
  * by saying so (`kiln dev --allow-sandbox-off` or KILN_ALLOW_SANDBOX_OFF=1 in their own shell); a
  * run request alone never makes them one.
  */
-export async function startEmbedded(o: { dbFile: string; port?: number; uiPort?: number; worker: boolean; allowSandboxOff?: boolean; log?: (s: string) => void }): Promise<Embedded> {
+export async function startEmbedded(o: {
+  dbFile: string;
+  port?: number;
+  uiPort?: number;
+  worker: boolean;
+  allowSandboxOff?: boolean;
+  log?: (s: string) => void;
+}): Promise<Embedded> {
   const port = o.port ?? (await freePort());
   const uiPort = o.uiPort ?? (await freePort());
   const binary = findTemporalCli();

@@ -11,7 +11,18 @@ import type { Phase } from '../shared/types.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { duration } from './run-options.js';
 
-const PHASES: readonly Phase[] = ['preparing', 'planning', 'editing', 'awaiting_approval', 'verifying', 'retrying', 'needs_human', 'succeeded', 'blocked', 'cancelled'];
+const PHASES: readonly Phase[] = [
+  'preparing',
+  'planning',
+  'editing',
+  'awaiting_approval',
+  'verifying',
+  'retrying',
+  'needs_human',
+  'succeeded',
+  'blocked',
+  'cancelled',
+];
 
 export interface FleetFilters {
   phase?: string;

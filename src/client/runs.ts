@@ -35,7 +35,10 @@ export interface Started {
  */
 export async function startRun(client: Client, input: RunInput, opts: { taskQueue?: string } = {}): Promise<Started> {
   const existing = client.workflow.getHandle<typeof kilnRun>(input.runId);
-  const existed = await existing.describe().then(() => true, () => false);
+  const existed = await existing.describe().then(
+    () => true,
+    () => false,
+  );
   if (existed) return { handle: existing, attached: true };
   try {
     const handle = await client.workflow.start<typeof kilnRun>(WORKFLOW_TYPE, {
@@ -196,12 +199,7 @@ export const UPDATE_WAIT_MS = 10_000;
 type Delivery = { how: 'update'; text: string } | { how: 'signal'; why: string };
 
 /** An Update when a worker answers in time (the sender learns "applied" or why not), else a Signal. */
-async function deliver(
-  client: Client,
-  update: () => Promise<string>,
-  signal: () => Promise<void>,
-  waitMs: number,
-): Promise<Delivery> {
+async function deliver(client: Client, update: () => Promise<string>, signal: () => Promise<void>, waitMs: number): Promise<Delivery> {
   if (!(await workerPolling(client))) {
     await signal();
     return { how: 'signal', why: 'no worker is running' };
@@ -222,12 +220,16 @@ function isDeadline(err: unknown): boolean {
   return e?.code === 4 || e?.cause?.code === 4; // gRPC DEADLINE_EXCEEDED
 }
 
-const recorded = (why: string, what: string) =>
-  `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
+const recorded = (why: string, what: string) => `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
 
 export async function sendApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: ApprovalDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const what = `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId}`;
-  const r = await deliver(client, () => handle.executeUpdate(approveUpdate, { args: [d] }), () => handle.signal(approveSignal, d), waitMs);
+  const r = await deliver(
+    client,
+    () => handle.executeUpdate(approveUpdate, { args: [d] }),
+    () => handle.signal(approveSignal, d),
+    waitMs,
+  );
   return r.how === 'update' ? `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}` : recorded(r.why, what);
 }
 
@@ -238,7 +240,12 @@ const HUMAN_DONE: Record<HumanDecision['action'], string> = {
 };
 
 export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
-  const r = await deliver(client, () => handle.executeUpdate(humanUpdate, { args: [d] }), () => handle.signal(humanSignal, d), waitMs);
+  const r = await deliver(
+    client,
+    () => handle.executeUpdate(humanUpdate, { args: [d] }),
+    () => handle.signal(humanSignal, d),
+    waitMs,
+  );
   return r.how === 'update' ? HUMAN_DONE[d.action] : recorded(r.why, `your ${d.action}`);
 }
 
@@ -359,7 +366,9 @@ export function formatLine(l: LogLine): string {
 }
 
 export function formatApproval(runId: string, a: PendingApproval, uiUrl?: string): string {
-  const parsed = a.segments?.length ? a.segments.map((s) => `       ${s.via?.length ? `[${s.via.join(' > ')}] ` : ''}${s.text}`).join('\n') : `       ${a.summary}`;
+  const parsed = a.segments?.length
+    ? a.segments.map((s) => `       ${s.via?.length ? `[${s.via.join(' > ')}] ` : ''}${s.text}`).join('\n')
+    : `       ${a.summary}`;
   return [
     `  ✋ approval ${a.id} needed: ${a.summary}`,
     `     why: ${a.reason} (${a.rule})`,

@@ -56,9 +56,7 @@ export async function snapshotWorkingTree(repo: string, runId: string, exclude: 
     await g.run(['read-tree', 'HEAD']);
     await g.run(['add', '-A', '--', ...pathspecs(exclude)]);
     const tree = (await g.run(['write-tree'])).trim();
-    const commit = (
-      await g.run(['commit-tree', tree, '-p', 'HEAD', '-m', `kiln: uncommitted work at the start of ${runId}`])
-    ).trim();
+    const commit = (await g.run(['commit-tree', tree, '-p', 'HEAD', '-m', `kiln: uncommitted work at the start of ${runId}`])).trim();
     await g.run(['update-ref', baseRef(runId), commit, '']);
     return commit;
   } finally {

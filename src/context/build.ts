@@ -50,7 +50,8 @@ async function searchSection(workspace: string, keywords: readonly string[], sho
     // Lock files and bundles match every name and explain nothing: counted, not shown.
     const lines = r.matches
       .filter((m) => !isNoiseFile(m.path) && !shown.has(m.path))
-      .slice(0, SEARCH_LINES_PER_KEYWORD).map((m) => `${m.path}:${m.line}: ${m.text.trim()}`);
+      .slice(0, SEARCH_LINES_PER_KEYWORD)
+      .map((m) => `${m.path}:${m.line}: ${m.text.trim()}`);
     if (lines.length === 0) continue;
     const more = r.total > lines.length ? `\n  (${r.complete ? r.total : `${r.total}+`} matching lines in ${files}${r.complete ? '' : '+'} files)` : '';
     blocks.push(`"${k}":\n${lines.join('\n')}${more}`);
@@ -106,11 +107,22 @@ export async function buildContext(input: BuildContextInput): Promise<BuiltConte
   for (const p of touched) {
     items.push({ kind: 'file', title: `${p} (changed in this run)`, content: relevantSnippets(workspace, p, keywords), priority: PRIORITY.touched });
   }
-  if (searchText) items.push({ kind: 'search', title: `Search results for: ${keywords.slice(0, SEARCH_KEYWORDS).join(', ')}`, content: searchText, priority: PRIORITY.search });
+  if (searchText)
+    items.push({
+      kind: 'search',
+      title: `Search results for: ${keywords.slice(0, SEARCH_KEYWORDS).join(', ')}`,
+      content: searchText,
+      priority: PRIORITY.search,
+    });
   ranked
     .filter((f) => !touched.includes(f.path))
     .forEach((f, i) => {
-      items.push({ kind: 'file', title: fileTitle(f), content: relevantSnippets(workspace, f.path, keywords), priority: PRIORITY.fileTop - i * PRIORITY.fileStep });
+      items.push({
+        kind: 'file',
+        title: fileTitle(f),
+        content: relevantSnippets(workspace, f.path, keywords),
+        priority: PRIORITY.fileTop - i * PRIORITY.fileStep,
+      });
     });
   if (allFiles.length > 0) items.push({ kind: 'layout', title: 'Repository layout', content: layoutSection(allFiles), priority: PRIORITY.layout });
 

@@ -5,7 +5,7 @@
 export function systemPrompt(opts: { checks: string[]; allowTestEdits: boolean }): string {
   const checks = opts.checks.length ? opts.checks.map((c) => `- \`${c}\``).join('\n') : '- (none configured)';
   return [
-    'You are Kiln\'s coder: you change a git worktree to reach the goal you are given, using only the tools provided.',
+    "You are Kiln's coder: you change a git worktree to reach the goal you are given, using only the tools provided.",
     '',
     'How to work:',
     '- Start with update_plan (a few concrete steps), then keep it current.',
@@ -17,7 +17,7 @@ export function systemPrompt(opts: { checks: string[]; allowTestEdits: boolean }
       : '- Do not modify test files: they define the expected behaviour. Fix the code under test.',
     '- Run the checks with run_command after your last edit; read failures carefully and fix the cause.',
     '- When the checks pass, call finish with a short summary. Kiln verifies independently: finishing without running the checks since your last edit is refused.',
-    '- Every run_command needs a reason. Commands run in a sandbox without network; some need a person\'s approval.',
+    "- Every run_command needs a reason. Commands run in a sandbox without network; some need a person's approval.",
     '- If a call is denied or rejected, do not repeat it as is: find another way or explain in finish.',
     '',
     'The checks for this repository:',

@@ -31,7 +31,20 @@ export interface RankOptions {
 export async function countMatches(workspace: string, keyword: string): Promise<Map<string, number>> {
   const res = await execa(
     rgPath,
-    ['--count', '--null', '--fixed-strings', '--ignore-case', '--hidden', '--glob=!.git', '--max-filesize=2M', ...SECRET_FILE_GLOBS.map((g) => `--glob=${g}`), '-e', keyword, '--', '.'],
+    [
+      '--count',
+      '--null',
+      '--fixed-strings',
+      '--ignore-case',
+      '--hidden',
+      '--glob=!.git',
+      '--max-filesize=2M',
+      ...SECRET_FILE_GLOBS.map((g) => `--glob=${g}`),
+      '-e',
+      keyword,
+      '--',
+      '.',
+    ],
     { cwd: workspaceRealpath(workspace), reject: false, stdin: 'ignore', maxBuffer: 256 * 1024 * 1024, timeout: 60_000 },
   );
   const counts = new Map<string, number>();
@@ -60,7 +73,8 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => 
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9\u0080-\uffff]/g, '');
 
 /** Generated or bulky files that match everything and explain nothing. */
-const NOISE = /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|go\.sum|composer\.lock)$|\.(min\.js|map|snap|svg|lock)$|(^|\/)(dist|build|vendor|node_modules|__snapshots__)\//;
+const NOISE =
+  /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|go\.sum|composer\.lock)$|\.(min\.js|map|snap|svg|lock)$|(^|\/)(dist|build|vendor|node_modules|__snapshots__)\//;
 
 export function isNoiseFile(p: string): boolean {
   return NOISE.test(p);
@@ -89,7 +103,11 @@ function partners(file: string, byStem: Map<string, string[]>): string[] {
   const same = (byStem.get(fileStem(file)) ?? []).filter((f) => f !== file && isTestFile(f) !== test);
   // Prefer partners sharing more of the directory path (src/auth/x.ts ↔ tests/auth/x.test.ts).
   const dirParts = new Set(path.posix.dirname(file).split('/'));
-  const shared = (f: string) => path.posix.dirname(f).split('/').filter((d) => dirParts.has(d)).length;
+  const shared = (f: string) =>
+    path.posix
+      .dirname(f)
+      .split('/')
+      .filter((d) => dirParts.has(d)).length;
   return same.sort((a, b) => shared(b) - shared(a) || (a < b ? -1 : 1)).slice(0, 1);
 }
 
@@ -177,7 +195,11 @@ export async function rankFiles(workspace: string, keywords: readonly string[], 
       pe.reasons.push(`${isTestFile(p) ? 'test of' : 'source of'} ${e.path}`);
     }
   }
-  return [...table.values()].filter((e) => e.score > 0).sort(byScore).slice(0, limit).map(round);
+  return [...table.values()]
+    .filter((e) => e.score > 0)
+    .sort(byScore)
+    .slice(0, limit)
+    .map(round);
 }
 
 function byScore(a: RankedFile, b: RankedFile): number {

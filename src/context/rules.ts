@@ -63,11 +63,7 @@ export interface RulesOptions {
  * the touched paths. Nearer files come later and say so: where two disagree, the nearer wins.
  * Under the size cap the nearest files are kept whole first; the farthest are cut or dropped.
  */
-export async function readProjectRules(
-  workspace: string,
-  touchedPaths: readonly string[] = [],
-  opts: RulesOptions = {},
-): Promise<string> {
+export async function readProjectRules(workspace: string, touchedPaths: readonly string[] = [], opts: RulesOptions = {}): Promise<string> {
   const maxChars = opts.maxChars ?? RULES_MAX_CHARS;
   const maxFileChars = opts.maxFileChars ?? RULES_MAX_FILE_CHARS;
   const files = findRuleFiles(workspace, touchedPaths);
@@ -89,9 +85,7 @@ export async function readProjectRules(
     remaining -= header.length + body.length + 2;
   }
   const intro =
-    files.length > 1
-      ? 'Project rules, from the repository root down to the code being changed; where they disagree, the later (nearer) file wins.\n\n'
-      : '';
+    files.length > 1 ? 'Project rules, from the repository root down to the code being changed; where they disagree, the later (nearer) file wins.\n\n' : '';
   const note = dropped.length > 0 ? `\n\n[rules not shown for size: ${dropped.reverse().join(', ')}]` : '';
   return intro + sections.filter((s) => s !== '').join('\n\n') + note;
 }

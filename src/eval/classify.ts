@@ -37,7 +37,8 @@ export interface FailureFacts {
 }
 
 const MODEL_ERROR = /ScriptError|ModelFatalError|kiln_script_error|authentication_error|invalid_request_error/i;
-const INFRA = /setup command failed|setup failed|SandboxUnavailable|checks could not run|KilnConfigError|(prepareWorkspace|runTool|verify|finalizeRun|recordAudit|recordToolResult|agentTurn) failed|retries exhausted|timed out waiting/i;
+const INFRA =
+  /setup command failed|setup failed|SandboxUnavailable|checks could not run|KilnConfigError|(prepareWorkspace|runTool|verify|finalizeRun|recordAudit|recordToolResult|agentTurn) failed|retries exhausted|timed out waiting/i;
 const STUCK = /stuck|no progress|budget exhausted|over budget/i;
 
 export function classifyFailure(f: FailureFacts): FailureClass | null {

@@ -75,8 +75,14 @@ export function formatTable(runs: RunScore[]): string {
 }
 
 export function formatTotals(t: EvalTotals): string {
-  const kinds = Object.entries(t.byKind).map(([k, v]) => `${k} ${v.passed}/${v.runs}`).join(', ');
-  const classes = Object.entries(t.byFailureClass).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`).join(', ') || 'none';
+  const kinds = Object.entries(t.byKind)
+    .map(([k, v]) => `${k} ${v.passed}/${v.runs}`)
+    .join(', ');
+  const classes =
+    Object.entries(t.byFailureClass)
+      .filter(([, n]) => n > 0)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ') || 'none';
   return [
     `${t.scripted ? 'SCRIPTED ' : ''}eval ${t.suite}: ${t.passed}/${t.runs} passed (${(t.passRate * 100).toFixed(0)}%) · ${t.asExpected}/${t.runs} as expected`,
     `  by kind: ${kinds} · failure classes: ${classes}`,

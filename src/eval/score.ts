@@ -10,7 +10,6 @@ import { protectedSet } from '../checks/protected.js';
 import { classifyFailure } from './classify.js';
 import type { EvalTask, Observed, RunScore } from './types.js';
 
-
 export interface RunMetrics {
   attempts?: number;
   turns?: number;

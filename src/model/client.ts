@@ -114,7 +114,8 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const parsed = parseModelSpec(opts.spec, opts.cwd);
   const guarded = stallGuardedFetch(opts.stall ?? stallTimeoutsFromEnv(env));
-  const keyHeader = (key: string | undefined): Record<string, string> => (key ? { [IDEMPOTENCY_HEADER]: key.replace(/[^\x21-\x7e]/g, encodeURIComponent) } : {});
+  const keyHeader = (key: string | undefined): Record<string, string> =>
+    key ? { [IDEMPOTENCY_HEADER]: key.replace(/[^\x21-\x7e]/g, encodeURIComponent) } : {};
 
   if (parsed.kind === 'scripted') {
     try {
@@ -155,11 +156,9 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
 
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   if (!apiKey)
-    throw new ModelError(
-      'auth',
-      `no ANTHROPIC_API_KEY for model ${parsed.model}: set ANTHROPIC_API_KEY, or run offline with --model scripted:FILE`,
-      { retryable: false },
-    );
+    throw new ModelError('auth', `no ANTHROPIC_API_KEY for model ${parsed.model}: set ANTHROPIC_API_KEY, or run offline with --model scripted:FILE`, {
+      retryable: false,
+    });
   const sdk = apiClient(apiKey, env.ANTHROPIC_BASE_URL?.trim() || null, timeout, opts.stall ?? stallTimeoutsFromEnv(env));
   const model = parsed.model;
   return {

@@ -3,17 +3,7 @@ import { KilnError } from '../shared/errors.js';
 import { findStall } from './stall.js';
 
 export type ModelErrorKind =
-  | 'rate_limit'
-  | 'overloaded'
-  | 'server'
-  | 'bad_request'
-  | 'auth'
-  | 'permission'
-  | 'not_found'
-  | 'connection'
-  | 'timeout'
-  | 'quota'
-  | 'script';
+  'rate_limit' | 'overloaded' | 'server' | 'bad_request' | 'auth' | 'permission' | 'not_found' | 'connection' | 'timeout' | 'quota' | 'script';
 
 /** Kinds a person must fix (the key, the account, the model name, the script): the CLI's exit 2. */
 const INPUT_KINDS: ReadonlySet<ModelErrorKind> = new Set(['auth', 'permission', 'not_found', 'script']);
@@ -28,11 +18,7 @@ export class ModelError extends KilnError {
   readonly status?: number;
   override readonly exitCode: number;
 
-  constructor(
-    kind: ModelErrorKind,
-    message: string,
-    opts: { retryable: boolean; retryAfterMs?: number; status?: number; cause?: unknown },
-  ) {
+  constructor(kind: ModelErrorKind, message: string, opts: { retryable: boolean; retryAfterMs?: number; status?: number; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.kind = kind;
     this.retryable = opts.retryable;
@@ -100,8 +86,7 @@ export function toModelError(err: unknown): unknown {
   if (err instanceof AnthropicError && !(err instanceof APIError))
     return new ModelError('server', `the model API sent a reply Kiln could not read: ${err.message.slice(0, 300)}`, { retryable: true, cause: err });
   if (err instanceof ModelError || !(err instanceof APIError) || err instanceof APIUserAbortError) return err;
-  if (err instanceof APIConnectionTimeoutError)
-    return new ModelError('timeout', 'the model API did not answer in time', { retryable: true, cause: err });
+  if (err instanceof APIConnectionTimeoutError) return new ModelError('timeout', 'the model API did not answer in time', { retryable: true, cause: err });
   if (err instanceof APIConnectionError)
     return new ModelError('connection', `could not reach the model API: ${err.message}`, {
       retryable: true,
@@ -121,26 +106,25 @@ export function toModelError(err: unknown): unknown {
       ...(wait !== undefined ? { retryAfterMs: wait } : {}),
     });
 
-  if (status === 400 && err.type === (SCRIPT_ERROR_TYPE as string))
-    return new ModelError('script', detail(err), { retryable: false, status, cause: err });
+  if (status === 400 && err.type === (SCRIPT_ERROR_TYPE as string)) return new ModelError('script', detail(err), { retryable: false, status, cause: err });
   if ((status === 429 || status === 402 || status === 403) && isQuotaError(err))
-    return new ModelError('quota', `the model API account is out of quota or over its spend limit (${status}): ${detail(err)}; raise the limit or wait for it to reset`, {
-      retryable: false,
-      status,
-      cause: err,
-    });
+    return new ModelError(
+      'quota',
+      `the model API account is out of quota or over its spend limit (${status}): ${detail(err)}; raise the limit or wait for it to reset`,
+      {
+        retryable: false,
+        status,
+        cause: err,
+      },
+    );
   if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${detail(err)}`, true);
   if (status === 529) return make('overloaded', `the model API is overloaded (529): ${detail(err)}`, true);
   if (status === 408) return make('timeout', `the model API timed out the request (408): ${detail(err)}`, true);
   if (status === 409) return make('server', `the model API reported a conflict (409): ${detail(err)}`, true);
   if (status >= 500) return make('server', `the model API failed (${status}): ${detail(err)}`, true);
-  if (status === 401)
-    return make('auth', `the model API rejected the credentials (401): ${detail(err)}; check ANTHROPIC_API_KEY`, false);
-  if (status === 402)
-    return make('permission', `the model API wants payment (402): ${detail(err)}; check the account's billing`, false);
-  if (status === 403)
-    return make('permission', `the API key may not do this (403): ${detail(err)}`, false);
-  if (status === 404)
-    return make('not_found', `the model API does not know this model or endpoint (404): ${detail(err)}`, false);
+  if (status === 401) return make('auth', `the model API rejected the credentials (401): ${detail(err)}; check ANTHROPIC_API_KEY`, false);
+  if (status === 402) return make('permission', `the model API wants payment (402): ${detail(err)}; check the account's billing`, false);
+  if (status === 403) return make('permission', `the API key may not do this (403): ${detail(err)}`, false);
+  if (status === 404) return make('not_found', `the model API does not know this model or endpoint (404): ${detail(err)}`, false);
   return make('bad_request', `the model API refused the request (${status}): ${detail(err)}`, false);
 }

@@ -11,8 +11,7 @@ import http from 'node:http';
 import type Anthropic from '@anthropic-ai/sdk';
 
 export type FaultReplyBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id?: string; name: string; input: unknown; /** sent as is: a cut or broken input */ rawInput?: string };
+  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown; /** sent as is: a cut or broken input */ rawInput?: string };
 
 export interface FaultReply {
   content: FaultReplyBlock[];
@@ -77,7 +76,15 @@ export function maxTokensCutReply(name: string, input: Record<string, unknown>, 
 
 /** The event stream the Messages API sends for a finished message (for stand-ins that stream). */
 export function streamedMessage(msg: Anthropic.Message): string {
-  const reply: FaultReply = { content: msg.content.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: b.input } : { type: 'text', text: '' })) };
+  const reply: FaultReply = {
+    content: msg.content.map((b) =>
+      b.type === 'text'
+        ? { type: 'text', text: b.text }
+        : b.type === 'tool_use'
+          ? { type: 'tool_use', id: b.id, name: b.name, input: b.input }
+          : { type: 'text', text: '' },
+    ),
+  };
   return sseEvents(reply, msg).join('');
 }
 
@@ -88,19 +95,30 @@ function errorBody(type: string, message: string) {
 }
 
 function faultStatus(f: Fault): { status: number; type: string; message: string; headers: Record<string, string> } | undefined {
-  const retry = (s?: number): Record<string, string> => (s === undefined ? {} : { 'retry-after': String(Math.ceil(s)), 'retry-after-ms': String(Math.round(s * 1000)) });
+  const retry = (s?: number): Record<string, string> =>
+    s === undefined ? {} : { 'retry-after': String(Math.ceil(s)), 'retry-after-ms': String(Math.round(s * 1000)) };
   switch (f.fault) {
     case 'status':
       return { status: f.status, type: f.type ?? 'api_error', message: f.message ?? `injected ${f.status}`, headers: retry(f.retryAfterS) };
     case 'rate_limit':
-      return { status: 429, type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit', headers: retry(f.retryAfterS ?? 1) };
+      return {
+        status: 429,
+        type: 'rate_limit_error',
+        message: 'Number of request tokens has exceeded your per-minute rate limit',
+        headers: retry(f.retryAfterS ?? 1),
+      };
     case 'overloaded':
       return { status: 529, type: 'overloaded_error', message: 'Overloaded', headers: {} };
     case 'server_error':
       return { status: f.status ?? 500, type: 'api_error', message: 'Internal server error', headers: {} };
     case 'spend_limit':
       // the shape the real API uses: a 429 whose message names the workspace's spend limit
-      return { status: 429, type: 'rate_limit_error', message: 'enforced_spend_limit_reached: this workspace has reached its monthly spend limit', headers: retry(60) };
+      return {
+        status: 429,
+        type: 'rate_limit_error',
+        message: 'enforced_spend_limit_reached: this workspace has reached its monthly spend limit',
+        headers: retry(60),
+      };
     default:
       return undefined;
   }
@@ -109,7 +127,9 @@ function faultStatus(f: Fault): { status: number; type: string; message: string;
 function message(reply: FaultReply, seq: number, model: string): Anthropic.Message {
   let n = 0;
   const content = reply.content.map((b) =>
-    b.type === 'text' ? { type: 'text', text: b.text, citations: null } : { type: 'tool_use', id: b.id ?? `toolu_fault_${seq}_${n++}`, name: b.name, input: b.input },
+    b.type === 'text'
+      ? { type: 'text', text: b.text, citations: null }
+      : { type: 'tool_use', id: b.id ?? `toolu_fault_${seq}_${n++}`, name: b.name, input: b.input },
   );
   const calls = reply.content.some((b) => b.type === 'tool_use');
   return {
@@ -120,7 +140,12 @@ function message(reply: FaultReply, seq: number, model: string): Anthropic.Messa
     content,
     stop_reason: reply.stop_reason ?? (calls ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
-    usage: { input_tokens: reply.usage?.input_tokens ?? 100, output_tokens: reply.usage?.output_tokens ?? 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    usage: {
+      input_tokens: reply.usage?.input_tokens ?? 100,
+      output_tokens: reply.usage?.output_tokens ?? 20,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    },
   } as unknown as Anthropic.Message;
 }
 

@@ -15,9 +15,7 @@ const SCRIPTED_PREFIX = 'scripted:';
 /** `scripted:/path/to/script.json` (the offline scripted server) or an Anthropic model id. */
 export type ModelSpec = string;
 
-export type ParsedModelSpec =
-  | { kind: 'scripted'; scriptPath: string }
-  | { kind: 'api'; model: string };
+export type ParsedModelSpec = { kind: 'scripted'; scriptPath: string } | { kind: 'api'; model: string };
 
 export function isScriptedSpec(spec: ModelSpec): boolean {
   return spec.startsWith(SCRIPTED_PREFIX);

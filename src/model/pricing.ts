@@ -85,12 +85,7 @@ export function priceFor(model: string): { model: string; price: PriceEntry; lis
 export function costUsd(model: string, usage: Usage): number {
   const { price: entry } = priceFor(model);
   const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
-  const price =
-    entry.longPrompt && prompt > entry.longPrompt.thresholdTokens ? entry.longPrompt.price : entry;
-  const micro =
-    usage.input * price.input +
-    usage.output * price.output +
-    usage.cacheWrite * price.cacheWrite +
-    usage.cacheRead * price.cacheRead;
+  const price = entry.longPrompt && prompt > entry.longPrompt.thresholdTokens ? entry.longPrompt.price : entry;
+  const micro = usage.input * price.input + usage.output * price.output + usage.cacheWrite * price.cacheWrite + usage.cacheRead * price.cacheRead;
   return micro / 1_000_000;
 }

@@ -21,8 +21,7 @@ function segmentsOf(req: MessagesRequest): Segment[] {
   for (const tool of req.tools ?? []) out.push(segment(tool));
   const system = typeof req.system === 'string' ? [{ type: 'text', text: req.system }] : (req.system ?? []);
   for (const block of system) out.push(segment(block));
-  for (const message of req.messages)
-    for (const block of blocksOf(message)) out.push(segment(block, { role: message.role }));
+  for (const message of req.messages) for (const block of blocksOf(message)) out.push(segment(block, { role: message.role }));
   return out;
 }
 

@@ -29,13 +29,11 @@ export function unmetExpectation(expect: ScriptExpect | undefined, req: Messages
   }
   if (expect.user_contains !== undefined) {
     const text = blocks.map(blockText).join('\n');
-    if (!text.includes(expect.user_contains))
-      return `expected the last user message to contain ${JSON.stringify(expect.user_contains)}, ${got(text)}`;
+    if (!text.includes(expect.user_contains)) return `expected the last user message to contain ${JSON.stringify(expect.user_contains)}, ${got(text)}`;
   }
   if (expect.system_contains !== undefined) {
     const text = systemText(req);
-    if (!text.includes(expect.system_contains))
-      return `expected the system prompt to contain ${JSON.stringify(expect.system_contains)}, ${got(text)}`;
+    if (!text.includes(expect.system_contains)) return `expected the system prompt to contain ${JSON.stringify(expect.system_contains)}, ${got(text)}`;
   }
   return undefined;
 }

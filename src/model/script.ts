@@ -98,8 +98,7 @@ export function parseScript(text: string, file: string): Script {
   const steps: ScriptStep[] = [];
   data.steps.forEach(({ repeat, ...step }, i) => {
     const times = repeat ?? 1;
-    for (let copy = 1; copy <= times; copy++)
-      steps.push({ ...step, origin: times === 1 ? `step ${i + 1}` : `step ${i + 1}, repeat ${copy} of ${times}` });
+    for (let copy = 1; copy <= times; copy++) steps.push({ ...step, origin: times === 1 ? `step ${i + 1}` : `step ${i + 1}, repeat ${copy} of ${times}` });
   });
   return { name: data.name ?? path.basename(file, path.extname(file)), file, steps };
 }

@@ -29,17 +29,11 @@ export function messageId(runId: string, turn: number): string {
 export function withTurn<T>(value: T, turn: number): T {
   if (typeof value === 'string') return value.replaceAll('{{turn}}', String(turn)) as T;
   if (Array.isArray(value)) return value.map((v) => withTurn(v, turn)) as T;
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withTurn(v, turn)])) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withTurn(v, turn)])) as T;
   return value;
 }
 
-export function scriptedMessage(opts: {
-  step: ScriptStep;
-  runId: string;
-  turn: number;
-  usage: Omit<Usage, 'output'>;
-}): ScriptedMessage {
+export function scriptedMessage(opts: { step: ScriptStep; runId: string; turn: number; usage: Omit<Usage, 'output'> }): ScriptedMessage {
   const { runId, turn } = opts;
   const step = withTurn(opts.step, turn);
   const content: Anthropic.ContentBlock[] = [];

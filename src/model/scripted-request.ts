@@ -9,9 +9,7 @@ const BlockSchema = z.looseObject({ type: z.string() });
 export const MessagesRequestSchema = z.looseObject({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
-  messages: z
-    .array(z.looseObject({ role: z.enum(['user', 'assistant', 'system']), content: z.union([z.string(), z.array(BlockSchema)]) }))
-    .min(1),
+  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant', 'system']), content: z.union([z.string(), z.array(BlockSchema)]) })).min(1),
   system: z.union([z.string(), z.array(BlockSchema)]).optional(),
   tools: z.array(z.looseObject({ name: z.string() })).optional(),
   stream: z.boolean().optional(),
@@ -24,7 +22,10 @@ type RequestMessage = MessagesRequest['messages'][number];
 function textOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (!Array.isArray(value)) return '';
-  return value.map((b) => blockText(b as RequestBlock)).filter((t) => t !== '').join('\n');
+  return value
+    .map((b) => blockText(b as RequestBlock))
+    .filter((t) => t !== '')
+    .join('\n');
 }
 
 /** The text a block carries: a text block's text, a tool result's content. */

@@ -147,8 +147,7 @@ export async function startScriptedServer(
       throw new HttpFailure(400, 'invalid_request_error', 'the Kiln scripted server does not stream: call messages.create without stream: true');
 
     const scriptPath = header(req, SCRIPT_HEADER);
-    if (!scriptPath || !path.isAbsolute(scriptPath))
-      throw scriptFailure(`request has no ${SCRIPT_HEADER} header with an absolute script path`);
+    if (!scriptPath || !path.isAbsolute(scriptPath)) throw scriptFailure(`request has no ${SCRIPT_HEADER} header with an absolute script path`);
     const turnText = header(req, TURN_HEADER) ?? '';
     const turn = Number(turnText);
     if (!/^\d+$/.test(turnText) || turn < 1)
@@ -175,8 +174,7 @@ export async function startScriptedServer(
       const failure = injectedError(step.error, `${runId}\u0000${script.file}\u0000${turn}`, where);
       if (failure) throw failure;
     }
-    if (!step.text && !step.tool_use?.length)
-      throw scriptFailure(`${where}: the step has no reply (only an error that always fails)`);
+    if (!step.text && !step.tool_use?.length) throw scriptFailure(`${where}: the step has no reply (only an error that always fails)`);
     return scriptedMessage({ step, runId, turn, usage: ledger.account(runId, body) });
   }
 
@@ -193,8 +191,7 @@ export async function startScriptedServer(
     answer(req).then(
       (message) => send(res, 200, message),
       (err: unknown) => {
-        const failure =
-          err instanceof HttpFailure ? err : new HttpFailure(500, 'api_error', `scripted server failed: ${String(err)}`);
+        const failure = err instanceof HttpFailure ? err : new HttpFailure(500, 'api_error', `scripted server failed: ${String(err)}`);
         send(res, failure.status, { type: 'error', error: { type: failure.type, message: failure.message } }, failure.headers);
       },
     );

@@ -19,7 +19,8 @@ export interface CommandJudgement {
 }
 
 // modules of the interpreters' own standard libraries that only add functions (no network, no exec)
-const SAFE_MODULES = /^(?:strict|warnings|utf8|feature|English|POSIX|Data::Dumper|JSON::PP|List::Util|Scalar::Util|File::Basename|File::Spec|Getopt::Long|Time::HiRes|json|yaml|set|pp|time|date|csv|pathname|securerandom|digest|erb|optparse|fileutils)(?:=\S*)?$/;
+const SAFE_MODULES =
+  /^(?:strict|warnings|utf8|feature|English|POSIX|Data::Dumper|JSON::PP|List::Util|Scalar::Util|File::Basename|File::Spec|Getopt::Long|Time::HiRes|json|yaml|set|pp|time|date|csv|pathname|securerandom|digest|erb|optparse|fileutils)(?:=\S*)?$/;
 
 // bash -c inside bash -c inside ...: deeper than this is not a command anyone writes by hand
 const MAX_NESTING = 4;
@@ -42,7 +43,14 @@ function matchesRule(rule: string, argv: readonly string[]): boolean {
   const joined = argv.join(' ');
   const r = rule.trim();
   if (/[*?]/.test(r)) {
-    const re = new RegExp('^' + r.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+    const re = new RegExp(
+      '^' +
+        r
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.') +
+        '$',
+    );
     return re.test(joined);
   }
   const rw = words(r).join(' ');
@@ -87,7 +95,8 @@ class CommandJudge implements ProgramJudge {
       if (e.syntax) {
         const where = depth > 0 ? `The shell code passed to ${via[via.length - 1]} does not parse` : 'The command does not parse as shell';
         this.verdicts.push(deny('command.parse-error', `${where} (${e.message}); fix the quoting or split it up.`));
-      } else this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
+      } else
+        this.verdicts.push(ask('command.unsupported-syntax', `Kiln cannot see which programs this shell code runs (${e.message}); a person must read it.`));
       return;
     }
     let prev: ShellCommand | undefined;
@@ -146,7 +155,11 @@ class CommandJudge implements ProgramJudge {
     const out: Verdict[] = [];
     for (const w of ws.flatMap((x) => this.bound(x))) {
       if (w.fromFind) {
-        out.push(what === 'reads' ? allow('command.path', 'The paths come from find inside the roots it was given.', true) : ask('command.dynamic-path', `The command ${what} the files find lists, only known when it runs; a person must check them.`));
+        out.push(
+          what === 'reads'
+            ? allow('command.path', 'The paths come from find inside the roots it was given.', true)
+            : ask('command.dynamic-path', `The command ${what} the files find lists, only known when it runs; a person must check them.`),
+        );
         continue;
       }
       const abs = this.pathOf(w);
@@ -161,7 +174,12 @@ class CommandJudge implements ProgramJudge {
         }
         const found = expandGlob(abs, this.cwdRoot, this.globBudget);
         if (found.kind === 'too-broad') {
-          out.push(ask('command.glob-too-broad', `The command ${what} ${w.value}, a pattern that matches more files than Kiln checks one by one (${GLOB_MAX_MATCHES}, or ${GLOB_BUDGET_MS} ms of listing); a person must check it, or name the files.`));
+          out.push(
+            ask(
+              'command.glob-too-broad',
+              `The command ${what} ${w.value}, a pattern that matches more files than Kiln checks one by one (${GLOB_MAX_MATCHES}, or ${GLOB_BUDGET_MS} ms of listing); a person must check it, or name the files.`,
+            ),
+          );
         } else if (found.kind === 'outside') {
           // judged as the pattern the command wrote: the host's files outside the worktree are never listed or named
           out.push(judge(w.value, abs));
@@ -217,7 +235,12 @@ class CommandJudge implements ProgramJudge {
         content = undefined;
       }
     } else return null;
-    const shown = content === undefined ? '(content not known until it runs)' : content.length > 2000 ? `${content.slice(0, 2000)}\n… (${content.length - 2000} more characters)` : content;
+    const shown =
+      content === undefined
+        ? '(content not known until it runs)'
+        : content.length > 2000
+          ? `${content.slice(0, 2000)}\n… (${content.length - 2000} more characters)`
+          : content;
     return ask('command.run-written', `${how} runs ${rel.startsWith('..') ? abs : rel}, which this run wrote; a person must read it first:\n${shown}`);
   }
 
@@ -234,7 +257,10 @@ class CommandJudge implements ProgramJudge {
       for (const f of forms) {
         if (!f || f.startsWith('-')) continue;
         const abs = this.pathOf({ ...w, value: f, tilde: f.startsWith('~') });
-        const hit = (w.glob && globTargetsSensitive(f, this.ctx.config)) || (abs !== null && judgeCommandRead(this.ctx, f, abs).rule === 'command.sensitive-path') || isSensitivePath(f, this.ctx.config);
+        const hit =
+          (w.glob && globTargetsSensitive(f, this.ctx.config)) ||
+          (abs !== null && judgeCommandRead(this.ctx, f, abs).rule === 'command.sensitive-path') ||
+          isSensitivePath(f, this.ctx.config);
         if (hit) {
           out.push(deny('command.sensitive-path', `The command names ${f}, which may hold credentials.`));
           break;
@@ -256,7 +282,8 @@ class CommandJudge implements ProgramJudge {
     }
     this.cwd = physicalPath(abs) ?? abs;
     const v = judgeCommandRead(this.ctx, w.value, abs);
-    if (v.decision !== 'allow') return ask('command.outside-path', `cd ${w.value} leaves the repository; the commands after it would work outside.`, 'run_command:cd');
+    if (v.decision !== 'allow')
+      return ask('command.outside-path', `cd ${w.value} leaves the repository; the commands after it would work outside.`, 'run_command:cd');
     return allow('command.cd', 'cd changes the directory for the commands after it.', true);
   }
 
@@ -333,7 +360,13 @@ class CommandJudge implements ProgramJudge {
     for (const h of optionHits(table, args)) {
       if (h.kind === 'exec' && /^(-M|-m|-r|--require)$/.test(h.option) && (name === 'perl' || name === 'ruby') && SAFE_MODULES.test(h.value ?? '')) continue;
       const value: Word = h.value === undefined ? lit('') : { ...lit(h.value), dynamic: /[$`]/.test(h.value), tilde: h.value.startsWith('~') };
-      if (h.kind === 'exec') out.push(ask('command.exec-option', `${name} ${h.option}${h.value !== undefined ? ' ' + h.value : ''} makes ${name} run a program or load code of the caller's choosing; a person must approve it.`));
+      if (h.kind === 'exec')
+        out.push(
+          ask(
+            'command.exec-option',
+            `${name} ${h.option}${h.value !== undefined ? ' ' + h.value : ''} makes ${name} run a program or load code of the caller's choosing; a person must approve it.`,
+          ),
+        );
       else if (h.kind === 'network') out.push(deny('command.network', `${name} ${h.option} uses the network, which the sandbox does not have.`));
       else if (h.kind === 'write') out.push(...this.writePaths([value]));
       else if (h.value !== undefined) {
@@ -382,7 +415,9 @@ class CommandJudge implements ProgramJudge {
     const table = PROGRAM_OPTIONS[name];
     if (table) local.push(...this.options(name, argv.slice(1), table));
     const isCheck = this.checkArgvs.includes(argv.join(' '));
-    const result: ProgramResult = isCheck ? allow('command.check', `${argv.join(' ')} is one of the repository's checks.`, true) : await judgeProgram(ws, this, { via, depth, stdin, command: c, pipedFrom: this.pipedFrom });
+    const result: ProgramResult = isCheck
+      ? allow('command.check', `${argv.join(' ')} is one of the repository's checks.`, true)
+      : await judgeProgram(ws, this, { via, depth, stdin, command: c, pipedFrom: this.pipedFrom });
     if ('unwrap' in result) {
       // the wrapper itself adds nothing; its command is judged as if run directly
       await this.argv(result.unwrap, c, [...via, result.via], depth, [...local, ...(result.verdicts ?? [])], stdin, redirectsText);

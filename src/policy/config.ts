@@ -24,10 +24,12 @@ export const policyConfigSchema = z
      * golden fixture under tests/; from the repo's policy only when the repo is trusted
      */
     unprotect: z
-      .array(z.string().superRefine((p, ctx) => {
-        const problem = unprotectProblem(p);
-        if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(p)}: ${problem}` });
-      }))
+      .array(
+        z.string().superRefine((p, ctx) => {
+          const problem = unprotectProblem(p);
+          if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(p)}: ${problem}` });
+        }),
+      )
       .default([]),
     /** globs added to Kiln's built-in sensitive list (never read, never written) */
     sensitive: stringList.default([]),

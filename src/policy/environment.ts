@@ -22,16 +22,62 @@ const WHAT: Record<Effect, string> = {
 
 /** Exact names and what they change. */
 const NAMES: Record<string, Effect> = {
-  BASH_ENV: 'shell-startup', ENV: 'shell-startup', PS1: 'shell-startup', PS2: 'shell-startup', PS3: 'shell-startup', PS4: 'shell-startup', PROMPT_COMMAND: 'shell-startup',
-  SHELLOPTS: 'shell-startup', BASHOPTS: 'shell-startup', BASH_XTRACEFD: 'shell-startup', ZDOTDIR: 'shell-startup', BASH_LOADABLES_PATH: 'shell-startup', CDPATH: 'path',
-  NODE_OPTIONS: 'interpreter', NODE_PATH: 'interpreter', NODE_REPL_EXTERNAL_MODULE: 'interpreter',
-  PYTHONSTARTUP: 'interpreter', PYTHONPATH: 'interpreter', PYTHONHOME: 'interpreter', PYTHONINSPECT: 'interpreter', PYTHONUSERBASE: 'interpreter', PYTHONEXECUTABLE: 'interpreter', PYTHONBREAKPOINT: 'interpreter',
-  PERL5OPT: 'interpreter', PERL5LIB: 'interpreter', PERLLIB: 'interpreter', PERL5DB: 'interpreter', RUBYOPT: 'interpreter', RUBYLIB: 'interpreter',
-  JAVA_TOOL_OPTIONS: 'interpreter', _JAVA_OPTIONS: 'interpreter', JDK_JAVA_OPTIONS: 'interpreter', CLASSPATH: 'interpreter', GOFLAGS: 'interpreter', RUSTC_WRAPPER: 'interpreter', RUSTFLAGS: 'interpreter', CARGO_BUILD_RUSTC_WRAPPER: 'interpreter',
-  PAGER: 'pager-editor', MANPAGER: 'pager-editor', EDITOR: 'pager-editor', VISUAL: 'pager-editor', BROWSER: 'pager-editor', LESSOPEN: 'pager-editor', LESSCLOSE: 'pager-editor',
-  SSH_ASKPASS: 'pager-editor', SUDO_ASKPASS: 'pager-editor', TERMINAL: 'pager-editor',
+  BASH_ENV: 'shell-startup',
+  ENV: 'shell-startup',
+  PS1: 'shell-startup',
+  PS2: 'shell-startup',
+  PS3: 'shell-startup',
+  PS4: 'shell-startup',
+  PROMPT_COMMAND: 'shell-startup',
+  SHELLOPTS: 'shell-startup',
+  BASHOPTS: 'shell-startup',
+  BASH_XTRACEFD: 'shell-startup',
+  ZDOTDIR: 'shell-startup',
+  BASH_LOADABLES_PATH: 'shell-startup',
+  CDPATH: 'path',
+  NODE_OPTIONS: 'interpreter',
+  NODE_PATH: 'interpreter',
+  NODE_REPL_EXTERNAL_MODULE: 'interpreter',
+  PYTHONSTARTUP: 'interpreter',
+  PYTHONPATH: 'interpreter',
+  PYTHONHOME: 'interpreter',
+  PYTHONINSPECT: 'interpreter',
+  PYTHONUSERBASE: 'interpreter',
+  PYTHONEXECUTABLE: 'interpreter',
+  PYTHONBREAKPOINT: 'interpreter',
+  PERL5OPT: 'interpreter',
+  PERL5LIB: 'interpreter',
+  PERLLIB: 'interpreter',
+  PERL5DB: 'interpreter',
+  RUBYOPT: 'interpreter',
+  RUBYLIB: 'interpreter',
+  JAVA_TOOL_OPTIONS: 'interpreter',
+  _JAVA_OPTIONS: 'interpreter',
+  JDK_JAVA_OPTIONS: 'interpreter',
+  CLASSPATH: 'interpreter',
+  GOFLAGS: 'interpreter',
+  RUSTC_WRAPPER: 'interpreter',
+  RUSTFLAGS: 'interpreter',
+  CARGO_BUILD_RUSTC_WRAPPER: 'interpreter',
+  PAGER: 'pager-editor',
+  MANPAGER: 'pager-editor',
+  EDITOR: 'pager-editor',
+  VISUAL: 'pager-editor',
+  BROWSER: 'pager-editor',
+  LESSOPEN: 'pager-editor',
+  LESSCLOSE: 'pager-editor',
+  SSH_ASKPASS: 'pager-editor',
+  SUDO_ASKPASS: 'pager-editor',
+  TERMINAL: 'pager-editor',
   PATH: 'path',
-  HOME: 'config', XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'config', XDG_CONFIG_DIRS: 'config', INPUTRC: 'config', CURL_HOME: 'config', WGETRC: 'config', NPM_CONFIG_USERCONFIG: 'config',
+  HOME: 'config',
+  XDG_CONFIG_HOME: 'config',
+  XDG_DATA_HOME: 'config',
+  XDG_CONFIG_DIRS: 'config',
+  INPUTRC: 'config',
+  CURL_HOME: 'config',
+  WGETRC: 'config',
+  NPM_CONFIG_USERCONFIG: 'config',
   PREFIX: 'package-manager',
 };
 
@@ -48,7 +94,18 @@ const PREFIXES: [RegExp, Effect][] = [
 ];
 
 /** GIT_* variables that only label commits or tune output. */
-const GIT_HARMLESS = new Set(['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_COMMITTER_DATE', 'GIT_TERMINAL_PROMPT', 'GIT_OPTIONAL_LOCKS', 'GIT_FLUSH', 'GIT_MERGE_AUTOEDIT']);
+const GIT_HARMLESS = new Set([
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_COMMITTER_DATE',
+  'GIT_TERMINAL_PROMPT',
+  'GIT_OPTIONAL_LOCKS',
+  'GIT_FLUSH',
+  'GIT_MERGE_AUTOEDIT',
+]);
 
 /** Names that by convention carry a command or a search path for some tool. */
 const SUSPICIOUS = /(?:_COMMAND|_CMD|_PROGRAM|_SHELL|_PAGER|_EDITOR|_OPTIONS|_OPTS|_HOOKS?|_PATH|_EXEC|_LOADER|_PLUGINS?|_REQUIRE|_PRELOAD|_WRAPPER|RC)$/;
@@ -86,12 +143,22 @@ export function judgeAssignment(text: string, dynamic: boolean, how: string, wor
     return null;
   }
   if (MODULE_PATHS.has(name)) {
-    return ask('command.env', `The ${how} ${name}=${value} changes where modules are loaded from (a sitecustomize or init file there runs first); a person must check it.`);
+    return ask(
+      'command.env',
+      `The ${how} ${name}=${value} changes where modules are loaded from (a sitecustomize or init file there runs first); a person must check it.`,
+    );
   }
   if (effect === 'path' && !dynamic && pathLooksFixed(value, workspace)) {
     return ask('command.env', `The ${how} ${name}=${value} changes where programs are looked up; a person must check it.`);
   }
-  if (name === 'NODE_OPTIONS' && !dynamic && /^(?:\s*--(?:max-old-space-size|max-semi-space-size|stack-size|enable-source-maps|no-warnings|no-deprecation|trace-warnings|unhandled-rejections)(?:=\S+)?)+\s*$/.test(value)) return null;
+  if (
+    name === 'NODE_OPTIONS' &&
+    !dynamic &&
+    /^(?:\s*--(?:max-old-space-size|max-semi-space-size|stack-size|enable-source-maps|no-warnings|no-deprecation|trace-warnings|unhandled-rejections)(?:=\S+)?)+\s*$/.test(
+      value,
+    )
+  )
+    return null;
   if ((name === 'PS1' || name === 'PS2' || name === 'PS3' || name === 'PS4') && !/[$`\\]/.test(value)) return null;
   return deny('command.env', `The ${how} ${name}=… ${WHAT[effect]}; Kiln does not let a command change that. Run the command without it.`);
 }

@@ -23,7 +23,8 @@ function sensitiveAbs(ctx: PolicyContext, r: ResolvedPath): boolean {
 
 /** Reading a file: sensitive files and anything outside the worktree are refused. */
 export function judgeRead(ctx: PolicyContext, p: string, r: ResolvedPath = resolveWorkspacePath(ctx.workspace, p)): Verdict & { rel?: string } {
-  if (sensitiveAbs(ctx, r)) return deny('path.sensitive', `${p} may hold credentials and is never read; use .env.example or ask the user for the value's name.`);
+  if (sensitiveAbs(ctx, r))
+    return deny('path.sensitive', `${p} may hold credentials and is never read; use .env.example or ask the user for the value's name.`);
   if (!r.ok) return deny(r.rule, r.reason);
   return { ...allow('path.read', `${r.rel || '.'} is inside the repository.`, true), rel: r.rel };
 }
@@ -47,7 +48,7 @@ export function judgeWrite(ctx: PolicyContext, p: string, tool: string, r: Resol
   if (sensitiveAbs(ctx, r)) return deny('path.sensitive', `${p} may hold credentials and is never written.`);
   if (!r.ok) return deny(r.rule, r.reason);
   const rel = r.rel;
-  if (rel === '' ) return deny('path.invalid', 'The repository root itself is not a file.');
+  if (rel === '') return deny('path.invalid', 'The repository root itself is not a file.');
   if ((rel === '.git' || rel.startsWith('.git/')) && !rel.startsWith('.git/hooks/')) {
     return deny('write.git-internals', `${rel} is git's own data; change the repository through files and git commands instead.`);
   }
@@ -77,7 +78,11 @@ export function judgeCommandWrite(ctx: PolicyContext, shown: string, abs: string
   const v = judgeWrite(ctx, abs, 'run_command', r);
   if (v.decision === 'allow' && v.rel !== undefined && /(^|\/)package\.json$/.test(v.rel)) {
     // a shell edit cannot be inspected for new install scripts, unlike the edit tool
-    return ask('write.lifecycle-script', `The command changes ${v.rel}, whose install scripts run on npm install; use the edit tool or get approval.`, `run_command:write ${v.rel}`);
+    return ask(
+      'write.lifecycle-script',
+      `The command changes ${v.rel}, whose install scripts run on npm install; use the edit tool or get approval.`,
+      `run_command:write ${v.rel}`,
+    );
   }
   return v;
 }
@@ -88,7 +93,8 @@ export function judgeCommandRead(ctx: PolicyContext, shown: string, abs: string)
   const r = resolveWorkspacePath(ctx.workspace, abs);
   if (sensitiveAbs(ctx, r)) return deny('command.sensitive-path', `The command reads ${shown}, which may hold credentials.`);
   if (!r.ok) {
-    if (r.rule === 'path.outside-workspace') return ask('command.outside-path', `The command reads ${shown}, outside the repository.`, 'run_command:read-outside');
+    if (r.rule === 'path.outside-workspace')
+      return ask('command.outside-path', `The command reads ${shown}, outside the repository.`, 'run_command:read-outside');
     return deny(r.rule, r.reason);
   }
   return allow('command.path', `${shown} is inside the repository.`, true);

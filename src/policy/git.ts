@@ -4,9 +4,82 @@ import { readFileSync } from 'node:fs';
 import { diffTargets, positionals } from './programs.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 
-const READONLY = new Set(['status', 'diff', 'log', 'show', 'blame', 'ls-files', 'rev-parse', 'describe', 'shortlog', 'grep', 'ls-tree', 'cat-file', 'rev-list', 'merge-base', 'show-ref', 'whatchanged', 'name-rev', 'check-ignore', 'count-objects', 'annotate', 'range-diff', 'help', 'version', 'var', 'diff-tree', 'diff-files', 'diff-index', 'for-each-ref', 'cherry', 'show-branch', 'check-attr', 'verify-commit', 'fsck']);
-const LOCAL_WRITE = new Set(['add', 'commit', 'checkout', 'restore', 'switch', 'mv', 'rm', 'reset', 'apply', 'am', 'cherry-pick', 'merge', 'rebase', 'revert', 'stash', 'notes', 'init', 'bisect', 'format-patch', 'branch', 'tag', 'mergetool', 'rerere', 'sparse-checkout']);
-const NETWORK = new Set(['pull', 'fetch', 'clone', 'ls-remote', 'submodule', 'request-pull', 'send-email', 'daemon', 'instaweb', 'http-backend', 'svn', 'p4', 'archive']);
+const READONLY = new Set([
+  'status',
+  'diff',
+  'log',
+  'show',
+  'blame',
+  'ls-files',
+  'rev-parse',
+  'describe',
+  'shortlog',
+  'grep',
+  'ls-tree',
+  'cat-file',
+  'rev-list',
+  'merge-base',
+  'show-ref',
+  'whatchanged',
+  'name-rev',
+  'check-ignore',
+  'count-objects',
+  'annotate',
+  'range-diff',
+  'help',
+  'version',
+  'var',
+  'diff-tree',
+  'diff-files',
+  'diff-index',
+  'for-each-ref',
+  'cherry',
+  'show-branch',
+  'check-attr',
+  'verify-commit',
+  'fsck',
+]);
+const LOCAL_WRITE = new Set([
+  'add',
+  'commit',
+  'checkout',
+  'restore',
+  'switch',
+  'mv',
+  'rm',
+  'reset',
+  'apply',
+  'am',
+  'cherry-pick',
+  'merge',
+  'rebase',
+  'revert',
+  'stash',
+  'notes',
+  'init',
+  'bisect',
+  'format-patch',
+  'branch',
+  'tag',
+  'mergetool',
+  'rerere',
+  'sparse-checkout',
+]);
+const NETWORK = new Set([
+  'pull',
+  'fetch',
+  'clone',
+  'ls-remote',
+  'submodule',
+  'request-pull',
+  'send-email',
+  'daemon',
+  'instaweb',
+  'http-backend',
+  'svn',
+  'p4',
+  'archive',
+]);
 const HISTORY = new Set(['filter-branch', 'filter-repo', 'update-ref', 'replace', 'gc', 'prune', 'repack', 'reflog', 'worktree', 'hook', 'maintenance', 'lfs']);
 
 const v = (verdict: Verdict, extra: Verdict[] = []): ProgramResult => ({ ...verdict, extra });
@@ -17,7 +90,7 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i]!.value;
-    if (a === '-c' || a.startsWith('-c') && a.length > 2 || a.startsWith('--config-env')) {
+    if (a === '-c' || (a.startsWith('-c') && a.length > 2) || a.startsWith('--config-env')) {
       return v(deny('command.git-config', 'git -c changes git configuration for the command (it can run programs); Kiln never changes git config.'));
     }
     if (a === '-C') {
@@ -49,9 +122,13 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
   const outputs = rest.filter((r) => r.value.startsWith('--output=')).map((r) => ({ ...r, value: r.value.slice('--output='.length) }));
   extra.push(...j.writePaths(outputs));
   if (READONLY.has(sub)) return v(allow('command.readonly', `git ${sub} only reads.`, true), extra);
-  const listOnly = () => rest.every((r) => /^(-a|-r|-l|--list|-v|-vv|--all|--remotes|--show-current|--contains|--merged|--no-merged|--sort=.*|--format=.*|--points-at|-n\d*)$/.test(r.value));
+  const listOnly = () =>
+    rest.every((r) =>
+      /^(-a|-r|-l|--list|-v|-vv|--all|--remotes|--show-current|--contains|--merged|--no-merged|--sort=.*|--format=.*|--points-at|-n\d*)$/.test(r.value),
+    );
   if ((sub === 'branch' || sub === 'tag') && listOnly()) return v(allow('command.readonly', `git ${sub} only lists.`, true), extra);
-  if (sub === 'stash' && (rest[0]?.value === 'list' || rest[0]?.value === 'show')) return v(allow('command.readonly', 'git stash list only reads.', true), extra);
+  if (sub === 'stash' && (rest[0]?.value === 'list' || rest[0]?.value === 'show'))
+    return v(allow('command.readonly', 'git stash list only reads.', true), extra);
   if (sub === 'reset' && rest.some((r) => r.value === '--hard' || r.value === '--merge' || r.value === '--keep')) {
     return v(ask('command.git-discard', 'git reset --hard throws away uncommitted work; a person must approve it.', 'run_command:git reset --hard'), extra);
   }
@@ -70,7 +147,8 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
       } catch {
         diff = undefined;
       }
-      if (diff === undefined) extra.push(ask('command.dynamic-path', `git apply ${f.value}: Kiln cannot read the patch to see which files it writes; a person must check it.`));
+      if (diff === undefined)
+        extra.push(ask('command.dynamic-path', `git apply ${f.value}: Kiln cannot read the patch to see which files it writes; a person must check it.`));
       else extra.push(...j.writePaths(diffTargets(diff, strip).map((p) => ({ raw: p, value: p, dynamic: false, glob: false, tilde: false }))));
     }
   }
@@ -81,6 +159,10 @@ export function judgeGit(args: Word[], j: ProgramJudge): ProgramResult {
     extra.push(...j.writePaths(paths.filter((p) => !p.value.startsWith('--source='))));
   }
   if (LOCAL_WRITE.has(sub)) return v(allow('command.git-write', `git ${sub} only changes the local repository.`), extra);
-  if (HISTORY.has(sub)) return v(ask('command.git-history', `git ${sub} rewrites or reaches outside the repository's normal state; a person must approve it.`, `run_command:git ${sub}`), extra);
+  if (HISTORY.has(sub))
+    return v(
+      ask('command.git-history', `git ${sub} rewrites or reaches outside the repository's normal state; a person must approve it.`, `run_command:git ${sub}`),
+      extra,
+    );
   return v(ask('command.unknown', `git ${sub} is not a git subcommand Kiln knows to be safe.`, `run_command:git ${sub}`), extra);
 }

@@ -90,7 +90,10 @@ function matcher(globs: readonly string[], nocase = false): Matcher {
 
 /** `p` relative to the worktree (or absolute outside it), '/'-separated. */
 function norm(p: string): string {
-  return p.replace(/\\/g, '/').replace(/^\/+/, '').replace(/^(\.\/)+/, '');
+  return p
+    .replace(/\\/g, '/')
+    .replace(/^\/+/, '')
+    .replace(/^(\.\/)+/, '');
 }
 
 export function matchesAny(p: string, globs: readonly string[]): boolean {
@@ -123,12 +126,24 @@ export function globTargetsSensitive(glob: string, config?: Pick<PolicyConfig, '
   const candidates = [
     bare.replace(/\*\*\/?/g, '').replace(/[*?]/g, ''),
     bare.replace(/\*\*\/?/g, '').replace(/[*?]/g, 'x'),
-    bare.replace(/\*\*\/?/g, 'x/').replace(/\*/g, 'x').replace(/\?/g, 'x'),
-    bare.replace(/\*\*\/?/g, '').replace(/\*/g, 'x').replace(/\[[^\]]*\]/g, 'x'),
+    bare
+      .replace(/\*\*\/?/g, 'x/')
+      .replace(/\*/g, 'x')
+      .replace(/\?/g, 'x'),
+    bare
+      .replace(/\*\*\/?/g, '')
+      .replace(/\*/g, 'x')
+      .replace(/\[[^\]]*\]/g, 'x'),
   ];
   // `{a,b}` alternatives each on their own
   for (const alt of glob.matchAll(/\{([^}]*)\}/g)) {
-    for (const part of alt[1]!.split(',')) candidates.push(glob.replace(alt[0], part).replace(/\*\*\/?/g, '').replace(/[*?]/g, ''));
+    for (const part of alt[1]!.split(','))
+      candidates.push(
+        glob
+          .replace(alt[0], part)
+          .replace(/\*\*\/?/g, '')
+          .replace(/[*?]/g, ''),
+      );
   }
   return candidates.some((c) => c.replace(/\/+$/, '') !== '' && isSensitivePath(c.replace(/\/+$/, ''), config));
 }

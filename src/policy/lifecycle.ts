@@ -1,5 +1,17 @@
 // npm runs these on install/publish: a new one is code that runs on every developer's machine.
-const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepublishOnly', 'prepack', 'postpack', 'dependencies'];
+const LIFECYCLE = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepare',
+  'preprepare',
+  'postprepare',
+  'prepublish',
+  'prepublishOnly',
+  'prepack',
+  'postpack',
+  'dependencies',
+];
 
 function scriptsOf(text: string | null): Record<string, unknown> | null {
   if (text === null) return {};

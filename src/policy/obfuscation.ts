@@ -14,7 +14,8 @@ export function obfuscation(c: ShellCommand): string | null {
   const prog = c.words[0];
   if (!prog) return null;
   if (prog.assembled) return `The program name ${prog.raw} is assembled from pieces when it runs: a way to hide which program runs, which Kiln refuses.`;
-  if (prog.dynamic && /^(\$\(|`)/.test(prog.raw)) return `The program name is the output of ${prog.raw}: what runs is hidden until it runs, which Kiln refuses.`;
+  if (prog.dynamic && /^(\$\(|`)/.test(prog.raw))
+    return `The program name is the output of ${prog.raw}: what runs is hidden until it runs, which Kiln refuses.`;
   if (prog.glob && !prog.dynamic) return `The program path ${prog.raw} is a glob: a way to name a program without spelling it, which Kiln refuses.`;
   if (prog.escaped) return `The program name ${prog.raw} is spelled in escape codes: a way to hide which program runs, which Kiln refuses.`;
   return null;

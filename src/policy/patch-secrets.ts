@@ -25,7 +25,11 @@ export function sensitiveFindings(files: readonly PatchFile[], config?: Pick<Pol
 }
 
 /** The changed files of a worktree, judged: sensitive paths and hard links. */
-export async function sensitiveInPatch(worktree: string, changed: readonly string[], config?: Pick<PolicyConfig, 'sensitive' | 'allowSensitive'>): Promise<string[]> {
+export async function sensitiveInPatch(
+  worktree: string,
+  changed: readonly string[],
+  config?: Pick<PolicyConfig, 'sensitive' | 'allowSensitive'>,
+): Promise<string[]> {
   const files = await Promise.all(
     changed.map(async (path): Promise<PatchFile> => {
       const st = await lstat(join(worktree, path)).catch(() => undefined);

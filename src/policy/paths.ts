@@ -1,9 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-export type ResolvedPath =
-  | { ok: true; abs: string; rel: string }
-  | { ok: false; rule: string; reason: string; abs?: string };
+export type ResolvedPath = { ok: true; abs: string; rel: string } | { ok: false; rule: string; reason: string; abs?: string };
 
 // Linux gives up after 40 symlinks (ELOOP); so do we.
 const MAX_LINKS = 40;

@@ -75,7 +75,9 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     else skip(`protected (leaves out ${list(unprotected)})`);
   }
   if (leftOutBuiltin.length) {
-    ignored.push(`.kiln/policy.json protected leaves out ${leftOutBuiltin.length} of Kiln's built-in globs (${list(leftOutBuiltin.slice(0, 3))}${leftOutBuiltin.length > 3 ? ', …' : ''}): ignored, the built-in set always applies; name single files in "unprotect"`);
+    ignored.push(
+      `.kiln/policy.json protected leaves out ${leftOutBuiltin.length} of Kiln's built-in globs (${list(leftOutBuiltin.slice(0, 3))}${leftOutBuiltin.length > 3 ? ', …' : ''}): ignored, the built-in set always applies; name single files in "unprotect"`,
+    );
   }
 
   let unprotect = user.unprotect;
@@ -164,7 +166,8 @@ export function describeRunSettings(s: RunSettings): string[] {
     `checks: ${s.checks.length ? s.checks.join(' · ') : '(none)'}  [from ${s.from.checks}]`,
     `setup:  ${s.setup.length ? s.setup.join(' · ') : '(none)'}  [from ${s.from.setup}]`,
   ];
-  if (s.trust !== 'trusted') lines.push(`repo configuration: ${s.trust === 'changed' ? 'CHANGED since it was trusted' : 'not trusted'} — it may tighten, not loosen`);
+  if (s.trust !== 'trusted')
+    lines.push(`repo configuration: ${s.trust === 'changed' ? 'CHANGED since it was trusted' : 'not trusted'} — it may tighten, not loosen`);
   for (const i of s.ignored) lines.push(`IGNORED ${i}`);
   return lines;
 }
@@ -205,4 +208,3 @@ export async function loadRunSettings(repo: string, o: LoadRunSettingsOptions): 
   }
   return resolveRunSettings(user, repoLayer, trust);
 }
-

@@ -27,7 +27,17 @@ export interface OptionTable {
 
 export const PROGRAM_OPTIONS: Record<string, OptionTable> = {
   tar: {
-    exec: ['--to-command', '--use-compress-program', '-I', '--checkpoint-action', '--info-script', '--new-volume-script', '-F', '--rsh-command', '--rmt-command'],
+    exec: [
+      '--to-command',
+      '--use-compress-program',
+      '-I',
+      '--checkpoint-action',
+      '--info-script',
+      '--new-volume-script',
+      '-F',
+      '--rsh-command',
+      '--rmt-command',
+    ],
     dir: ['-C', '--directory'],
     exact: ['--checkpoint'],
     clusters: true,
@@ -43,7 +53,10 @@ export const PROGRAM_OPTIONS: Record<string, OptionTable> = {
   awk: { exec: ['-l', '--load', '-E', '--exec'] },
   perl: { exec: ['-M', '-m', '-I', '-d', '-x'], clusters: true },
   ruby: { exec: ['-r', '--require', '-I', '-x'], clusters: true },
-  node: { exec: ['-r', '--require', '--import', '--loader', '--experimental-loader', '--inspect', '--inspect-brk', '--experimental-policy'], network: ['--inspect', '--inspect-brk'] },
+  node: {
+    exec: ['-r', '--require', '--import', '--loader', '--experimental-loader', '--inspect', '--inspect-brk', '--experimental-policy'],
+    network: ['--inspect', '--inspect-brk'],
+  },
   env: { dir: ['-C', '--chdir'] },
   xargs: {},
   find: { write: ['-fprint', '-fprint0', '-fprintf', '-fls'] },
@@ -57,7 +70,15 @@ export const PROGRAM_OPTIONS: Record<string, OptionTable> = {
   },
   pnpm: { exec: ['--script-shell', '--node-options', '--shell-emulator'], dir: ['--prefix', '-C', '--dir', '--store-dir'] },
   yarn: { exec: ['--script-shell'], dir: ['--cwd', '--prefix', '--modules-folder'] },
-  go: { subcommands: { generate: { exec: ['*'] }, test: { exec: ['-exec', '-toolexec'] }, build: { exec: ['-toolexec'] }, run: { exec: ['-exec', '-toolexec'] }, vet: { exec: ['-vettool'] } } },
+  go: {
+    subcommands: {
+      generate: { exec: ['*'] },
+      test: { exec: ['-exec', '-toolexec'] },
+      build: { exec: ['-toolexec'] },
+      run: { exec: ['-exec', '-toolexec'] },
+      vet: { exec: ['-vettool'] },
+    },
+  },
   git: {
     subcommands: {
       rebase: { exec: ['--exec', '-x'] },

@@ -28,7 +28,9 @@ export interface ProgramJudge {
 /** Decoded text fed to a program that runs what it reads: only there to hide what runs. */
 function decodedIntoShell(j: ProgramJudge, name: string): Verdict | null {
   const d = j.upstream.find((c) => isDecoder(c.words.map((w) => w.value)));
-  return d ? deny('command.obfuscated', `${d.words[0]?.value} decodes text that ${name} then runs: what runs is hidden until it runs, which Kiln refuses.`) : null;
+  return d
+    ? deny('command.obfuscated', `${d.words[0]?.value} decodes text that ${name} then runs: what runs is hidden until it runs, which Kiln refuses.`)
+    : null;
 }
 
 export interface ProgramInfo {
@@ -79,7 +81,8 @@ function optValue(args: readonly Word[], names: readonly string[]): Word[] {
     const a = args[i]!.value;
     for (const n of names) {
       if (a === n && args[i + 1]) out.push(args[i + 1]!);
-      else if (n.startsWith('--') && a.startsWith(n + '=')) out.push({ ...args[i]!, value: a.slice(n.length + 1), tilde: a.slice(n.length + 1).startsWith('~') });
+      else if (n.startsWith('--') && a.startsWith(n + '='))
+        out.push({ ...args[i]!, value: a.slice(n.length + 1), tilde: a.slice(n.length + 1).startsWith('~') });
     }
   }
   return out;
@@ -96,25 +99,183 @@ const readonly = (what: string) => allow('command.readonly', `${what} only reads
 const testRunner = (what: string) => allow('command.test', `${what} runs the tests.`, true);
 const worktree = (what: string) => allow('command.worktree', `${what} only changes files inside the repository (the sandbox keeps it there).`);
 
-const NETWORK = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'ssh', 'scp', 'sftp', 'telnet', 'ftp', 'socat', 'nmap', 'dig', 'nslookup', 'host', 'ping', 'traceroute', 'gh', 'aria2c', 'httpie', 'http', 'https', 'lftp', 'ssh-keygen', 'ssh-add', 'ssh-copy-id', 'tailscale', 'ngrok']);
+const NETWORK = new Set([
+  'curl',
+  'wget',
+  'nc',
+  'ncat',
+  'netcat',
+  'ssh',
+  'scp',
+  'sftp',
+  'telnet',
+  'ftp',
+  'socat',
+  'nmap',
+  'dig',
+  'nslookup',
+  'host',
+  'ping',
+  'traceroute',
+  'gh',
+  'aria2c',
+  'httpie',
+  'http',
+  'https',
+  'lftp',
+  'ssh-keygen',
+  'ssh-add',
+  'ssh-copy-id',
+  'tailscale',
+  'ngrok',
+]);
 const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0']);
-const SYSTEM = new Set(['dd', 'fdisk', 'parted', 'mount', 'umount', 'shutdown', 'reboot', 'halt', 'poweroff', 'init', 'telinit', 'systemctl', 'service', 'launchctl', 'crontab', 'at', 'chroot', 'nsenter', 'unshare', 'iptables', 'ip6tables', 'nft', 'modprobe', 'insmod', 'rmmod', 'sysctl', 'swapon', 'swapoff', 'useradd', 'userdel', 'usermod', 'passwd', 'chpasswd', 'visudo', 'shred', 'wipefs', 'losetup']);
-const NO_FILE_ARGS = new Set(['echo', 'printf', 'pwd', 'true', 'false', ':', 'which', 'type', 'whoami', 'id', 'uname', 'date', 'hostname', 'nproc', 'seq', 'sleep', 'expr', 'basename', 'dirname', 'test', '[', 'printenv', 'tput', 'locale', 'export', 'unset', 'set', 'shift', 'local', 'readonly', 'declare', 'typeset', 'read', 'wait', 'exit', 'return', 'shopt', 'umask', 'hash', 'getopts', 'break', 'continue', 'let', 'yes', 'tty', 'arch', 'groups', 'logname', 'uptime', 'free', 'clear']);
+const SYSTEM = new Set([
+  'dd',
+  'fdisk',
+  'parted',
+  'mount',
+  'umount',
+  'shutdown',
+  'reboot',
+  'halt',
+  'poweroff',
+  'init',
+  'telinit',
+  'systemctl',
+  'service',
+  'launchctl',
+  'crontab',
+  'at',
+  'chroot',
+  'nsenter',
+  'unshare',
+  'iptables',
+  'ip6tables',
+  'nft',
+  'modprobe',
+  'insmod',
+  'rmmod',
+  'sysctl',
+  'swapon',
+  'swapoff',
+  'useradd',
+  'userdel',
+  'usermod',
+  'passwd',
+  'chpasswd',
+  'visudo',
+  'shred',
+  'wipefs',
+  'losetup',
+]);
+const NO_FILE_ARGS = new Set([
+  'echo',
+  'printf',
+  'pwd',
+  'true',
+  'false',
+  ':',
+  'which',
+  'type',
+  'whoami',
+  'id',
+  'uname',
+  'date',
+  'hostname',
+  'nproc',
+  'seq',
+  'sleep',
+  'expr',
+  'basename',
+  'dirname',
+  'test',
+  '[',
+  'printenv',
+  'tput',
+  'locale',
+  'export',
+  'unset',
+  'set',
+  'shift',
+  'local',
+  'readonly',
+  'declare',
+  'typeset',
+  'read',
+  'wait',
+  'exit',
+  'return',
+  'shopt',
+  'umask',
+  'hash',
+  'getopts',
+  'break',
+  'continue',
+  'let',
+  'yes',
+  'tty',
+  'arch',
+  'groups',
+  'logname',
+  'uptime',
+  'free',
+  'clear',
+]);
 const FILE_READERS: Record<string, string[]> = {
-  cat: [], head: ['-n', '-c'], tail: ['-n', '-c'], wc: [], nl: [], tac: [], rev: [], od: ['-t', '-A', '-N', '-j'], xxd: ['-l', '-s', '-c', '-g'], hexdump: ['-n', '-s'],
-  strings: ['-n'], file: [], stat: ['-c', '--format'], md5sum: [], sha1sum: [], sha256sum: [], sha512sum: [], cksum: [], b2sum: [], du: ['-d'], tree: ['-L', '-I', '-P'],
-  ls: ['-I', '--ignore'], realpath: [], readlink: [], diff: ['-U', '-C', '--label', '-x', '-X'], cmp: [], comm: [], cut: ['-d', '-f', '-c', '-b'], column: ['-s', '-t'],
-  paste: ['-d'], fold: ['-w'], fmt: ['-w'], expand: ['-t'], unexpand: ['-t'], tr: [], base64: [], less: [], more: [], zcat: [], bat: ['-l', '--language', '-r'],
+  cat: [],
+  head: ['-n', '-c'],
+  tail: ['-n', '-c'],
+  wc: [],
+  nl: [],
+  tac: [],
+  rev: [],
+  od: ['-t', '-A', '-N', '-j'],
+  xxd: ['-l', '-s', '-c', '-g'],
+  hexdump: ['-n', '-s'],
+  strings: ['-n'],
+  file: [],
+  stat: ['-c', '--format'],
+  md5sum: [],
+  sha1sum: [],
+  sha256sum: [],
+  sha512sum: [],
+  cksum: [],
+  b2sum: [],
+  du: ['-d'],
+  tree: ['-L', '-I', '-P'],
+  ls: ['-I', '--ignore'],
+  realpath: [],
+  readlink: [],
+  diff: ['-U', '-C', '--label', '-x', '-X'],
+  cmp: [],
+  comm: [],
+  cut: ['-d', '-f', '-c', '-b'],
+  column: ['-s', '-t'],
+  paste: ['-d'],
+  fold: ['-w'],
+  fmt: ['-w'],
+  expand: ['-t'],
+  unexpand: ['-t'],
+  tr: [],
+  base64: [],
+  less: [],
+  more: [],
+  zcat: [],
+  bat: ['-l', '--language', '-r'],
 };
 const TEST_RUNNERS = new Set(['pytest', 'py.test', 'mocha', 'ava', 'tap', 'phpunit', 'rspec']);
 const INSTALL_MANAGERS = new Set(['apt', 'apt-get', 'yum', 'dnf', 'apk', 'brew', 'snap', 'port', 'pacman', 'zypper', 'conda', 'mamba', 'pipx', 'composer']);
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'fish']);
 const PY = /^python(\d+(\.\d+)?)?$/;
 
-const NET_CODE = /\b(?:urllib\d?|requests|httpx|aiohttp|socket|http\.client|ftplib|smtplib|telnetlib|paramiko|websockets?|fetch|https?|net|dgram|tls|dns|undici|axios|node-fetch|XMLHttpRequest|WebSocket|LWP|IO::Socket|Net::\w+|open-uri|Socket)\b/;
-const SPAWN_CODE = /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system|exec|eval|qx|__import__|importlib|import\s*\(|require\s*\(\s*[^'"\s]|Function\s*\(|vm|process\.binding|dlopen|ctypes|popen|IO\.popen|Kernel|Open3|syscall)\b|`|%x[{(\[]|\bopen\s*\(\s*(?:[A-Za-z_$]+\s*,\s*)?['"][^'"]*\|/;
+const NET_CODE =
+  /\b(?:urllib\d?|requests|httpx|aiohttp|socket|http\.client|ftplib|smtplib|telnetlib|paramiko|websockets?|fetch|https?|net|dgram|tls|dns|undici|axios|node-fetch|XMLHttpRequest|WebSocket|LWP|IO::Socket|Net::\w+|open-uri|Socket)\b/;
+const SPAWN_CODE =
+  /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system|exec|eval|qx|__import__|importlib|import\s*\(|require\s*\(\s*[^'"\s]|Function\s*\(|vm|process\.binding|dlopen|ctypes|popen|IO\.popen|Kernel|Open3|syscall)\b|`|%x[{(\[]|\bopen\s*\(\s*(?:[A-Za-z_$]+\s*,\s*)?['"][^'"]*\|/;
 /** the code writes, deletes or renames files */
-const WRITE_CODE = /\b(?:write\w*|append\w*|unlink\w*|rm\w*|rmdir\w*|rename\w*|copy\w*|cp\w*|symlink\w*|link\w*|truncate\w*|chmod\w*|mkdir\w*|remove|replace|move|open|sysopen|File\.open|IO\.write|spurt|Path)\b|>>?\s*['"]/;
+const WRITE_CODE =
+  /\b(?:write\w*|append\w*|unlink\w*|rm\w*|rmdir\w*|rename\w*|copy\w*|cp\w*|symlink\w*|link\w*|truncate\w*|chmod\w*|mkdir\w*|remove|replace|move|open|sysopen|File\.open|IO\.write|spurt|Path)\b|>>?\s*['"]/;
 const LIFECYCLE_KEYS = /["']?(?:preinstall|install|postinstall|prepare|preprepare|postprepare|prepublish|prepublishOnly|prepack|postpack)["']?\s*[:=\]]/;
 const SECRET_CODE = /(?:^|[\s'"/])(?:\.env(?:\.[\w.-]+)?|id_rsa|id_ed25519|\.ssh\/|\.aws\/|\.npmrc|\.netrc|\.git-credentials)(?=$|[\s'"),])/;
 
@@ -129,11 +290,17 @@ function codeWrites(code: string, lang: string, j: ProgramJudge): Verdict[] {
   const out: Verdict[] = [];
   for (const m of code.matchAll(/(['"`])([^'"`\s]{1,300})\1/g)) {
     const p = m[2]!;
-    if (!/[./]/.test(p) || /^[a-z]+:\/\//.test(p) || /^\.?\w{0,4}$/.test(p) && !p.includes('/')) continue;
+    if (!/[./]/.test(p) || /^[a-z]+:\/\//.test(p) || (/^\.?\w{0,4}$/.test(p) && !p.includes('/'))) continue;
     for (const w of j.writePaths([{ raw: p, value: p, dynamic: false, glob: false, tilde: p.startsWith('~') }])) {
       if (w.decision === 'allow' || w.rule === 'command.outside-write') out.push(w);
       else if (/(^|\/)package\.json$/.test(p) && !LIFECYCLE_KEYS.test(code)) out.push(w);
-      else out.push(deny(w.rule === 'write.protected' || w.decision === 'deny' ? w.rule : 'command.interpreter-write', `The ${lang} code writes ${p}: ${w.reason.replace(/\.$/, '')}; an interpreter may not change it.`));
+      else
+        out.push(
+          deny(
+            w.rule === 'write.protected' || w.decision === 'deny' ? w.rule : 'command.interpreter-write',
+            `The ${lang} code writes ${p}: ${w.reason.replace(/\.$/, '')}; an interpreter may not change it.`,
+          ),
+        );
     }
   }
   return out;
@@ -141,8 +308,10 @@ function codeWrites(code: string, lang: string, j: ProgramJudge): Verdict[] {
 
 /** Code given to an interpreter on the command line or through a here-document. */
 function judgeCode(code: string, lang: string): Verdict {
-  if (NET_CODE.test(code)) return deny('command.network', `The ${lang} code uses the network (downloads and uploads are not allowed); work with the files in the repository.`);
-  if (SECRET_CODE.test(code) && !/\.env\.(?:example|sample|template|dist)/.test(code)) return deny('command.sensitive-path', `The ${lang} code names a file that may hold credentials.`);
+  if (NET_CODE.test(code))
+    return deny('command.network', `The ${lang} code uses the network (downloads and uploads are not allowed); work with the files in the repository.`);
+  if (SECRET_CODE.test(code) && !/\.env\.(?:example|sample|template|dist)/.test(code))
+    return deny('command.sensitive-path', `The ${lang} code names a file that may hold credentials.`);
   if (SPAWN_CODE.test(code)) return ask('command.interpreter-exec', `The ${lang} code starts other programs; a person must read it.`);
   return allow('command.interpreter', `Inline ${lang} code without network or process access.`);
 }
@@ -150,7 +319,10 @@ function judgeCode(code: string, lang: string): Verdict {
 function sedScriptRisky(script: string): boolean {
   for (const raw of script.split(/[;\n]/)) {
     // drop addresses: line numbers, $, /regex/, ranges
-    const cmd = raw.trim().replace(/^(?:\d+|\$|\/(?:[^/\\]|\\.)*\/)(?:\s*,\s*(?:\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/, '').replace(/^[{}]\s*/, '');
+    const cmd = raw
+      .trim()
+      .replace(/^(?:\d+|\$|\/(?:[^/\\]|\\.)*\/)(?:\s*,\s*(?:\d+|\$|\/(?:[^/\\]|\\.)*\/))?\s*!?\s*/, '')
+      .replace(/^[{}]\s*/, '');
     if (/^[eEwWrR]/.test(cmd)) return true;
     if (cmd.startsWith('s') && cmd.length > 1) {
       const d = cmd[1]!;
@@ -179,17 +351,19 @@ function judgeSed(args: Word[], j: ProgramJudge): ProgramResult {
   if (scriptFiles.length > 0 || scripts.some(sedScriptRisky)) {
     return v(ask('command.reader-exec', 'The sed script runs commands or writes/reads other files (e, w, r); a person must read it.'), j.sensitiveArgs(args));
   }
-  const inPlace = args.some((a) => /^(-i|--in-place)/.test(a.value) || /^-[a-zA-Z]*i[a-zA-Z]*$/.test(a.value) && !a.value.startsWith('--'));
+  const inPlace = args.some((a) => /^(-i|--in-place)/.test(a.value) || (/^-[a-zA-Z]*i[a-zA-Z]*$/.test(a.value) && !a.value.startsWith('--')));
   if (inPlace) return v(worktree('sed -i'), [...j.writePaths(files)]);
   return v(readonly('sed'), j.readPaths(files));
 }
 
 function judgeAwk(args: Word[], j: ProgramJudge, name: string): ProgramResult {
-  if (optValue(args, ['-f', '--file']).length > 0) return v(ask('command.reader-exec', `${name} -f runs a program from a file; a person must read it.`), j.sensitiveArgs(args));
+  if (optValue(args, ['-f', '--file']).length > 0)
+    return v(ask('command.reader-exec', `${name} -f runs a program from a file; a person must read it.`), j.sensitiveArgs(args));
   const includes = optValue(args, ['-i', '--include']);
   const pos = positionals(args, ['-F', '-v', '--field-separator', '--assign', '-i', '--include']);
   const program = pos[0]?.value ?? '';
-  if (/@load|@include/.test(program)) return v(ask('command.exec-option', `The ${name} program loads an extension or source file (@load, @include); a person must read it.`));
+  if (/@load|@include/.test(program))
+    return v(ask('command.exec-option', `The ${name} program loads an extension or source file (@load, @include); a person must read it.`));
   if (includes.some((w) => w.value !== 'inplace')) return v(ask('command.exec-option', `${name} -i loads a source file; a person must read it.`));
   if (includes.length) {
     const files = pos.slice(1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
@@ -205,9 +379,35 @@ function judgeGrep(args: Word[], j: ProgramJudge, name: string): ProgramResult {
   if (name === 'rg' && args.some((a) => /^--pre(-glob)?(=|$)/.test(a.value))) {
     return v(ask('command.reader-exec', 'rg --pre runs a program on every file searched; a person must approve it.'));
   }
-  const valueOpts = name === 'rg'
-    ? ['-e', '-f', '-g', '--glob', '-t', '-T', '--type', '--type-not', '-m', '-A', '-B', '-C', '-M', '-j', '--iglob', '--type-add', '-E', '--encoding', '--sort', '--sortr', '-r', '--replace', '--max-depth', '-d']
-    : ['-e', '-f', '-m', '-A', '-B', '-C', '-d', '-D', '--exclude', '--include', '--exclude-dir', '--label'];
+  const valueOpts =
+    name === 'rg'
+      ? [
+          '-e',
+          '-f',
+          '-g',
+          '--glob',
+          '-t',
+          '-T',
+          '--type',
+          '--type-not',
+          '-m',
+          '-A',
+          '-B',
+          '-C',
+          '-M',
+          '-j',
+          '--iglob',
+          '--type-add',
+          '-E',
+          '--encoding',
+          '--sort',
+          '--sortr',
+          '-r',
+          '--replace',
+          '--max-depth',
+          '-d',
+        ]
+      : ['-e', '-f', '-m', '-A', '-B', '-C', '-d', '-D', '--exclude', '--include', '--exclude-dir', '--label'];
   const pos = positionals(args, valueOpts);
   const patternGiven = optValue(args, ['-e', '--regexp']).length > 0 || optValue(args, ['-f', '--file']).length > 0;
   const files = patternGiven ? pos : pos.slice(1);
@@ -235,7 +435,8 @@ function judgeFind(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramRes
         const abs = j.pathOf(r);
         if (abs === null || !extra.every((e) => e.decision === 'allow')) continue;
       }
-      if (extra.some((e) => e.decision !== 'allow')) return v(deny('command.destructive', 'find -delete outside the repository deletes files that are not the project\'s.'), extra);
+      if (extra.some((e) => e.decision !== 'allow'))
+        return v(deny('command.destructive', "find -delete outside the repository deletes files that are not the project's."), extra);
       // a subdirectory is deleted from; the whole repository only where the tests narrow it
       const whole = (r: Word) => j.pathOf(r) === j.pathOf({ raw: '.', value: j.ctx.workspace, dynamic: false, glob: false, tilde: false });
       extra.push(...j.writePaths(roots.filter((r) => !whole(r))));
@@ -243,7 +444,10 @@ function judgeFind(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramRes
         const narrowed = args.some((a) => /^-i?(name|path|wholename|regex)$/.test(a.value));
         const paths = optValue(args, ['-path', '-wholename', '-ipath']).map((w) => ({ ...w, value: w.value.replace(/^\.\//, ''), glob: false }));
         extra.push(...j.writePaths(paths));
-        if (!narrowed) extra.push(ask('command.destructive', 'find -delete over the whole repository without a -name or -path test deletes everything; a person must approve it.'));
+        if (!narrowed)
+          extra.push(
+            ask('command.destructive', 'find -delete over the whole repository without a -name or -path test deletes everything; a person must approve it.'),
+          );
       }
       verdict = worktree('find -delete');
     }
@@ -312,7 +516,8 @@ function judgePatch(args: Word[], j: ProgramJudge, info: ProgramInfo): ProgramRe
     }
   }
   if (pos[0] === undefined) {
-    if (diff === undefined) return v(ask('command.dynamic-path', 'patch writes the files its diff names, which Kiln cannot read before it runs; a person must check them.'));
+    if (diff === undefined)
+      return v(ask('command.dynamic-path', 'patch writes the files its diff names, which Kiln cannot read before it runs; a person must check them.'));
     const base = optValue(args, ['-d', '--directory'])[0]?.value ?? '.';
     writes.push(...j.writePaths(diffTargets(diff, strip).map((p) => ({ raw: p, value: join(base, p), dynamic: false, glob: false, tilde: false }))));
   }
@@ -361,14 +566,19 @@ function shellOf(args: Word[], j: ProgramJudge, info: ProgramInfo, name: string)
   }
   if (command) {
     if (command.dynamic) return v(ask('command.dynamic', `${name} -c runs code that is only known when it runs; a person must check it.`));
-    return j.nested(command.value, [...info.via, `${name} -c`], info.depth).then(() => allow('command.wrapper', `${name} -c: the code inside was judged.`, true));
+    return j
+      .nested(command.value, [...info.via, `${name} -c`], info.depth)
+      .then(() => allow('command.wrapper', `${name} -c: the code inside was judged.`, true));
   }
   const script = args[i];
-  if (script && script.value !== '-') return v(j.runsWritten(script, name) ?? allow('command.script', `${name} runs ${script.value}, inside the sandbox.`), j.readPaths([script]));
+  if (script && script.value !== '-')
+    return v(j.runsWritten(script, name) ?? allow('command.script', `${name} runs ${script.value}, inside the sandbox.`), j.readPaths([script]));
   const decoded = decodedIntoShell(j, name);
   if (decoded) return v(decoded);
   if (info.stdin !== undefined) {
-    return j.nested(info.stdin, [...info.via, `${name} <<here-doc`], info.depth).then(() => allow('command.wrapper', `${name} <<here-doc: the code inside was judged.`, true));
+    return j
+      .nested(info.stdin, [...info.via, `${name} <<here-doc`], info.depth)
+      .then(() => allow('command.wrapper', `${name} <<here-doc: the code inside was judged.`, true));
   }
   const piped = pipedText(info.pipedFrom);
   if (piped !== undefined) {
@@ -423,7 +633,9 @@ function judgeInterpreter(rawArgs: Word[], j: ProgramJudge, info: ProgramInfo, n
   const args = splitClusters(rawArgs, name);
   const lang = PY.test(name) ? 'Python' : name === 'node' ? 'JavaScript' : name;
   const codeOpts = PY.test(name) ? ['-c'] : name === 'node' ? ['-e', '--eval', '-p', '--print'] : ['-e', '-E'];
-  const valueOpts = PY.test(name) ? ['-W', '-X', '-m', '-c'] : ['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--env-file', '-I', '-M'];
+  const valueOpts = PY.test(name)
+    ? ['-W', '-X', '-m', '-c']
+    : ['-r', '--require', '--import', '--loader', '--experimental-loader', '-e', '--eval', '-p', '--print', '--env-file', '-I', '-M'];
   if (args.some((a) => a.value === '--env-file' || a.value.startsWith('--env-file='))) {
     return v(deny('command.sensitive-path', `${name} --env-file loads a file of secrets.`));
   }
@@ -443,10 +655,13 @@ function judgeInterpreter(rawArgs: Word[], j: ProgramJudge, info: ProgramInfo, n
     const m = optValue(args, ['-m'])[0];
     if (m) {
       const rest = args.slice(args.indexOf(m) + 1);
-      if (m.value === 'pytest' || m.value === 'unittest') return v(testRunner(`${name} -m ${m.value}`), j.readPaths(positionals(rest).filter((w) => !w.value.includes('::'))));
+      if (m.value === 'pytest' || m.value === 'unittest')
+        return v(testRunner(`${name} -m ${m.value}`), j.readPaths(positionals(rest).filter((w) => !w.value.includes('::'))));
       if (m.value === 'pip') return judgePip(rest, 'pip');
-      if (m.value === 'http.server' || m.value === 'smtpd' || m.value === 'ftplib') return v(deny('command.network', `${name} -m ${m.value} serves or uses the network.`));
-      if (['venv', 'py_compile', 'compileall', 'json.tool', 'black', 'mypy', 'ruff', 'flake8', 'pylint'].includes(m.value)) return v(worktree(`${name} -m ${m.value}`), j.sensitiveArgs(rest));
+      if (m.value === 'http.server' || m.value === 'smtpd' || m.value === 'ftplib')
+        return v(deny('command.network', `${name} -m ${m.value} serves or uses the network.`));
+      if (['venv', 'py_compile', 'compileall', 'json.tool', 'black', 'mypy', 'ruff', 'flake8', 'pylint'].includes(m.value))
+        return v(worktree(`${name} -m ${m.value}`), j.sensitiveArgs(rest));
       return v(ask('command.unknown', `${name} -m ${m.value} is not a module Kiln knows to be safe.`));
     }
   }
@@ -458,7 +673,10 @@ function judgeInterpreter(rawArgs: Word[], j: ProgramJudge, info: ProgramInfo, n
   if (script && script.value !== '-') {
     const written = j.runsWritten(script, name);
     if (written) return v(written, j.sensitiveArgs(args));
-    return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox (no network, only the repository writable).`), [...j.readPaths([script]), ...j.sensitiveArgs(args)]);
+    return v(allow('command.script', `${name} runs ${script.value}, inside the sandbox (no network, only the repository writable).`), [
+      ...j.readPaths([script]),
+      ...j.sensitiveArgs(args),
+    ]);
   }
   if (info.stdin !== undefined) return v(judgeCode(info.stdin, lang), codeWrites(info.stdin, lang, j));
   const decoded = decodedIntoShell(j, name);
@@ -468,13 +686,66 @@ function judgeInterpreter(rawArgs: Word[], j: ProgramJudge, info: ProgramInfo, n
 
 function judgePip(args: Word[], name: string): ProgramResult {
   const sub = positionals(args)[0]?.value;
-  if (sub === 'install' || sub === 'uninstall' || sub === 'download') return v(ask('command.install', `${name} ${sub} changes the installed packages; a person must approve it.`, `run_command:${name} ${sub}`));
-  if (sub === 'list' || sub === 'show' || sub === 'freeze' || sub === 'check' || has(args, '--version', '-V')) return v(readonly(`${name} ${sub ?? ''}`.trim()));
+  if (sub === 'install' || sub === 'uninstall' || sub === 'download')
+    return v(ask('command.install', `${name} ${sub} changes the installed packages; a person must approve it.`, `run_command:${name} ${sub}`));
+  if (sub === 'list' || sub === 'show' || sub === 'freeze' || sub === 'check' || has(args, '--version', '-V'))
+    return v(readonly(`${name} ${sub ?? ''}`.trim()));
   return v(ask('command.unknown', `${name} ${sub ?? ''} is not a subcommand Kiln knows to be safe.`.replace('  ', ' ')));
 }
 
-const NPM_INSTALL = new Set(['install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal', 'isntall', 'ci', 'add', 'update', 'up', 'upgrade', 'uninstall', 'un', 'rm', 'r', 'remove', 'unlink', 'dedupe', 'ddp', 'prune', 'link', 'ln', 'rebuild', 'rb', 'install-test', 'it', 'install-ci-test', 'cit', 'import']);
-const NPM_PUBLISH = new Set(['publish', 'unpublish', 'deprecate', 'dist-tag', 'owner', 'access', 'adduser', 'login', 'logout', 'token', 'team', 'star', 'unstar', 'hook', 'org']);
+const NPM_INSTALL = new Set([
+  'install',
+  'i',
+  'in',
+  'ins',
+  'inst',
+  'insta',
+  'instal',
+  'isnt',
+  'isnta',
+  'isntal',
+  'isntall',
+  'ci',
+  'add',
+  'update',
+  'up',
+  'upgrade',
+  'uninstall',
+  'un',
+  'rm',
+  'r',
+  'remove',
+  'unlink',
+  'dedupe',
+  'ddp',
+  'prune',
+  'link',
+  'ln',
+  'rebuild',
+  'rb',
+  'install-test',
+  'it',
+  'install-ci-test',
+  'cit',
+  'import',
+]);
+const NPM_PUBLISH = new Set([
+  'publish',
+  'unpublish',
+  'deprecate',
+  'dist-tag',
+  'owner',
+  'access',
+  'adduser',
+  'login',
+  'logout',
+  'token',
+  'team',
+  'star',
+  'unstar',
+  'hook',
+  'org',
+]);
 
 /** A package script this run added or changed: ask, showing it. */
 function packageScriptChanged(j: ProgramJudge, script: string | undefined): Verdict | null {
@@ -483,7 +754,10 @@ function packageScriptChanged(j: ProgramJudge, script: string | undefined): Verd
     const pkg = JSON.parse(readFileSync(join(j.ctx.workspace, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
     const body = pkg.scripts?.[script];
     if (body === undefined) return null;
-    return ask('command.run-written', `The package script "${script}" is in package.json, which this run changed; a person must read it first:\n${script}: ${body}`);
+    return ask(
+      'command.run-written',
+      `The package script "${script}" is in package.json, which this run changed; a person must read it first:\n${script}: ${body}`,
+    );
   } catch {
     return ask('command.run-written', `package.json, which this run changed, does not parse; a person must read the script "${script}" first.`);
   }
@@ -497,23 +771,44 @@ function judgeNodePm(args: Word[], j: ProgramJudge, name: string): ProgramResult
     if (name === 'yarn') return v(ask('command.install', 'yarn installs the dependencies; a person must approve it.', 'run_command:yarn install'));
     return v(ask('command.unknown', `${name} without a subcommand.`));
   }
-  const changedScript = packageScriptChanged(j, sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' ? pos[1]?.value : sub === 't' || sub === 'tst' ? 'test' : sub);
+  const changedScript = packageScriptChanged(
+    j,
+    sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' ? pos[1]?.value : sub === 't' || sub === 'tst' ? 'test' : sub,
+  );
   if (changedScript) return v(changedScript);
   if (sub === 'test' || sub === 't' || sub === 'tst') return v(testRunner(`${name} test`));
   if (NPM_PUBLISH.has(sub) || (name === 'yarn' && sub === 'npm' && pos[1]?.value === 'publish')) {
     return v(deny('command.publish', `${name} ${sub} publishes or changes the registry; Kiln never publishes.`));
   }
   if (NPM_INSTALL.has(sub) || (name === 'yarn' && sub === 'install')) {
-    return v(ask('command.install', `${name} ${sub} changes the installed packages (and runs their install scripts); a person must approve it.`, `run_command:${name} ${sub}`));
+    return v(
+      ask(
+        'command.install',
+        `${name} ${sub} changes the installed packages (and runs their install scripts); a person must approve it.`,
+        `run_command:${name} ${sub}`,
+      ),
+    );
   }
   if (sub === 'exec' || sub === 'x' || sub === 'dlx') {
     return { unwrap: pos.slice(1), via: `${name} ${sub}` };
   }
-  if (sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' || (name !== 'npm' && !['ls', 'list', 'll', 'why', 'explain', 'help', 'info', 'view', 'outdated', 'audit', 'config', 'pkg', 'init', 'create'].includes(sub))) {
+  if (
+    sub === 'run' ||
+    sub === 'run-script' ||
+    sub === 'rum' ||
+    sub === 'urn' ||
+    (name !== 'npm' && !['ls', 'list', 'll', 'why', 'explain', 'help', 'info', 'view', 'outdated', 'audit', 'config', 'pkg', 'init', 'create'].includes(sub))
+  ) {
     const script = sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn' ? pos[1]?.value : sub;
     if (script === 'test') return v(testRunner(`${name} run test`));
     if (script === undefined) return v(readonly(`${name} run`));
-    return v(ask('command.npm-script', `${name} run ${script} runs a package script Kiln cannot inspect; a person must approve it (or make it a check).`, `run_command:${name} run ${script}`));
+    return v(
+      ask(
+        'command.npm-script',
+        `${name} run ${script} runs a package script Kiln cannot inspect; a person must approve it (or make it a check).`,
+        `run_command:${name} run ${script}`,
+      ),
+    );
   }
   if (['ls', 'list', 'll', 'la', 'why', 'explain', 'help', 'prefix', 'root', 'bin'].includes(sub)) return v(readonly(`${name} ${sub}`));
   if (sub === 'pkg' && pos[1]?.value === 'get') return v(readonly(`${name} pkg get`));
@@ -528,14 +823,24 @@ function judgeLangTool(args: Word[], name: 'go' | 'cargo'): ProgramResult {
   if (name === 'go') {
     if (sub === 'vet' || sub === 'version' || sub === 'env' || sub === 'list' || sub === 'doc') return v(readonly(`go ${sub}`));
     if (sub === 'build' || sub === 'fmt' || sub === 'run') return v(worktree(`go ${sub}`));
-    if (sub === 'get' || sub === 'install' || sub === 'mod') return v(ask('command.install', `go ${sub} changes or downloads modules; a person must approve it.`, `run_command:go ${sub}`));
+    if (sub === 'get' || sub === 'install' || sub === 'mod')
+      return v(ask('command.install', `go ${sub} changes or downloads modules; a person must approve it.`, `run_command:go ${sub}`));
   } else {
-    if (sub === 'check' || sub === 'clippy' || sub === 'tree' || sub === 'metadata' || sub === 'version' || sub === '--version') return v(allow('command.readonly', `cargo ${sub} only reads and builds.`, true));
+    if (sub === 'check' || sub === 'clippy' || sub === 'tree' || sub === 'metadata' || sub === 'version' || sub === '--version')
+      return v(allow('command.readonly', `cargo ${sub} only reads and builds.`, true));
     if (sub === 'build' || sub === 'fmt' || sub === 'doc' || sub === 'run' || sub === 'bench') return v(worktree(`cargo ${sub}`));
-    if (sub === 'add' || sub === 'install' || sub === 'update' || sub === 'remove' || sub === 'fetch') return v(ask('command.install', `cargo ${sub} changes or downloads crates; a person must approve it.`, `run_command:cargo ${sub}`));
-    if (sub === 'publish' || sub === 'login' || sub === 'owner' || sub === 'yank') return v(deny('command.publish', `cargo ${sub} publishes or changes the registry; Kiln never publishes.`));
+    if (sub === 'add' || sub === 'install' || sub === 'update' || sub === 'remove' || sub === 'fetch')
+      return v(ask('command.install', `cargo ${sub} changes or downloads crates; a person must approve it.`, `run_command:cargo ${sub}`));
+    if (sub === 'publish' || sub === 'login' || sub === 'owner' || sub === 'yank')
+      return v(deny('command.publish', `cargo ${sub} publishes or changes the registry; Kiln never publishes.`));
   }
-  return v(ask('command.unknown', `${name} ${sub ?? ''} is not a subcommand Kiln knows to be safe.`.replace(/ +\./, '.'), `run_command:${name}${sub ? ' ' + sub : ''}`));
+  return v(
+    ask(
+      'command.unknown',
+      `${name} ${sub ?? ''} is not a subcommand Kiln knows to be safe.`.replace(/ +\./, '.'),
+      `run_command:${name}${sub ? ' ' + sub : ''}`,
+    ),
+  );
 }
 
 /** Skips a wrapper's own options; returns the index of its command. */
@@ -556,20 +861,38 @@ function skipOptions(args: readonly Word[], valueOpts: readonly string[], positi
 type Judge = (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string, first: Word) => ProgramResult | Promise<ProgramResult>;
 
 const unknownRunner: Judge = (_a, _j, _i, name) => v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
-const unknownProgram: Judge = (args, j, _i, name) => v(ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`), j.sensitiveArgs(args));
-const fileReader: Judge = (args, j, _i, name) => v(readonly(name), [...j.readPaths(positionals(args, FILE_READERS[name]!)), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
+const unknownProgram: Judge = (args, j, _i, name) =>
+  v(ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`), j.sensitiveArgs(args));
+const fileReader: Judge = (args, j, _i, name) =>
+  v(readonly(name), [...j.readPaths(positionals(args, FILE_READERS[name]!)), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
 const installer: Judge = (args, _j, _i, name) => {
   const sub = positionals(args)[0]?.value;
-  return v(ask('command.install', `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+  return v(
+    ask(
+      'command.install',
+      `${name} ${sub ?? ''} installs or changes packages; a person must approve it.`.replace('  ', ' '),
+      `run_command:${name}${sub ? ' ' + sub : ''}`,
+    ),
+  );
 };
-const publishes = (subs: string[], judge: Judge): Judge => (args, j, info, name, first) =>
-  subs.includes(args[0]?.value ?? '') ? v(deny('command.publish', `${name} ${args[0]!.value} publishes or talks to a registry; Kiln never publishes.`)) : judge(args, j, info, name, first);
+const publishes =
+  (subs: string[], judge: Judge): Judge =>
+  (args, j, info, name, first) =>
+    subs.includes(args[0]?.value ?? '')
+      ? v(deny('command.publish', `${name} ${args[0]!.value} publishes or talks to a registry; Kiln never publishes.`))
+      : judge(args, j, info, name, first);
 const formatter: Judge = (args, j, _i, name) => {
-  const writes = has(args, '--fix', '--write', '-w', 'format', '--apply') || (name === 'black' && !has(args, '--check', '--diff')) || (name === 'rustfmt' && !has(args, '--check'));
+  const writes =
+    has(args, '--fix', '--write', '-w', 'format', '--apply') ||
+    (name === 'black' && !has(args, '--check', '--diff')) ||
+    (name === 'rustfmt' && !has(args, '--check'));
   return v(writes ? worktree(name) : readonly(name), j.sensitiveArgs(args));
 };
-const wrapper = (valueOpts: string[], positionalsToSkip = 0): Judge => (args, _j, _i, name) => ({ unwrap: args.slice(skipOptions(args, valueOpts, positionalsToSkip)), via: name });
-const archiver: Judge = (args, j, _i, name) => v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
+const wrapper =
+  (valueOpts: string[], positionalsToSkip = 0): Judge =>
+  (args, _j, _i, name) => ({ unwrap: args.slice(skipOptions(args, valueOpts, positionalsToSkip)), via: name });
+const archiver: Judge = (args, j, _i, name) =>
+  v(worktree(name), [...j.sensitiveArgs(args), ...j.writePaths(optValue(args, ['-C', '--directory', '-d', '-o', '--output']))]);
 
 function judgeEnv(args: Word[], j: ProgramJudge): ProgramResult {
   const i = skipOptions(args, ['-u', '--unset', '-C', '--chdir', '-S', '--split-string']);
@@ -589,12 +912,16 @@ function judgeEnv(args: Word[], j: ProgramJudge): ProgramResult {
 }
 
 function judgeXargs(args: Word[], j: ProgramJudge): ProgramResult {
-  const rest = args.slice(skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']));
+  const rest = args.slice(
+    skipOptions(args, ['-n', '-L', '-P', '-s', '-I', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines']),
+  );
   const fromFile = j.readPaths(optValue(args, ['-a', '--arg-file']));
   if (rest.length === 0) return v(readonly('xargs (echo)'), fromFile);
   const inner = rest[0]!.value;
   const readsOnly = NO_FILE_ARGS.has(inner) || inner in FILE_READERS || ['grep', 'egrep', 'fgrep', 'rg', 'wc', 'sed', 'awk', 'git'].includes(inner);
-  const extra = readsOnly ? fromFile : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
+  const extra = readsOnly
+    ? fromFile
+    : [...fromFile, ask('command.dynamic-path', `xargs ${inner} acts on paths read from its input, only known when it runs; a person must check them.`)];
   return { unwrap: rest, via: 'xargs', verdicts: extra };
 }
 
@@ -609,7 +936,9 @@ async function judgeEval(args: Word[], j: ProgramJudge, info: ProgramInfo): Prom
 
 function judgeMake(args: Word[], j: ProgramJudge): ProgramResult {
   const lit = (f: string): Word => ({ raw: f, value: f, dynamic: false, glob: false, tilde: false });
-  const file = optValue(args, ['-f', '--file', '--makefile'])[0] ?? ['GNUmakefile', 'makefile', 'Makefile'].map(lit).find((f) => (j.ctx.changedFiles ?? []).includes(f.value));
+  const file =
+    optValue(args, ['-f', '--file', '--makefile'])[0] ??
+    ['GNUmakefile', 'makefile', 'Makefile'].map(lit).find((f) => (j.ctx.changedFiles ?? []).includes(f.value));
   return v((file && j.runsWritten(file, 'make')) || ask('command.unknown', 'make runs commands Kiln cannot inspect; a person must approve it.'));
 }
 
@@ -627,7 +956,13 @@ function judgePyEnv(args: Word[], j: ProgramJudge, name: string): ProgramResult 
   if (sub === 'run') return { unwrap: args.slice(args.findIndex((a) => a.value === 'run') + 1), via: `${name} run` };
   if (sub === 'pip') return judgePip(args.slice(args.findIndex((a) => a.value === 'pip') + 1), `${name} pip`);
   void j;
-  return v(ask('command.install', `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '), `run_command:${name}${sub ? ' ' + sub : ''}`));
+  return v(
+    ask(
+      'command.install',
+      `${name} ${sub ?? ''} manages the environment; a person must approve it.`.replace('  ', ' '),
+      `run_command:${name}${sub ? ' ' + sub : ''}`,
+    ),
+  );
 }
 
 /**
@@ -639,16 +974,46 @@ const PROGRAMS: Record<string, Judge> = {
   ...Object.fromEntries(Object.keys(FILE_READERS).map((n) => [n, fileReader])),
   ...Object.fromEntries([...SHELLS].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => shellOf(args, j, info, name)])),
   ...Object.fromEntries([...INSTALL_MANAGERS].map((n) => [n, installer])),
-  ...Object.fromEntries([...TEST_RUNNERS].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(testRunner(name), j.sensitiveArgs(args))])),
-  ...Object.fromEntries(['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name), j.sensitiveArgs(args))])),
+  ...Object.fromEntries(
+    [...TEST_RUNNERS].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(testRunner(name), j.sensitiveArgs(args))]),
+  ),
+  ...Object.fromEntries(
+    ['mypy', 'pyright', 'flake8', 'pylint', 'shellcheck', 'golangci-lint', 'clippy-driver', 'stylelint', 'markdownlint'].map((n) => [
+      n,
+      (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(readonly(name), j.sensitiveArgs(args)),
+    ]),
+  ),
   ...Object.fromEntries(['eslint', 'prettier', 'ruff', 'black', 'biome', 'rustfmt', 'gofmt'].map((n) => [n, formatter])),
-  ...Object.fromEntries(['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeGrep(args, j, name)])),
-  ...Object.fromEntries(['awk', 'gawk', 'mawk', 'nawk'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeAwk(args, j, name)])),
+  ...Object.fromEntries(
+    ['grep', 'egrep', 'fgrep', 'zgrep', 'rg', 'ag', 'ack'].map((n) => [
+      n,
+      (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeGrep(args, j, name),
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['awk', 'gawk', 'mawk', 'nawk'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => judgeAwk(args, j, name)]),
+  ),
   ...Object.fromEntries(['tar', 'unzip', 'zip', 'gzip', 'gunzip', 'bzip2', 'xz'].map((n) => [n, archiver])),
-  ...Object.fromEntries(['mkdir', 'touch', 'rmdir', 'truncate'].map((n) => [n, (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) => v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference'])))])),
+  ...Object.fromEntries(
+    ['mkdir', 'touch', 'rmdir', 'truncate'].map((n) => [
+      n,
+      (args: Word[], j: ProgramJudge, _i: ProgramInfo, name: string) =>
+        v(worktree(name), j.writePaths(positionals(args, ['-m', '--mode', '-s', '--size', '-d', '-t', '-r', '--date', '--reference']))),
+    ]),
+  ),
   ...Object.fromEntries(['trap', 'alias', 'watch', 'deno', 'bun'].map((n) => [n, unknownRunner])),
-  ...Object.fromEntries(['kill', 'pkill', 'killall'].map((n) => [n, (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(ask('command.kill', `${name} stops processes; a person must approve it.`))])),
-  ...Object.fromEntries(['node', 'perl', 'ruby', 'tsx', 'ts-node'].map((n) => [n, (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name)])),
+  ...Object.fromEntries(
+    ['kill', 'pkill', 'killall'].map((n) => [
+      n,
+      (_a: Word[], _j: ProgramJudge, _i: ProgramInfo, name: string) => v(ask('command.kill', `${name} stops processes; a person must approve it.`)),
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['node', 'perl', 'ruby', 'tsx', 'ts-node'].map((n) => [
+      n,
+      (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string) => judgeInterpreter(args, j, info, name === 'tsx' || name === 'ts-node' ? 'node' : name),
+    ]),
+  ),
   env: (args, j) => judgeEnv(args, j),
   cd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
   pushd: (args, j) => v(j.cd(args.find((a) => !a.value.startsWith('-')))),
@@ -659,7 +1024,11 @@ const PROGRAMS: Record<string, Judge> = {
   builtin: (args, _j, _i, name) => ({ unwrap: args, via: name }),
   stdbuf: wrapper(['-i', '-o', '-e']),
   ionice: wrapper(['-c', '-n', '-p', '-P', '-u']),
-  time: (args, j) => ({ unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])), via: 'time', verdicts: j.writePaths(optValue(args, ['-o', '--output'])) }),
+  time: (args, j) => ({
+    unwrap: args.slice(skipOptions(args, ['-f', '--format', '-o', '--output'])),
+    via: 'time',
+    verdicts: j.writePaths(optValue(args, ['-o', '--output'])),
+  }),
   exec: (args) => {
     const rest = args.slice(skipOptions(args, ['-a']));
     return rest.length ? { unwrap: rest, via: 'exec' } : v(allow('command.assign', 'exec without a command only sets redirections.', true));
@@ -667,15 +1036,21 @@ const PROGRAMS: Record<string, Judge> = {
   command: (args) => (has(args, '-v', '-V') ? v(readonly('command -v')) : { unwrap: args.slice(skipOptions(args, [])), via: 'command' }),
   xargs: (args, j) => judgeXargs(args, j),
   eval: (args, j, info) => judgeEval(args, j, info),
-  source: (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
-  '.': (args, j, _i, name) => v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  source: (args, j, _i, name) =>
+    v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
+  '.': (args, j, _i, name) =>
+    v((args[0] && j.runsWritten(args[0], name)) || allow('command.script', `${name} runs a script inside the sandbox.`), j.readPaths(args.slice(0, 1))),
   make: (args, j) => judgeMake(args, j),
   sed: (args, j) => judgeSed(args, j),
   gsed: (args, j) => judgeSed(args, j),
   jq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
   yq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
   find: (args, j, info) => judgeFind(args, j, info),
-  sort: (args, j) => v(readonly('sort'), [...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])), ...j.writePaths(optValue(args, ['-o', '--output']))]),
+  sort: (args, j) =>
+    v(readonly('sort'), [
+      ...j.readPaths(positionals(args, ['-o', '--output', '-k', '-t', '-S', '-T', '--key', '--field-separator'])),
+      ...j.writePaths(optValue(args, ['-o', '--output'])),
+    ]),
   uniq: (args, j) => {
     const pos = positionals(args, ['-f', '-s', '-w']);
     return v(readonly('uniq'), [...j.readPaths(pos.slice(0, 1)), ...j.writePaths(pos.slice(1, 2))]);
@@ -695,7 +1070,11 @@ const PROGRAMS: Record<string, Judge> = {
   npx: (args, _j, _i, name) => {
     const at = skipOptions(args, ['-p', '--package', '-c', '--call']);
     const own = optValue(args.slice(0, at), ['-p', '--package', '-c', '--call']);
-    return { unwrap: args.slice(at), via: name, verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [] };
+    return {
+      unwrap: args.slice(at),
+      via: name,
+      verdicts: own.length ? [ask('command.install', `${name} --package downloads and runs a package; a person must approve it.`)] : [],
+    };
   },
   npm: (args, j, _i, name) => judgeNodePm(args, j, name),
   pnpm: (args, j, _i, name) => judgeNodePm(args, j, name),
@@ -745,7 +1124,13 @@ export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInf
   if (/^\/(?:usr\/)?(?:local\/)?s?bin\/[^/]+$/.test(name) && !j.functions.has(basename(name))) {
     const r = await judgeProgram([{ ...first, value: basename(name), raw: basename(name) }, ...args], j, info);
     if ('unwrap' in r || r.decision === 'allow') return r;
-    return v(deny(r.decision === 'deny' ? r.rule : 'command.obfuscated', `${name} is ${basename(name)} written by its full path, which does not change the judgement: ${r.reason}`), r.extra ?? []);
+    return v(
+      deny(
+        r.decision === 'deny' ? r.rule : 'command.obfuscated',
+        `${name} is ${basename(name)} written by its full path, which does not change the judgement: ${r.reason}`,
+      ),
+      r.extra ?? [],
+    );
   }
 
   // hard denies go by the program's own name however it is spelled (/usr/bin/curl is curl); the
@@ -755,7 +1140,11 @@ export async function judgeProgram(ws: Word[], j: ProgramJudge, info: ProgramInf
   if (NETWORK.has(base)) return v(deny('command.network', `${name} uses the network, which the sandbox does not have; work with the files in the repository.`));
   if (SYSTEM.has(base) || /^mkfs(\.|$)/.test(base)) return v(deny('command.system', `${name} changes the machine, not the project.`));
 
-  const judge = Object.hasOwn(PROGRAMS, name) ? PROGRAMS[name] : PY.test(name) ? (a: Word[], jj: ProgramJudge, i: ProgramInfo) => judgeInterpreter(a, jj, i, name) : undefined;
+  const judge = Object.hasOwn(PROGRAMS, name)
+    ? PROGRAMS[name]
+    : PY.test(name)
+      ? (a: Word[], jj: ProgramJudge, i: ProgramInfo) => judgeInterpreter(a, jj, i, name)
+      : undefined;
   if (judge) return judge(args, j, info, name, first);
 
   const written = name.includes('/') ? j.runsWritten(first, name) : null;

@@ -72,11 +72,20 @@ async function judgeFileWrite(tool: 'edit' | 'create_file', input: ToolInput, ct
     else {
       const oldS = str(input, 'old_string') ?? '';
       const newS = str(input, 'new_string') ?? '';
-      after = before !== null && oldS && before.includes(oldS) ? (input.replace_all === true ? before.split(oldS).join(newS) : before.replace(oldS, () => newS)) : newS;
+      after =
+        before !== null && oldS && before.includes(oldS)
+          ? input.replace_all === true
+            ? before.split(oldS).join(newS)
+            : before.replace(oldS, () => newS)
+          : newS;
     }
     const changed = lifecycleScriptChange(before, after);
     if (changed) {
-      return ask('write.lifecycle-script', `The change to ${v.rel} adds or changes the "${changed}" script, which runs on npm install; a person must approve it.`, `${tool}:${v.rel}`);
+      return ask(
+        'write.lifecycle-script',
+        `The change to ${v.rel} adds or changes the "${changed}" script, which runs on npm install; a person must approve it.`,
+        `${tool}:${v.rel}`,
+      );
     }
   }
   return v;

@@ -20,7 +20,8 @@ import { isPlaceholder } from './patterns.js';
 export const KNOWN_VALUE_MIN_CHARS = 8;
 
 /** Names of environment variables that hold secrets (ANTHROPIC_API_KEY, GITHUB_TOKEN, DB_PASSWORD…). */
-export const SECRET_ENV_NAME = /(?:^|_)(?:KEY|TOKEN|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PAT|PRIVATE|COOKIE|SESSION|DSN)(?:_|$)|API_?KEY|ACCESS_?KEY/i;
+export const SECRET_ENV_NAME =
+  /(?:^|_)(?:KEY|TOKEN|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PAT|PRIVATE|COOKIE|SESSION|DSN)(?:_|$)|API_?KEY|ACCESS_?KEY/i;
 
 // under a key that is not secret-named: a word or dashed words ("production", "us-east"), or a
 // URL with no user-info or query (an API endpoint); with either, the shape rules still apply
@@ -87,7 +88,9 @@ export function encodingsOf(value: string): string[] {
   for (let k = 0; k < 3; k++) {
     // inside a longer base64 blob the value may start at any byte offset: the characters
     // that mix the value's bits with its neighbours' are dropped from each end
-    const enc = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').replace(/=+$/, '');
+    const enc = Buffer.concat([Buffer.alloc(k), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     const head = [0, 2, 3][k]!;
     const tail = (k + bytes.length) % 3 === 0 ? 0 : 1;
     const core = enc.slice(head, enc.length - tail);

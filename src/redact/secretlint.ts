@@ -36,9 +36,7 @@ export async function secretlintSpans(text: string): Promise<SecretSpan[]> {
       config: { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }] },
     },
   });
-  return result.messages
-    .filter((m) => m.range[1] > m.range[0])
-    .map((m) => ({ start: m.range[0], end: m.range[1], kind: kindOf(m.ruleId) }));
+  return result.messages.filter((m) => m.range[1] > m.range[0]).map((m) => ({ start: m.range[0], end: m.range[1], kind: kindOf(m.ruleId) }));
 }
 
 /**
@@ -49,8 +47,6 @@ export async function secretlintSpans(text: string): Promise<SecretSpan[]> {
  */
 export async function redactAsync(text: string): Promise<string> {
   const own = findSecrets(text);
-  const extra = (await secretlintSpans(text)).filter(
-    (s) => !own.some((o) => s.start < o.end && o.start < s.end),
-  );
+  const extra = (await secretlintSpans(text)).filter((s) => !own.some((o) => s.start < o.end && o.start < s.end));
   return applySpans(text, mergeSpans([...own, ...extra]));
 }

@@ -254,7 +254,8 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--chdir', ws, '--clearenv');
   for (const [k, v] of Object.entries(input.env)) args.push('--setenv', k, v);
   if (input.statusFd !== undefined) args.push('--json-status-fd', String(input.statusFd));
-  if (input.readyFd !== undefined && input.goFd !== undefined) args.push('--', input.shell, '-c', waitForNetwork(input.readyFd, input.goFd), input.shell, input.command);
+  if (input.readyFd !== undefined && input.goFd !== undefined)
+    args.push('--', input.shell, '-c', waitForNetwork(input.readyFd, input.goFd), input.shell, input.command);
   else args.push('--', input.shell, '-c', input.command);
   return args;
 }

@@ -187,10 +187,7 @@ function rmdirQuiet(dir: string): void {
 
 function pidsIn(dir: string): number[] {
   try {
-    return readFileSync(`${dir}/cgroup.procs`, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
+    return readFileSync(`${dir}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
   }

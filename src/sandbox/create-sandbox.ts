@@ -28,8 +28,7 @@ export interface CreateSandboxOptions {
 
 const BWRAP_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'] as const;
 
-const OFF_HINT =
-  '`--sandbox off` exists but is unsafe: commands then run with the worker\'s full access to your files and network.';
+const OFF_HINT = "`--sandbox off` exists but is unsafe: commands then run with the worker's full access to your files and network.";
 
 // One probe per bwrap binary per process: it spawns several sandboxes, too slow to repeat per run.
 const probes = new Map<string, Promise<ProbeResult>>();
@@ -56,9 +55,7 @@ function setupNetwork(allowHost: boolean, slirpPath: string | null | undefined):
 function locateBwrap(explicit: string | undefined): string {
   if (explicit !== undefined) {
     if (!isAbsolute(explicit)) {
-      throw new SandboxUnavailableError(
-        `bwrap path "${explicit}" is not absolute; give the full path of the system binary (e.g. /usr/bin/bwrap). ${OFF_HINT}`,
-      );
+      throw new SandboxUnavailableError(`bwrap path "${explicit}" is not absolute; give the full path of the system binary (e.g. /usr/bin/bwrap). ${OFF_HINT}`);
     }
     if (!isExecutableFile(explicit)) {
       throw new SandboxUnavailableError(

@@ -50,12 +50,7 @@ export function defaultLimits(): SandboxLimits {
 
 /** prlimit(1) arguments; limits set on the launcher are inherited by bwrap and the command. */
 export function prlimitArgs(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean): string[] {
-  const args = [
-    `--as=${addressSpaceLimit(limits, memoryCgroup)}`,
-    `--fsize=${limits.fileSizeBytes}`,
-    `--nofile=${limits.openFiles}`,
-    '--core=0',
-  ];
+  const args = [`--as=${addressSpaceLimit(limits, memoryCgroup)}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--core=0'];
   if (withNproc) args.push(`--nproc=${limits.maxProcesses}`);
   return args;
 }

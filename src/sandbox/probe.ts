@@ -90,7 +90,9 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
     checks.push({
       name: 'unprivileged user',
       ok: true,
-      detail: runner.userns ? `commands run in a user namespace${process.getuid?.() === 0 ? ' as uid 1000' : ''}, with no capabilities` : `NOT in a user namespace (${started.usernsError}); commands run with no capabilities`,
+      detail: runner.userns
+        ? `commands run in a user namespace${process.getuid?.() === 0 ? ' as uid 1000' : ''}, with no capabilities`
+        : `NOT in a user namespace (${started.usernsError}); commands run with no capabilities`,
     });
 
     await run(`echo inside > inside-${token}.txt`);
@@ -140,7 +142,11 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
         detail: read ? `LEAK: read ${privateMarker} (mode 0600) from inside` : `${privateMarker} (mode 0600, in the bound /etc) reads as empty inside`,
       });
     } else {
-      checks.push({ name: 'host files others may not read are hidden', ok: true, detail: 'not tested: could not create a mode-0600 marker in /etc (not root)' });
+      checks.push({
+        name: 'host files others may not read are hidden',
+        ok: true,
+        detail: 'not tested: could not create a mode-0600 marker in /etc (not root)',
+      });
     }
 
     writeFileSync(join(workspace, '.env'), `API_TOKEN=masked-${token}\n`);
@@ -175,7 +181,10 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
     // a sandbox that already leaked is refused whatever setup's network does; do not wait on it
     const setup = checks.every((c) => c.ok)
       ? await setupNetworkCheck(runner, run, connect, listener)
-      : { check: { name: "setup network does not reach the host's loopback", ok: true, detail: 'not tested: the sandbox failed the checks above' }, network: runner.setupNetwork! };
+      : {
+          check: { name: "setup network does not reach the host's loopback", ok: true, detail: 'not tested: the sandbox failed the checks above' },
+          network: runner.setupNetwork!,
+        };
     checks.push(setup.check);
     runner = { ...runner, setupNetwork: setup.network };
 
@@ -205,10 +214,7 @@ function tryWrite(file: string, content: string, mode: number): boolean {
  * The strictest configuration that starts on this host: a user namespace and the keyring filter
  * where possible. A host that refuses unprivileged user namespaces still gets the rest.
  */
-async function firstWorkingRunner(
-  base: RunnerConfig,
-  workspace: string,
-): Promise<{ runner: RunnerConfig; usernsError?: string } | { error: string }> {
+async function firstWorkingRunner(base: RunnerConfig, workspace: string): Promise<{ runner: RunnerConfig; usernsError?: string } | { error: string }> {
   const filter = keyringFilter() !== undefined;
   const tryRun = async (r: RunnerConfig): Promise<string | undefined> => {
     try {
@@ -238,7 +244,9 @@ async function keyringCheck(runner: RunnerConfig, run: Run, token: string): Prom
   return {
     name,
     ok: !added,
-    detail: added ? 'LEAK: a key was added to the session keyring from inside' : `keyctl, add_key and request_key denied by seccomp (${r.output.trim().split('\n')[0]})`,
+    detail: added
+      ? 'LEAK: a key was added to the session keyring from inside'
+      : `keyctl, add_key and request_key denied by seccomp (${r.output.trim().split('\n')[0]})`,
   };
 }
 
@@ -257,7 +265,11 @@ async function setupNetworkCheck(
   const name = "setup network does not reach the host's loopback";
   const net = runner.setupNetwork!;
   if (net.kind === 'refuse') return { check: { name, ok: true, detail: `setup commands needing the network are refused: ${net.reason}` }, network: net };
-  if (net.kind === 'host') return { check: { name, ok: true, detail: "NOT isolated: the operator allowed setup on the host's network (KILN_SETUP_HOST_NETWORK=allow)" }, network: net };
+  if (net.kind === 'host')
+    return {
+      check: { name, ok: true, detail: "NOT isolated: the operator allowed setup on the host's network (KILN_SETUP_HOST_NETWORK=allow)" },
+      network: net,
+    };
   let r;
   try {
     r = await run(`${connect}; echo; awk '$2 == "00000000" { print "route via " $1 }' /proc/net/route`, true);

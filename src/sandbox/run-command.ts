@@ -187,10 +187,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   try {
     const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
     const argv = [...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup), ...ownPidNamespace(), shell, '-c', command];
-    const result = await launchAndWait(
-      { argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) },
-      runOpts,
-    );
+    const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) }, runOpts);
     return { ...result, sandboxed: false };
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -208,6 +205,6 @@ function networkMode(config: RunnerConfig, wanted: boolean): NetworkMode {
   if (net.kind === 'host') return 'host';
   throw new SandboxUnavailableError(
     `setup commands need the network, and ${net.reason}; they were not run. Install slirp4netns (\`apt-get install slirp4netns\` or \`kiln setup\`), ` +
-      'or, accepting that setup can then reach every service on this machine\'s loopback, start the worker with KILN_SETUP_HOST_NETWORK=allow.',
+      "or, accepting that setup can then reach every service on this machine's loopback, start the worker with KILN_SETUP_HOST_NETWORK=allow.",
   );
 }

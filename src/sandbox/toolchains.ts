@@ -44,7 +44,15 @@ function installRoot(bin: string): string {
 
 /** Candidates: the worker's PATH (its own toolchains) and the usual install places. */
 export function knownToolchainDirs(home: string): string[] {
-  return ['/usr/local/go/bin', '/usr/lib/go/bin', join(home, 'go', 'bin'), join(home, '.cargo', 'bin'), join(home, '.pyenv', 'shims'), join(home, '.local', 'bin'), '/opt/java/bin'];
+  return [
+    '/usr/local/go/bin',
+    '/usr/lib/go/bin',
+    join(home, 'go', 'bin'),
+    join(home, '.cargo', 'bin'),
+    join(home, '.pyenv', 'shims'),
+    join(home, '.local', 'bin'),
+    '/opt/java/bin',
+  ];
 }
 
 function candidateDirs(env: NodeJS.ProcessEnv, known: string[]): string[] {
@@ -92,7 +100,9 @@ export function hostToolchains(): Toolchains {
 
 /** One line per toolchain for the probe and `kiln doctor`. */
 export function describeToolchains(t: Toolchains = hostToolchains()): string {
-  return t.found.length ? t.found.map((f) => `${f.tools.join('/')} in ${f.bin}${f.bind ? ` (bound read-only from ${f.bind})` : ''}`).join('; ') : 'none beyond the system directories';
+  return t.found.length
+    ? t.found.map((f) => `${f.tools.join('/')} in ${f.bin}${f.bind ? ` (bound read-only from ${f.bind})` : ''}`).join('; ')
+    : 'none beyond the system directories';
 }
 
 /**

@@ -31,7 +31,10 @@ export abstract class KilnInputError extends KilnError {
 /** The CLI's own errors, with the exit code they end the process with. */
 export class CliError extends KilnError {
   readonly retryable = false;
-  constructor(message: string, override readonly exitCode: number = 1) {
+  constructor(
+    message: string,
+    override readonly exitCode: number = 1,
+  ) {
     super(message);
   }
 }

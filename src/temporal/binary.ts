@@ -65,7 +65,9 @@ export async function provisionTemporalCli(opts: { env?: NodeJS.ProcessEnv; log?
 export async function goInstall(packages: string[], gobin: string, env: NodeJS.ProcessEnv, what: string, otherwise: string): Promise<void> {
   const go = await execa('go', ['version'], { env, reject: false });
   if (go.exitCode !== 0) {
-    throw new TemporalCliError(`${what} is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or \`apt-get install golang\`), or ${otherwise}`);
+    throw new TemporalCliError(
+      `${what} is not installed and there is no Go toolchain to build it: install Go 1.22+ (https://go.dev/dl, or \`apt-get install golang\`), or ${otherwise}`,
+    );
   }
   await mkdir(gobin, { recursive: true });
   const res = await execa('go', ['install', ...packages], {

@@ -96,7 +96,10 @@ async function setupSchemas(bins: ServerBinaries, pgPort: number, first: boolean
     const r = await execa(bins.sql, ['--db', db, ...args], { env, reject: false, all: true });
     if (r.exitCode !== 0) throw new Error(`temporal-sql-tool --db ${db} ${args.join(' ')} failed: ${String(r.all).trim().split('\n').slice(-3).join(' ')}`);
   };
-  for (const [db, sub] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
+  for (const [db, sub] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
     if (first) {
       log(`schema: creating database ${db}`);
       await sql(db, ['create-database']);
@@ -109,7 +112,8 @@ async function setupSchemas(bins: ServerBinaries, pgPort: number, first: boolean
 async function waitForFrontend(address: string, child: ResultPromise, output: () => string): Promise<Connection> {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`temporal server exited (${child.exitCode}) before it was ready: ${output().trim().split('\n').slice(-3).join(' ')}`);
+    if (child.exitCode !== null)
+      throw new Error(`temporal server exited (${child.exitCode}) before it was ready: ${output().trim().split('\n').slice(-3).join(' ')}`);
     try {
       const c = await Connection.connect({ address, connectTimeout: 1000 });
       await c.workflowService.getSystemInfo({});
@@ -153,7 +157,8 @@ export async function startCluster(o: ClusterOptions): Promise<LocalCluster> {
   const stateFile = join(o.dir, STATE_FILE);
   const state: ClusterState = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : await newState(o);
   if (o.port && state.ports.frontend !== o.port) state.ports.frontend = o.port;
-  if (o.shards && o.shards !== state.shards) log(`history shards: ${state.shards} (fixed when ${o.dir} was first started; --shards ${o.shards} needs a new directory)`);
+  if (o.shards && o.shards !== state.shards)
+    log(`history shards: ${state.shards} (fixed when ${o.dir} was first started; --shards ${o.shards} needs a new directory)`);
   if (await portTaken('127.0.0.1', state.ports.frontend)) {
     throw new PortInUseError(`port ${state.ports.frontend} is taken (another Temporal server, or \`kiln dev\`?): pick another with --port`);
   }

@@ -81,7 +81,9 @@ export async function connectClient(
       wait = Math.min(wait * 2, 2000);
     }
   }
-  const why = String((last as Error)?.message ?? last).split('\n')[0]!.slice(0, 200);
+  const why = String((last as Error)?.message ?? last)
+    .split('\n')[0]!
+    .slice(0, 200);
   throw new TemporalUnreachableError(
     `cannot reach Temporal at ${s.address} (tried for ${Math.round((Date.now() - started) / 1000)} s: ${why}): start the embedded server with \`kiln dev\` (or set TEMPORAL_ADDRESS to your cluster)`,
   );

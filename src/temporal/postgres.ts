@@ -23,7 +23,9 @@ export function findPgBin(env: NodeJS.ProcessEnv = process.env): string {
   }
   const debian = '/usr/lib/postgresql';
   const versions = existsSync(debian)
-    ? readdirSync(debian).filter((v) => existsSync(join(debian, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    ? readdirSync(debian)
+        .filter((v) => existsSync(join(debian, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
     : [];
   if (versions[0]) return join(debian, versions[0], 'bin');
   try {
@@ -69,7 +71,9 @@ export async function startPostgres(o: { dir: string; port: number; user?: strin
     chownSync(o.dir, as.uid, as.gid);
     const reach = await execa('test', ['-x', o.dir], { ...as, reject: false });
     if (reach.exitCode !== 0) {
-      throw new PostgresMissingError(`as root, PostgreSQL runs as uid ${as.uid}, which cannot reach ${o.dir} (a parent directory is private): pick a directory under /var/lib or /tmp`);
+      throw new PostgresMissingError(
+        `as root, PostgreSQL runs as uid ${as.uid}, which cannot reach ${o.dir} (a parent directory is private): pick a directory under /var/lib or /tmp`,
+      );
     }
   }
   const opts = { ...(as ?? {}), env: { ...process.env, LC_ALL: 'C' }, reject: false, all: true } as const;

@@ -19,7 +19,12 @@ export interface RegisterResult {
 }
 
 /** temporal.api.enums.v1.IndexedValueType for the types Kiln uses (the proto package is CommonJS: no named import at run time) */
-const INDEXED_VALUE_TYPE: Record<(typeof KILN_SEARCH_ATTRIBUTE_KEYS)[number]['type'], temporal.api.enums.v1.IndexedValueType> = { KEYWORD: 2, DOUBLE: 4, DATETIME: 6, KEYWORD_LIST: 7 };
+const INDEXED_VALUE_TYPE: Record<(typeof KILN_SEARCH_ATTRIBUTE_KEYS)[number]['type'], temporal.api.enums.v1.IndexedValueType> = {
+  KEYWORD: 2,
+  DOUBLE: 4,
+  DATETIME: 6,
+  KEYWORD_LIST: 7,
+};
 
 /** gRPC status codes (google.rpc.Code) that mean "not allowed" */
 const PERMISSION_DENIED = 7;
@@ -32,9 +37,7 @@ function isDenied(err: unknown): boolean {
 
 export function adminCommands(namespace: string, names: readonly string[]): string {
   const types = new Map(KILN_SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, k.type]));
-  return names
-    .map((n) => `temporal operator search-attribute create --namespace ${namespace} --name ${n} --type ${cliType(types.get(n)!)}`)
-    .join('; ');
+  return names.map((n) => `temporal operator search-attribute create --namespace ${namespace} --name ${n} --type ${cliType(types.get(n)!)}`).join('; ');
 }
 
 function cliType(t: string): string {

@@ -33,7 +33,10 @@ export interface UiGuard {
 export function uiRequestProblem(req: { method: string; path: string; host?: string; origin?: string; referer?: string }, port: number): string | undefined {
   const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
   if (!req.host || !hosts.has(req.host.toLowerCase())) return `foreign Host ${JSON.stringify(req.host ?? '')}`;
-  for (const [name, value] of [['Origin', req.origin], ['Referer', req.referer]] as const) {
+  for (const [name, value] of [
+    ['Origin', req.origin],
+    ['Referer', req.referer],
+  ] as const) {
     if (value === undefined || value === '') continue;
     let h: string;
     try {

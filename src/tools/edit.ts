@@ -271,10 +271,6 @@ export async function commitEdit(workspace: string, prepared: PreparedEdit): Pro
 }
 
 /** prepareEdit + commitEdit in one step, for callers that need no crash idempotency. */
-export async function applyEdit(
-  workspace: string,
-  name: EditToolName,
-  input: EditRequest | CreateFileInput,
-): Promise<ToolOutcome> {
+export async function applyEdit(workspace: string, name: EditToolName, input: EditRequest | CreateFileInput): Promise<ToolOutcome> {
   return commitEdit(workspace, prepareEdit(workspace, name, input));
 }

@@ -21,14 +21,4 @@ export {
 export { readFile, READ_MAX_BYTES, READ_MAX_LINES } from './read-file.js';
 export { listFiles, listWorkspaceFiles, globMatcher, LIST_MAX_FILES } from './list-files.js';
 export { search, searchMatches, SEARCH_MAX_SHOWN, SECRET_FILE_GLOBS, type SearchMatch, type SearchOptions, type SearchResult } from './search.js';
-export {
-  prepareEdit,
-  commitEdit,
-  applyEdit,
-  fileHash,
-  sha256,
-  nearMatchHint,
-  type PreparedEdit,
-  type EditRequest,
-  type EditToolName,
-} from './edit.js';
+export { prepareEdit, commitEdit, applyEdit, fileHash, sha256, nearMatchHint, type PreparedEdit, type EditRequest, type EditToolName } from './edit.js';

@@ -6,10 +6,7 @@ import { z } from 'zod';
  * misspelt field (`replaceAll`) comes back as an error instead of being ignored.
  */
 
-const relPath = z
-  .string()
-  .min(1)
-  .describe('Path relative to the workspace root, e.g. "src/auth/login.ts". No absolute paths, no "..".');
+const relPath = z.string().min(1).describe('Path relative to the workspace root, e.g. "src/auth/login.ts". No absolute paths, no "..".');
 
 const lineNumber = z.number().int().min(1);
 
@@ -17,9 +14,7 @@ export const readFileInput = z
   .strictObject({
     path: relPath,
     start_line: lineNumber.optional().describe('First line to show, 1-based. Default 1.'),
-    end_line: lineNumber
-      .optional()
-      .describe('Last line to show, inclusive. Default: as far as the 2000-line / 100 KB limit allows.'),
+    end_line: lineNumber.optional().describe('Last line to show, inclusive. Default: as far as the 2000-line / 100 KB limit allows.'),
   })
   .describe(
     'Read a text file of the workspace, with line numbers ("  12\\tcode"). Shows at most 2000 lines or 100 KB per call; ' +
@@ -32,9 +27,7 @@ export const listFilesInput = z
       .string()
       .min(1)
       .optional()
-      .describe(
-        'Glob to filter paths, e.g. "src/**/*.ts" or "*.md" (a glob without "/" matches the file name at any depth). Default: all files.',
-      ),
+      .describe('Glob to filter paths, e.g. "src/**/*.ts" or "*.md" (a glob without "/" matches the file name at any depth). Default: all files.'),
   })
   .describe(
     'List the files of the workspace (tracked and untracked, .gitignore respected), sorted, at most 1000 per call. ' +
@@ -44,15 +37,8 @@ export const listFilesInput = z
 export const searchInput = z
   .strictObject({
     pattern: z.string().min(1).describe('Text to find. Literal unless regex is true.'),
-    path_glob: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Only search files matching this glob, e.g. "src/**/*.ts" or "*.py". Prefix with "!" to exclude.'),
-    regex: z
-      .boolean()
-      .default(false)
-      .describe('Treat pattern as a regular expression (Rust regex syntax, like ripgrep). Default false: literal text.'),
+    path_glob: z.string().min(1).optional().describe('Only search files matching this glob, e.g. "src/**/*.ts" or "*.py". Prefix with "!" to exclude.'),
+    regex: z.boolean().default(false).describe('Treat pattern as a regular expression (Rust regex syntax, like ripgrep). Default false: literal text.'),
     case: z
       .enum(['sensitive', 'insensitive', 'smart'])
       .default('smart')
@@ -87,9 +73,7 @@ export const createFileInput = z
     path: relPath,
     content: z.string().describe('Full content of the new file.'),
   })
-  .describe(
-    'Create a NEW file (parent directories are created). Fails if the file exists: use edit to change existing files.',
-  );
+  .describe('Create a NEW file (parent directories are created). Fails if the file exists: use edit to change existing files.');
 
 export const RUN_COMMAND_DEFAULT_TIMEOUT_MS = 120_000;
 export const RUN_COMMAND_MAX_TIMEOUT_MS = 600_000;
@@ -104,11 +88,7 @@ export const runCommandInput = z
       .max(RUN_COMMAND_MAX_TIMEOUT_MS)
       .default(RUN_COMMAND_DEFAULT_TIMEOUT_MS)
       .describe(`Kill the command after this many milliseconds. Default ${RUN_COMMAND_DEFAULT_TIMEOUT_MS}, max ${RUN_COMMAND_MAX_TIMEOUT_MS}.`),
-    reason: z
-      .string()
-      .trim()
-      .min(1)
-      .describe('Why this command is needed, in one sentence; shown to the person asked to approve it.'),
+    reason: z.string().trim().min(1).describe('Why this command is needed, in one sentence; shown to the person asked to approve it.'),
   })
   .describe(
     'Run a shell command in a sandbox: no network, only the workspace is writable, output is capped. ' +
@@ -144,17 +124,11 @@ export const reflectInput = z
     rationale: z.string().trim().min(1).describe('Why that change fixes the cause.'),
     changed_files: z.array(z.string().min(1)).describe('The files you expect to change in this attempt.'),
   })
-  .describe(
-    'Before any edit in a retry, reflect on the failed attempt. Required once per retry; edits are refused until a valid reflection is given.',
-  );
+  .describe('Before any edit in a retry, reflect on the failed attempt. Required once per retry; edits are refused until a valid reflection is given.');
 
 export const finishInput = z
   .strictObject({
-    summary: z
-      .string()
-      .trim()
-      .min(1)
-      .describe('What you changed and why, and how you checked it (commands run, their result).'),
+    summary: z.string().trim().min(1).describe('What you changed and why, and how you checked it (commands run, their result).'),
   })
   .describe(
     'Declare the task done. Only accepted after the checks were run since your last edit; verification then runs the project checks ' +

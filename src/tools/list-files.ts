@@ -51,11 +51,7 @@ export function globMatcher(glob: string): (file: string) => boolean {
   return negate ? (f) => !isMatch(f) : (f) => isMatch(f);
 }
 
-export async function listFiles(
-  workspace: string,
-  input: Partial<ListFilesInput> = {},
-  limits: { maxFiles?: number } = {},
-): Promise<ToolOutcome> {
+export async function listFiles(workspace: string, input: Partial<ListFilesInput> = {}, limits: { maxFiles?: number } = {}): Promise<ToolOutcome> {
   const maxFiles = limits.maxFiles ?? LIST_MAX_FILES;
   let files = await listWorkspaceFiles(workspace);
   if (input.glob) files = files.filter(globMatcher(input.glob));

@@ -13,11 +13,7 @@ export interface ReadFileLimits {
   maxBytes?: number;
 }
 
-export function readFile(
-  workspace: string,
-  input: Pick<ReadFileInput, 'path'> & Partial<ReadFileInput>,
-  limits: ReadFileLimits = {},
-): ToolOutcome {
+export function readFile(workspace: string, input: Pick<ReadFileInput, 'path'> & Partial<ReadFileInput>, limits: ReadFileLimits = {}): ToolOutcome {
   const maxLines = limits.maxLines ?? READ_MAX_LINES;
   const maxBytes = limits.maxBytes ?? READ_MAX_BYTES;
   let data: Buffer;

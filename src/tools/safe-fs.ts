@@ -17,15 +17,7 @@ export { isInside };
  * after the check changes nothing.
  */
 
-export type PathErrorCode =
-  | 'invalid'
-  | 'outside'
-  | 'symlink'
-  | 'not_found'
-  | 'not_file'
-  | 'exists'
-  | 'too_large'
-  | 'protected';
+export type PathErrorCode = 'invalid' | 'outside' | 'symlink' | 'not_found' | 'not_file' | 'exists' | 'too_large' | 'protected';
 
 /** A path the tools refuse (outside, missing, protected...): the same call is refused again. */
 export class WorkspacePathError extends KilnError {
@@ -286,11 +278,7 @@ export function safeWriteFile(workspace: string, p: string, data: string | Buffe
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    const fd = fs.openSync(
-      tmp,
-      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-      0o666,
-    );
+    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o666);
     tmpCreated = true;
     try {
       fs.writeFileSync(fd, data);

@@ -61,8 +61,6 @@ export function parseToolInput(name: string, input: unknown): ParseToolInputResu
   const problems = r.error.issues.map((i) => `- ${describeIssue(i, { input, root: 'input' })}`);
   return {
     ok: false,
-    error:
-      `Invalid input for ${name}:\n${problems.join('\n')}\n` +
-      `Fields: ${Object.keys(shape).join(', ')} (required: ${required.join(', ') || 'none'}).`,
+    error: `Invalid input for ${name}:\n${problems.join('\n')}\n` + `Fields: ${Object.keys(shape).join(', ')} (required: ${required.join(', ') || 'none'}).`,
   };
 }

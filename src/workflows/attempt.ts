@@ -44,7 +44,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     patched(GATE_PATCH)
       ? `The stop gate: run the checks first. ${loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
       : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
-  const gateNote = () => (patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run');
+  const gateNote = () =>
+    patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
 
   for (;;) {
     await maybeContinueAsNew(ctx, loop);
@@ -53,21 +54,18 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     if (over) return { kind: 'budget', which: over };
 
     state.turn += 1;
-    const turn = await acts.agentTurn.executeWithOptions(
-      { ...modelOptions(input), summary: `turn ${state.turn}: model` },
-      [
-        {
-          ...ctx.ref(),
-          turn: state.turn,
-          attempt: state.attempt,
-          userText: loop.userText,
-          toolResults: loop.toolResults,
-          checkpoint: loop.dirty,
-          memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
-          tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
-        },
-      ],
-    );
+    const turn = await acts.agentTurn.executeWithOptions({ ...modelOptions(input), summary: `turn ${state.turn}: model` }, [
+      {
+        ...ctx.ref(),
+        turn: state.turn,
+        attempt: state.attempt,
+        userText: loop.userText,
+        toolResults: loop.toolResults,
+        checkpoint: loop.dirty,
+        memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
+        tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
+      },
+    ]);
     if (turn.budgetStop) {
       // the turn's input alone would overshoot the token budget: it did not start
       state.turn -= 1;
@@ -86,7 +84,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     addUsage(state, turn.usage, turn.costUsd);
     state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
     if (turn.text) observe(state, turn.text);
-    if (turn.compacted) ctx.note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
+    if (turn.compacted)
+      ctx.note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
     if (state.phase === 'planning' && turn.calls.some((c) => !READ_ONLY_TOOLS.has(c.name))) ctx.phase('editing');
     // the turn line says what the model said; each call gets its own line with its outcome
     ctx.note('turn', `turn ${state.turn}${turn.text ? `: ${turn.text.split('\n')[0]!.slice(0, 160)}` : turn.calls.length ? '' : ` (${turn.stopReason})`}`);
@@ -118,7 +117,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         result = { text: call.inputError, isError: true, malformed: true };
       } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== REFLECT_TOOL && patched('retry-reflects')) {
         // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
-        const text = 'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
+        const text =
+          'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
         loop.toolResults[call.id] = { content: text, isError: true };
         ctx.note('note', `reflection required before ${call.name}`);
         result = { text, isError: true, malformed: false };
@@ -207,7 +207,13 @@ async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[])
   }
   if (lead.length < 2 || !patched('batch-read-tools')) return new Map();
   const results = await acts.runTools.executeWithOptions(
-    { ...toolOptions(ctx.input), summary: `turn ${ctx.state.turn}: ${lead.map((c) => c.summary).join('; ').slice(0, 200)}` },
+    {
+      ...toolOptions(ctx.input),
+      summary: `turn ${ctx.state.turn}: ${lead
+        .map((c) => c.summary)
+        .join('; ')
+        .slice(0, 200)}`,
+    },
     [{ ...ctx.ref(), toolUseIds: lead.map((c) => c.id), grants: ctx.state.grants }],
   );
   return new Map(results.filter((r) => r.result.status !== 'ask').map((r) => [r.id, r.result]));
@@ -217,10 +223,9 @@ async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[])
 async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Promise<ToolOutcome> {
   const { state, input } = ctx;
   const exec = (approvedHash?: string) =>
-    acts.runTool.executeWithOptions(
-      { ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` },
-      [{ ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants }],
-    );
+    acts.runTool.executeWithOptions({ ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` }, [
+      { ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants },
+    ]);
   // a command may run for minutes: the live view shows it when it starts, not only when it ends
   if (call.name === 'run_command' && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
   const res = await exec();
@@ -247,7 +252,9 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
   ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
   // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
   // it is metadata, not part of the command that replay compares
-  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, { summary: `approval ${id} times out: ${call.summary}`.slice(0, 200) });
+  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, {
+    summary: `approval ${id} times out: ${call.summary}`.slice(0, 200),
+  });
   const pending = findApproval(state, id)!;
   state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
   if (!answered) {

@@ -3,22 +3,19 @@
  * of it), plus the pure decisions the workflow takes between phases. No Temporal import, so all
  * of it is unit-tested without a server; the workflow (./run.ts, ./attempt.ts) only orchestrates.
  */
-import type {
-  ApprovalDecision,
-  BudgetUsed,
-  Budgets,
-  LogLine,
-  Phase,
-  PendingApproval,
-  RunInput,
-  RunState,
-  Usage,
-  Verdict,
-} from '../shared/types.js';
+import type { ApprovalDecision, BudgetUsed, Budgets, LogLine, Phase, PendingApproval, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
 import { artifactsDir } from '../shared/paths.js';
 
 /** Phases a run works in; the rest (succeeded, blocked, cancelled) are its end states. */
-export const ACTIVE_PHASES = ['preparing', 'planning', 'editing', 'awaiting_approval', 'verifying', 'retrying', 'needs_human'] as const satisfies readonly Phase[];
+export const ACTIVE_PHASES = [
+  'preparing',
+  'planning',
+  'editing',
+  'awaiting_approval',
+  'verifying',
+  'retrying',
+  'needs_human',
+] as const satisfies readonly Phase[];
 
 export interface Transition {
   from: readonly Phase[];
@@ -92,20 +89,13 @@ export function setPhase(state: RunState, phase: Phase, at: string, note?: strin
   log(state, at, 'phase', note ? `${phase}: ${note}` : phase);
 }
 
-export type AfterVerdict =
-  | { next: 'succeeded' }
-  | { next: 'retry'; attempt: number }
-  | { next: 'needs_human'; reason: string };
+export type AfterVerdict = { next: 'succeeded' } | { next: 'retry'; attempt: number } | { next: 'needs_human'; reason: string };
 
 /**
  * What follows a verdict: pass → succeeded; the same failure twice in a row → a person at once
  * (another attempt would burn budget on the same wall); attempts left → retry; else a person.
  */
-export function afterVerdict(
-  state: RunState,
-  verdict: Verdict,
-  previousSignature: string | undefined,
-): AfterVerdict {
+export function afterVerdict(state: RunState, verdict: Verdict, previousSignature: string | undefined): AfterVerdict {
   if (verdict.pass) return { next: 'succeeded' };
   if (previousSignature !== undefined && previousSignature === verdict.signature) {
     return { next: 'needs_human', reason: `the same failure twice in a row: ${verdict.summary}` };
@@ -122,11 +112,9 @@ export function describeTransitions(): string {
   const name = (t: Transition) => (t.from === ACTIVE_PHASES ? 'any active phase' : t.from.join(' | '));
   const width = Math.max(...TRANSITIONS.map((t) => name(t).length));
   const toWidth = Math.max(...TRANSITIONS.map((t) => t.to.length));
-  return [
-    `active phases: ${ACTIVE_PHASES.join(', ')}`,
-    '',
-    ...TRANSITIONS.map((t) => `${name(t).padEnd(width)} → ${t.to.padEnd(toWidth)}  ${t.why}`),
-  ].join('\n');
+  return [`active phases: ${ACTIVE_PHASES.join(', ')}`, '', ...TRANSITIONS.map((t) => `${name(t).padEnd(width)} → ${t.to.padEnd(toWidth)}  ${t.why}`)].join(
+    '\n',
+  );
 }
 
 // The run's state and the pure updates the workflow makes to it.
@@ -205,12 +193,7 @@ export function touch(state: RunState, path: string): void {
  * Validates an approval decision: the Update validator rejects to the sender with this message;
  * the Signal of the same name drops it (recorded in the log), so a stale decision changes nothing.
  */
-export function approvalProblem(
-  state: RunState,
-  decided: ReadonlySet<string>,
-  expired: ReadonlySet<string>,
-  d: ApprovalDecision,
-): string | undefined {
+export function approvalProblem(state: RunState, decided: ReadonlySet<string>, expired: ReadonlySet<string>, d: ApprovalDecision): string | undefined {
   if (!d || typeof d.approvalId !== 'string') return 'approvalId is required';
   if (typeof d.approve !== 'boolean') return 'approve must be true or false';
   if (d.scope !== undefined && d.scope !== 'once' && d.scope !== 'run') return 'scope must be "once" or "run"';

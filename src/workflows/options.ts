@@ -2,7 +2,15 @@
  * Activity options and the failure tests the workflow needs. Temporal owns every retry; the
  * timeouts are set here once so the run and the attempt cannot disagree.
  */
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, TimeoutFailure, patched, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  TimeoutFailure,
+  patched,
+  proxyActivities,
+  type ActivityInterfaceFor,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
 
@@ -18,8 +26,7 @@ export const shared = proxyActivities<Activities>({
 });
 
 /** Activities that touch the worktree go to the queue of the host that holds it. */
-export const hostActivities = (input: RunInput, hostQueue: string): Acts =>
-  proxyActivities<Activities>({ ...hostOptions(input), taskQueue: hostQueue });
+export const hostActivities = (input: RunInput, hostQueue: string): Acts => proxyActivities<Activities>({ ...hostOptions(input), taskQueue: hostQueue });
 
 /** Activity options from the run's settings; Temporal owns every retry. */
 function options(input: RunInput, startToCloseTimeout: string | number, maximumAttempts: number) {

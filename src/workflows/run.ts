@@ -20,7 +20,12 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   const r = await runToEnd(input, carry);
   // Behind a patch: runs started earlier end as they began, Completed whatever their state.
   if (r.state === 'blocked' && patched(NOT_ACHIEVED_PATCH)) {
-    throw ApplicationFailure.create({ type: RUN_NOT_ACHIEVED, message: `blocked: ${r.reason ?? 'the goal was not reached'}`, nonRetryable: true, details: [r] });
+    throw ApplicationFailure.create({
+      type: RUN_NOT_ACHIEVED,
+      message: `blocked: ${r.reason ?? 'the goal was not reached'}`,
+      nonRetryable: true,
+      details: [r],
+    });
   }
   return r;
 }
@@ -67,10 +72,9 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
         } else {
           ctx.phase('verifying');
           try {
-            verdict = await ctx.host!.verify.executeWithOptions(
-              { ...hostOptions(input), summary: `verify attempt ${state.attempt}` },
-              [{ ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied }],
-            );
+            verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(input), summary: `verify attempt ${state.attempt}` }, [
+              { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
+            ]);
           } catch (err) {
             if (!isHostLost(err)) throw err;
             loop = await rebuildElsewhere(ctx);
@@ -136,7 +140,8 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
         state.reason = who && patched('record-canceller') ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
         state.pendingApprovals = [];
         ctx.phase('cancelled');
-        if (who && patched('record-canceller')) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
+        if (who && patched('record-canceller'))
+          await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
         await finish(ctx, true);
       });
     }
@@ -162,7 +167,12 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
   if (input.allowUnverified && patched('unverified-run')) {
     ctx.note('note', 'UNVERIFIED allowed: a repo with no checks may end succeeded, as the user asked (--unverified)');
-    await ctx.audit({ kind: 'verification', decision: 'unverified allowed', what: 'a run with no checks may succeed without verification', by: 'run option --unverified' });
+    await ctx.audit({
+      kind: 'verification',
+      decision: 'unverified allowed',
+      what: 'a run with no checks may succeed without verification',
+      by: 'run option --unverified',
+    });
   }
   if (input.sandbox === 'off') {
     ctx.note('note', 'SANDBOX OFF: commands run unsandboxed on this machine, as the user asked (--sandbox off)');
@@ -180,12 +190,15 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
   const { input, state, checkpoint } = ctx;
   const lost = ctx.prep!.hostQueue;
   state.pendingApprovals = [];
-  ctx.note('note', `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`);
-  ctx.phase('preparing', `rebuilding after losing ${lost}`);
-  const prep = await shared.prepareWorkspace.executeWithOptions(
-    { ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` },
-    [input, { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 }],
+  ctx.note(
+    'note',
+    `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`,
   );
+  ctx.phase('preparing', `rebuilding after losing ${lost}`);
+  const prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` }, [
+    input,
+    { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 },
+  ]);
   ctx.useWorkspace(prep);
   const restored = prep.restored;
   const what = restored?.applied
@@ -193,7 +206,10 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
     : `none of your changes could be restored (${restored?.note ?? 'no checkpoint'})`;
   ctx.note('note', `rebuilt on ${prep.hostQueue}: ${what}`);
   ctx.phase(state.attempt === 1 && !state.touchedFiles.length ? 'planning' : 'editing');
-  return freshLoop(false, `The machine that ran this task was lost. Kiln rebuilt the worktree on another machine from the base commit: ${what}. Check the current state (read the files, run the checks) and continue.`);
+  return freshLoop(
+    false,
+    `The machine that ran this task was lost. Kiln rebuilt the worktree on another machine from the base commit: ${what}. Check the current state (read the files, run the checks) and continue.`,
+  );
 }
 
 /** needs_human: wait for a hint, an accept or an abandon (the handlers set it), or the timeout. */

@@ -130,7 +130,10 @@ async function approve(h: Handle, st: RunState): Promise<void> {
 }
 
 function events(r: RunResult): Array<Record<string, unknown>> {
-  return readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 function patch(r: RunResult): string {
@@ -152,7 +155,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     await cluster?.stop();
   });
 
-  it('registers Kiln\'s search attributes on the cluster (the worker does it too, idempotently)', async () => {
+  it("registers Kiln's search attributes on the cluster (the worker does it too, idempotently)", async () => {
     const res = await connection.operatorService.listSearchAttributes({ namespace: cluster.namespace });
     expect(Object.keys(res.customAttributes ?? {})).toEqual(
       expect.arrayContaining(['KilnPhase', 'KilnRepo', 'KilnTouched', 'KilnApprovers', 'KilnBudgetShare', 'KilnWaitingSince']),
@@ -174,11 +177,15 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
   it('finds waiting runs with a visibility query on the cluster', async () => {
     const h = await start(input(askingScript(scratch)));
     const st = await waitingFor(h);
-    const ids = await until('the run in the visibility store', async () => {
-      const found: string[] = [];
-      for await (const w of client.workflow.list({ query: `KilnPhase = 'awaiting_approval' AND TaskQueue = '${queue}'` })) found.push(w.workflowId);
-      return found.includes(h.workflowId) ? found : undefined;
-    }, 30_000);
+    const ids = await until(
+      'the run in the visibility store',
+      async () => {
+        const found: string[] = [];
+        for await (const w of client.workflow.list({ query: `KilnPhase = 'awaiting_approval' AND TaskQueue = '${queue}'` })) found.push(w.workflowId);
+        return found.includes(h.workflowId) ? found : undefined;
+      },
+      30_000,
+    );
     expect(ids).toContain(h.workflowId);
     await approve(h, st);
     expect((await h.result()).state).toBe('succeeded');

@@ -9,7 +9,28 @@ import { describe, expect, it } from 'vitest';
 import { repoWith, ROOT } from '../helpers/repo.js';
 import { command, kiln, userEnv } from './cli.js';
 
-const COMMANDS = ['setup', 'dev', 'worker', 'run', 'status', 'list', 'wait', 'approve', 'reject', 'hint', 'accept', 'abandon', 'cancel', 'logs', 'diff', 'demo', 'eval', 'policy', 'sandbox', 'trust'];
+const COMMANDS = [
+  'setup',
+  'dev',
+  'worker',
+  'run',
+  'status',
+  'list',
+  'wait',
+  'approve',
+  'reject',
+  'hint',
+  'accept',
+  'abandon',
+  'cancel',
+  'logs',
+  'diff',
+  'demo',
+  'eval',
+  'policy',
+  'sandbox',
+  'trust',
+];
 
 /** The "Commands:" section of commander's help, as {name → description} with one line each. */
 function commandLines(help: string): Map<string, string> {
@@ -33,7 +54,7 @@ describe('help', () => {
     expect([...lines.keys()].filter((k) => k.startsWith('(continuation)'))).toEqual([]);
   });
 
-  it('`npx kiln --help` from the repo root runs this package\'s own bin, offline', async () => {
+  it("`npx kiln --help` from the repo root runs this package's own bin, offline", async () => {
     // --offline: npx must not fetch a package called "kiln" from the registry
     const r = await command('npx', ['--offline', 'kiln', '--help'], { env: userEnv(), cwd: ROOT });
     expect(r.stderr).not.toMatch(/ERR!/);
@@ -67,7 +88,9 @@ describe('kiln trust', () => {
 describe('kiln policy', () => {
   it('check prints one JSON object with the decision, rule and reason', async () => {
     const ws = mkdtempSync(join(tmpdir(), 'kiln-ws-'));
-    const r = await kiln(['policy', 'check', '--workspace', ws, '--tool', 'run_command', '--input', '{"command":"curl http://x","reason":"r"}', '--json'], { env: userEnv() });
+    const r = await kiln(['policy', 'check', '--workspace', ws, '--tool', 'run_command', '--input', '{"command":"curl http://x","reason":"r"}', '--json'], {
+      env: userEnv(),
+    });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
     const d = JSON.parse(r.stdout) as { decision: string; rule: string; reason: string };
@@ -126,7 +149,7 @@ describe('kiln sandbox exec', () => {
   // without reaching the host; a path on the real file system must be refused outright
   const base = mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'kiln-sbx-'));
 
-  it('exits with the command\'s code and keeps what it wrote in the workspace', async () => {
+  it("exits with the command's code and keeps what it wrote in the workspace", async () => {
     const ws = join(base, 'ws1');
     mkdirSync(ws);
     const r = await kiln(['sandbox', 'exec', '--workspace', ws, '--', 'sh', '-c', 'echo hi > f; exit 3'], { env: userEnv() });

@@ -43,7 +43,20 @@ afterAll(async () => {
   await dev?.kill();
 });
 
-const runArgs = (repo: string, id: string, ...more: string[]) => ['run', '--repo', repo, '--goal', GOAL, '--model', SCRIPT, '--id', id, '--heartbeat-timeout', '3s', ...more];
+const runArgs = (repo: string, id: string, ...more: string[]) => [
+  'run',
+  '--repo',
+  repo,
+  '--goal',
+  GOAL,
+  '--model',
+  SCRIPT,
+  '--id',
+  id,
+  '--heartbeat-timeout',
+  '3s',
+  ...more,
+];
 
 async function state(id: string): Promise<RunState | undefined> {
   try {
@@ -84,7 +97,10 @@ describe('kiln dev + kiln run', () => {
     expect(code, run.stderr()).toBe(0);
     const out = run.stdout();
     // `kiln run --json | jq` works: every stdout line is one JSON object
-    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: 'started', runId: id, scripted: true });
     expect(lines.some((l) => l.type === 'event' && l.text === 'verifying')).toBe(true);
     expect(lines.some((l) => l.type === 'event' && l.text === 'succeeded')).toBe(true);
@@ -156,7 +172,12 @@ describe('kiln dev + kiln run', () => {
       { name: 'empty goal', args: ['run', '--repo', repo, '--goal', '  ', '--model', SCRIPT, '--id', 'bad-3'], message: /--goal/ },
       { name: 'unknown option', args: [...runArgs(repo, 'bad-4'), '--frobnicate'], message: /unknown option '--frobnicate'/ },
       { name: 'unreadable script', args: ['run', '--repo', repo, '--goal', GOAL, '--model', 'scripted:/nope.json', '--id', 'bad-5'], message: /\/nope\.json/ },
-      { name: 'Temporal unreachable', args: runArgs(repo, 'bad-6'), env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${closed}` }, message: /cannot reach Temporal at 127\.0\.0\.1:\d+.*kiln dev/ },
+      {
+        name: 'Temporal unreachable',
+        args: runArgs(repo, 'bad-6'),
+        env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${closed}` },
+        message: /cannot reach Temporal at 127\.0\.0\.1:\d+.*kiln dev/,
+      },
     ];
     for (const c of cases) {
       const r = await kiln(c.args, { env: c.env ?? env });
@@ -233,13 +254,24 @@ describe('kiln dev + kiln run', () => {
     expect(ls.stdout).toContain(viaSignal);
 
     const input = (by: string) => JSON.stringify({ approvalId: 'ap-1', approve: true, by });
-    const u = await command(temporal!, ['workflow', 'update', 'execute', '--address', address, '--workflow-id', viaUpdate, '--name', 'approve', '--input', input('temporal-cli')], { env });
+    const u = await command(
+      temporal!,
+      ['workflow', 'update', 'execute', '--address', address, '--workflow-id', viaUpdate, '--name', 'approve', '--input', input('temporal-cli')],
+      { env },
+    );
     expect(u.code, u.stderr).toBe(0);
     expect(u.stdout).toMatch(/approved ap-1/);
-    const sg = await command(temporal!, ['workflow', 'signal', '--address', address, '--workflow-id', viaSignal, '--name', 'approve', '--input', input('temporal-cli-signal')], { env });
+    const sg = await command(
+      temporal!,
+      ['workflow', 'signal', '--address', address, '--workflow-id', viaSignal, '--name', 'approve', '--input', input('temporal-cli-signal')],
+      { env },
+    );
     expect(sg.code, sg.stderr).toBe(0);
 
-    for (const [id, by] of [[viaUpdate, 'temporal-cli'], [viaSignal, 'temporal-cli-signal']] as const) {
+    for (const [id, by] of [
+      [viaUpdate, 'temporal-cli'],
+      [viaSignal, 'temporal-cli-signal'],
+    ] as const) {
       const w = await kiln(['wait', id, '--json'], { env });
       expect(w.code, w.stdout).toBe(0);
       const r = JSON.parse(lastLine(w.stdout)) as { state: string; artifactsDir: string };

@@ -25,7 +25,18 @@ export interface CliResult {
  */
 export function userEnv(over: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
-  for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'KILN_MODEL', 'KILN_UI_URL', 'KILN_LOG_LEVEL', 'KILN_TASK_QUEUE', 'KILN_DEBUG', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) delete env[k];
+  for (const k of [
+    'ANTHROPIC_API_KEY',
+    'ANTHROPIC_BASE_URL',
+    'KILN_MODEL',
+    'KILN_UI_URL',
+    'KILN_LOG_LEVEL',
+    'KILN_TASK_QUEUE',
+    'KILN_DEBUG',
+    'TEMPORAL_ADDRESS',
+    'TEMPORAL_NAMESPACE',
+  ])
+    delete env[k];
   for (const [k, v] of Object.entries(over)) {
     if (v === undefined) delete env[k];
     else env[k] = v;

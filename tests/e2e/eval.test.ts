@@ -10,7 +10,22 @@ import { describe, expect, it } from 'vitest';
 import type { EvalReport, RunScore } from '../../src/eval/types.js';
 import { ROOT } from '../helpers/repo.js';
 
-const FIELDS = ['task', 'kind', 'repeat', 'success', 'attempts', 'turns', 'tokens', 'costUsd', 'durationMs', 'diffLines', 'testsModified', 'overBudget', 'failureClass', 'scripted'] as const;
+const FIELDS = [
+  'task',
+  'kind',
+  'repeat',
+  'success',
+  'attempts',
+  'turns',
+  'tokens',
+  'costUsd',
+  'durationMs',
+  'diffLines',
+  'testsModified',
+  'overBudget',
+  'failureClass',
+  'scripted',
+] as const;
 
 async function kilnEval(args: string[]) {
   const home = mkdtempSync(join(tmpdir(), 'kiln-eval-home-'));
@@ -39,38 +54,42 @@ function expectEveryField(report: EvalReport) {
 }
 
 describe('kiln eval', () => {
-  it('runs the bundled suite: every task succeeds, scored from its artifacts, with a report', async () => {
-    const { res, report, out } = await kilnEval([]);
-    expect(res.exitCode, res.stderr.slice(-2000)).toBe(0);
-    expect(res.stdout).toContain('SCRIPTED');
-    expectEveryField(report);
-    const runs = byTask(report);
-    expect(Object.keys(runs).sort()).toEqual(['add-order-cancel-api', 'extract-money-format', 'fix-inflection-acronyms', 'fix-null-session']);
-    for (const r of report.runs) {
-      expect(r, r.task).toMatchObject({ success: true, outcome: 'succeeded', failureClass: null, testsModified: false, attempts: 1, unexpectedFiles: [] });
-      expect(r.turns).toBeGreaterThan(0);
-      expect(r.tokens.input + r.tokens.cacheRead + r.tokens.cacheWrite).toBeGreaterThan(0);
-      expect(r.costUsd).toBeGreaterThan(0);
-      expect(r.diffLines).toBeGreaterThan(0);
-    }
-    expect(runs['fix-null-session']!.changedFiles).toEqual(['src/auth/session.js']);
-    expect(runs['add-order-cancel-api']!.changedFiles).toEqual(['src/modules/order/controller.js', 'src/modules/order/service.js']);
-    // the real library: its own 455 tests, set up from PyPI, checked in the sandbox
-    expect(runs['fix-inflection-acronyms']!.changedFiles).toEqual(['inflection/__init__.py']);
-    const log = readFileSync(join(runs['fix-inflection-acronyms']!.artifacts!, 'tests.log'), 'utf8');
-    expect(log).toMatch(/end of baseline: .*: 453 passed, 2 failed/);
-    expect(log).toContain('[verdict: pass; 455 passed, 0 failed (pytest)]');
-    expect(report.totals).toMatchObject({ runs: 4, passed: 4, passRate: 1, allAsExpected: true, scripted: true });
+  it(
+    'runs the bundled suite: every task succeeds, scored from its artifacts, with a report',
+    async () => {
+      const { res, report, out } = await kilnEval([]);
+      expect(res.exitCode, res.stderr.slice(-2000)).toBe(0);
+      expect(res.stdout).toContain('SCRIPTED');
+      expectEveryField(report);
+      const runs = byTask(report);
+      expect(Object.keys(runs).sort()).toEqual(['add-order-cancel-api', 'extract-money-format', 'fix-inflection-acronyms', 'fix-null-session']);
+      for (const r of report.runs) {
+        expect(r, r.task).toMatchObject({ success: true, outcome: 'succeeded', failureClass: null, testsModified: false, attempts: 1, unexpectedFiles: [] });
+        expect(r.turns).toBeGreaterThan(0);
+        expect(r.tokens.input + r.tokens.cacheRead + r.tokens.cacheWrite).toBeGreaterThan(0);
+        expect(r.costUsd).toBeGreaterThan(0);
+        expect(r.diffLines).toBeGreaterThan(0);
+      }
+      expect(runs['fix-null-session']!.changedFiles).toEqual(['src/auth/session.js']);
+      expect(runs['add-order-cancel-api']!.changedFiles).toEqual(['src/modules/order/controller.js', 'src/modules/order/service.js']);
+      // the real library: its own 455 tests, set up from PyPI, checked in the sandbox
+      expect(runs['fix-inflection-acronyms']!.changedFiles).toEqual(['inflection/__init__.py']);
+      const log = readFileSync(join(runs['fix-inflection-acronyms']!.artifacts!, 'tests.log'), 'utf8');
+      expect(log).toMatch(/end of baseline: .*: 453 passed, 2 failed/);
+      expect(log).toContain('[verdict: pass; 455 passed, 0 failed (pytest)]');
+      expect(report.totals).toMatchObject({ runs: 4, passed: 4, passRate: 1, allAsExpected: true, scripted: true });
 
-    const md = readFileSync(join(out, 'report.md'), 'utf8');
-    expect(md).toContain('xychart-beta');
-    for (const k of ['bugfix', 'feature', 'refactor']) expect(md).toContain(k);
-    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).runs).toHaveLength(4);
-    for (const r of report.runs) {
-      for (const f of ['metrics.json', 'state.json', 'events.jsonl', 'patch.diff']) expect(existsSync(join(r.artifacts!, f)), `${r.task}: ${f}`).toBe(true);
-    }
-    // the library task builds a virtualenv from PyPI twice (the run, then the verified tree)
-  }, 6 * 60_000);
+      const md = readFileSync(join(out, 'report.md'), 'utf8');
+      expect(md).toContain('xychart-beta');
+      for (const k of ['bugfix', 'feature', 'refactor']) expect(md).toContain(k);
+      expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).runs).toHaveLength(4);
+      for (const r of report.runs) {
+        for (const f of ['metrics.json', 'state.json', 'events.jsonl', 'patch.diff']) expect(existsSync(join(r.artifacts!, f)), `${r.task}: ${f}`).toBe(true);
+      }
+      // the library task builds a virtualenv from PyPI twice (the run, then the verified tree)
+    },
+    6 * 60_000,
+  );
 
   it('scores the failures suite: retries, reflection, needs_human and each failure class', async () => {
     const { res, report } = await kilnEval(['--suite', join(ROOT, 'examples', 'eval-failures')]);
@@ -81,7 +100,14 @@ describe('kiln eval', () => {
     expect(res.exitCode).toBe(0);
 
     expect(runs['retry-then-pass']).toMatchObject({ success: true, attempts: 2, failureClass: null, reflections: 1 });
-    expect(runs['exhaust-attempts']).toMatchObject({ success: false, attempts: 3, failureClass: 'verifier', needsHuman: true, humanAction: 'abandon', reflections: 2 });
+    expect(runs['exhaust-attempts']).toMatchObject({
+      success: false,
+      attempts: 3,
+      failureClass: 'verifier',
+      needsHuman: true,
+      humanAction: 'abandon',
+      reflections: 2,
+    });
     expect(runs['edits-a-test']).toMatchObject({ success: false, failureClass: 'verifier', testsModified: true, autoApproved: ['ap-1'] });
     expect(runs['policy-denied']).toMatchObject({ success: false, failureClass: 'policy' });
     expect(runs['policy-denied']!.toolDenied).toBeGreaterThanOrEqual(3);

@@ -62,14 +62,27 @@ function pythonScript(name: string, from: string): string {
         tool_use: [{ name: 'edit', input: { path: 'calc.py', old_string: from, new_string: 'return a + b' } }],
       },
       // the check line as printed, run as one command: the stop gate must count both checks
-      { expect: { tool_result_is_error: false }, tool_use: [{ name: 'run_command', input: { command: CHECKS.join(' && '), reason: 'the checks after the edit' } }] },
+      {
+        expect: { tool_result_is_error: false },
+        tool_use: [{ name: 'run_command', input: { command: CHECKS.join(' && '), reason: 'the checks after the edit' } }],
+      },
       { expect: { tool_result_contains: 'style: clean' }, tool_use: [{ name: 'finish', input: { summary: SUMMARY } }] },
     ],
   });
 }
 
 const runArgs = (repo: string, id: string, script: string, ...more: string[]) => [
-  'run', '--repo', repo, '--goal', 'add() must add', '--model', `scripted:${script}`, '--id', id, ...CHECKS.flatMap((c) => ['--check', c]), ...more,
+  'run',
+  '--repo',
+  repo,
+  '--goal',
+  'add() must add',
+  '--model',
+  `scripted:${script}`,
+  '--id',
+  id,
+  ...CHECKS.flatMap((c) => ['--check', c]),
+  ...more,
 ];
 
 describe('a Python repo without a .gitignore', () => {
@@ -107,11 +120,16 @@ describe('uncommitted work in the checkout', () => {
     await kiln(['cancel', `dirty-a-${process.pid}`], { env });
 
     const id = `dirty-b-${process.pid}`;
-    const r = await kiln([...runArgs(repo, id, pythonScript('dirty-b', 'return a - b'), '--include-uncommitted'), '--output-format', 'json'], { env, timeoutMs: 180_000 });
+    const r = await kiln([...runArgs(repo, id, pythonScript('dirty-b', 'return a - b'), '--include-uncommitted'), '--output-format', 'json'], {
+      env,
+      timeoutMs: 180_000,
+    });
     expect(r.stdout, r.stderr).toMatch(/"state"/);
     const out = JSON.parse(lastLine(r.stdout)) as { state: string; artifactsDir: string };
     expect(out.state, r.stderr).toBe('succeeded');
-    expect(r.stderr).toMatch(new RegExp(`including 2 uncommitted changes: the run starts from [0-9a-f]{10} \\(HEAD plus the working tree, kept as refs/kiln/bases/${id}\\)`));
+    expect(r.stderr).toMatch(
+      new RegExp(`including 2 uncommitted changes: the run starts from [0-9a-f]{10} \\(HEAD plus the working tree, kept as refs/kiln/bases/${id}\\)`),
+    );
     expect(r.stderr).not.toContain('warning: 2 uncommitted');
     const patch = readFileSync(join(out.artifactsDir, 'patch.diff'), 'utf8');
     // only the run's own change: the user's comment and note are in the base, not in the patch

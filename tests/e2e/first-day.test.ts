@@ -59,7 +59,10 @@ describe('conventions that need no server', () => {
     const port = await freePort();
     await listen(port);
     const home = mkdtempSync(join(tmpdir(), 'kiln-e2e-clash-'));
-    const r = await kiln(['dev', '--port', String(port), '--ui-port', String(await freePort()), '--db', join(home, 't.db')], { env: userEnv({ KILN_HOME: home }), timeoutMs: 60_000 });
+    const r = await kiln(['dev', '--port', String(port), '--ui-port', String(await freePort()), '--db', join(home, 't.db')], {
+      env: userEnv({ KILN_HOME: home }),
+      timeoutMs: 60_000,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(new RegExp(`^kiln: port ${port} on 127\\.0\\.0\\.1 is taken by another program`));
     expect(r.stdout).not.toMatch(/Web UI|Ctrl-C stops everything/);
@@ -67,7 +70,10 @@ describe('conventions that need no server', () => {
     // a taken Web UI port is caught too, before anything starts
     const uiPort = await freePort();
     await listen(uiPort);
-    const u = await kiln(['dev', '--port', String(await freePort()), '--ui-port', String(uiPort), '--db', join(home, 'u.db')], { env: userEnv({ KILN_HOME: home }), timeoutMs: 60_000 });
+    const u = await kiln(['dev', '--port', String(await freePort()), '--ui-port', String(uiPort), '--db', join(home, 'u.db')], {
+      env: userEnv({ KILN_HOME: home }),
+      timeoutMs: 60_000,
+    });
     expect(u.code).toBe(2);
     expect(u.stderr).toMatch(new RegExp(`Web UI port ${uiPort} .* taken`));
   });
@@ -99,7 +105,9 @@ describe('a server and a worker that come and go', () => {
     const id = `day1-${process.pid}`;
     const goalFile = join(home, 'goal.md');
     writeFileSync(goalFile, `${GOAL}\n\nA second paragraph, as long goals have.\n`);
-    const started = await kiln(['run', '--repo', repo, '--goal-file', goalFile, '--model', SCRIPT, '--id', id, '--heartbeat-timeout', '3s', '--detach'], { env });
+    const started = await kiln(['run', '--repo', repo, '--goal-file', goalFile, '--model', SCRIPT, '--id', id, '--heartbeat-timeout', '3s', '--detach'], {
+      env,
+    });
     expect(started.code, started.stderr).toBe(0);
     await until('the run waits for approval', async () => {
       const r = await kiln(['status', id, '--json'], { env });

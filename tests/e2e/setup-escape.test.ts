@@ -64,7 +64,9 @@ function escapeScript(marker: string, foreignId: string): string {
     workflowId: foreignId,
     workflowType: { name: 'kilnRun' },
     taskQueue: { name: 'kiln' },
-    input: { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from(JSON.stringify(input)).toString('base64') }] },
+    input: {
+      payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from(JSON.stringify(input)).toString('base64') }],
+    },
   };
   return `import { connect } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -82,7 +84,7 @@ await step('host marker', () => { writeFileSync(${JSON.stringify(marker)}, 'x');
 }
 
 describe.skipIf(!binary)('a setup command cannot reach the host through kiln dev', () => {
-  it("attack: setup reads no UI settings, starts no workflow and leaves nothing on the host; control: a harmless setup runs", async () => {
+  it('attack: setup reads no UI settings, starts no workflow and leaves nothing on the host; control: a harmless setup runs', async () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'kiln-e2e-marker-')), 'pwned');
     const id = `escape-${process.pid}`;
     const foreignId = `foreign-${process.pid}`;

@@ -20,11 +20,14 @@ async function send(path: string, init: { method?: string; headers?: Record<stri
   // node's fetch will not forge Host; a raw request can
   const { request } = await import('node:http');
   return new Promise<{ status: number; guard: string | undefined; body: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: Number(ui.port), path, method: init.method ?? 'GET', headers: { host: ui.host, ...init.headers } }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, guard: res.headers['x-kiln-guard'] as string | undefined, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port: Number(ui.port), path, method: init.method ?? 'GET', headers: { host: ui.host, ...init.headers } },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, guard: res.headers['x-kiln-guard'] as string | undefined, body }));
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });
@@ -80,7 +83,11 @@ describe.skipIf(!binary)('the Web UI of kiln dev', () => {
     expect(settings.status).toBe(200);
     expect(settings.guard).toBeUndefined();
     expect(JSON.parse(settings.body)).toHaveProperty('Auth');
-    const approve = await send('/api/v1/namespaces/default/workflows/no-such-run/signal/approve', { method: 'POST', headers: { origin: ui.origin, 'content-type': 'application/json' }, body: '{}' });
+    const approve = await send('/api/v1/namespaces/default/workflows/no-such-run/signal/approve', {
+      method: 'POST',
+      headers: { origin: ui.origin, 'content-type': 'application/json' },
+      body: '{}',
+    });
     // the UI server answers (no such run, or its own CSRF check): the guard let it through
     expect(approve.guard).toBeUndefined();
   });

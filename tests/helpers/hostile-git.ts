@@ -76,7 +76,11 @@ export function hostileRepo(prefix = 'kiln-hostile-'): HostileRepo {
   writeFileSync(join(repo, 'a.txt'), 'changed\n');
   writeFileSync(join(repo, 'b.md'), 'changed\n');
   writeFileSync(join(repo, 'c.dat'), 'changed\n');
-  const ran = () => readdirSync(traps).filter((f) => f.endsWith('.ran')).map((f) => f.slice(0, -4)).sort();
+  const ran = () =>
+    readdirSync(traps)
+      .filter((f) => f.endsWith('.ran'))
+      .map((f) => f.slice(0, -4))
+      .sort();
   const forget = () => {
     for (const f of readdirSync(traps)) if (f.endsWith('.ran')) rmSync(join(traps, f));
   };

@@ -20,7 +20,28 @@ const load = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(DIR,
 describe('replay of recorded histories', () => {
   it('has recordings of every shape that matters', () => {
     expect(files.sort()).toEqual(
-      expect.arrayContaining(['accept.json', 'cancelled.json', 'crash-after-edit.json', 'crash-during-command.json', 'crash-during-model-turn.json', 'host-loss-rebuild.json', 'compacted.json', 'continued-as-new.json', 'stuck.json', 'hint.json', 'malformed.json', 'reject.json', 'retry2.json', 'revoked-session.json', 'revoked-session-batched.json', 'every-tool.json', 'rate-limit.json', 'unauthorized.json', 'grant-for-run.json', 'same-failure.json']),
+      expect.arrayContaining([
+        'accept.json',
+        'cancelled.json',
+        'crash-after-edit.json',
+        'crash-during-command.json',
+        'crash-during-model-turn.json',
+        'host-loss-rebuild.json',
+        'compacted.json',
+        'continued-as-new.json',
+        'stuck.json',
+        'hint.json',
+        'malformed.json',
+        'reject.json',
+        'retry2.json',
+        'revoked-session.json',
+        'revoked-session-batched.json',
+        'every-tool.json',
+        'rate-limit.json',
+        'unauthorized.json',
+        'grant-for-run.json',
+        'same-failure.json',
+      ]),
     );
   });
 
@@ -33,7 +54,11 @@ describe('replay of recorded histories', () => {
     expect(marker('revoked-session.json')).toBe(false);
     expect(marker('revoked-session-batched.json')).toBe(true);
     const fleet = (f: string) =>
-      (load(f).events ?? []).some((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString().includes('fleet-search-attributes'));
+      (load(f).events ?? []).some((e) =>
+        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
+          .toString()
+          .includes('fleet-search-attributes'),
+      );
     expect(fleet('revoked-session.json')).toBe(false);
     expect(fleet('fleet-attributes.json')).toBe(true);
   });

@@ -33,7 +33,10 @@ const fix = { name: 'edit', input: { path: 'src/greet.js', old_string: "'Hello '
 const finish = { name: 'finish', input: { summary: 'greet adds a comma' } };
 
 function events(dir: string): Array<Record<string, unknown>> {
-  return readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 function metrics(dir: string): Record<string, any> {
   return JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8'));
@@ -42,14 +45,47 @@ function metrics(dir: string): Record<string, any> {
 describe('the agent loop', () => {
   it('exercises every tool; a bad edit match comes back as an error with what to fix', async () => {
     const s = script('every-tool', [
-      { tool_use: [{ name: 'update_plan', input: { steps: [{ step: 'find greet', status: 'in_progress' }, { step: 'fix it', status: 'pending' }] } }, { name: 'list_files', input: { glob: 'src/**' } }] },
+      {
+        tool_use: [
+          {
+            name: 'update_plan',
+            input: {
+              steps: [
+                { step: 'find greet', status: 'in_progress' },
+                { step: 'fix it', status: 'pending' },
+              ],
+            },
+          },
+          { name: 'list_files', input: { glob: 'src/**' } },
+        ],
+      },
       { expect: { tool_result_contains: 'src/greet.js' }, tool_use: [{ name: 'search', input: { pattern: 'Hello', path_glob: 'src/**' } }] },
       { expect: { tool_result_contains: 'greet.js' }, tool_use: [{ name: 'read_file', input: { path: 'src/greet.js', start_line: 2, end_line: 3 } }] },
-      { expect: { tool_result_contains: "return 'Hello ' + name" }, tool_use: [{ name: 'edit', input: { path: 'src/greet.js', old_string: "'Hi ' + name", new_string: "'Hello, ' + name" } }] },
-      { expect: { tool_result_contains: 'was not found in src/greet.js' }, tool_use: [fix, { name: 'create_file', input: { path: 'src/greet.js', content: 'x' } }] },
+      {
+        expect: { tool_result_contains: "return 'Hello ' + name" },
+        tool_use: [{ name: 'edit', input: { path: 'src/greet.js', old_string: "'Hi ' + name", new_string: "'Hello, ' + name" } }],
+      },
+      {
+        expect: { tool_result_contains: 'was not found in src/greet.js' },
+        tool_use: [fix, { name: 'create_file', input: { path: 'src/greet.js', content: 'x' } }],
+      },
       { expect: { tool_result_contains: 'already exists' }, tool_use: [{ name: 'create_file', input: { path: 'docs/greet.md', content: '# greet\n' } }] },
       { tool_use: [runCheck] },
-      { expect: { tool_result_contains: '# pass 1' }, tool_use: [{ name: 'update_plan', input: { steps: [{ step: 'find greet', status: 'done' }, { step: 'fix it', status: 'done' }] } }, finish] },
+      {
+        expect: { tool_result_contains: '# pass 1' },
+        tool_use: [
+          {
+            name: 'update_plan',
+            input: {
+              steps: [
+                { step: 'find greet', status: 'done' },
+                { step: 'fix it', status: 'done' },
+              ],
+            },
+          },
+          finish,
+        ],
+      },
     ]);
     const h = await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }));
     const r = await outcome(h);
@@ -75,11 +111,7 @@ describe('the agent loop', () => {
   });
 
   it('a 429 with retry-after is retried by Temporal and the run goes on; cache reads count from the second turn', async () => {
-    const s = script('rate-limit', [
-      { tool_use: [fix] },
-      { error: { status: 429, retry_after_s: 1, times: 1 }, tool_use: [runCheck] },
-      { tool_use: [finish] },
-    ]);
+    const s = script('rate-limit', [{ tool_use: [fix] }, { error: { status: 429, retry_after_s: 1, times: 1 }, tool_use: [runCheck] }, { tool_use: [finish] }]);
     const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
     expect(r.state).toBe('succeeded');
     const perTurn = metrics(r.artifactsDir).perTurn as Array<Record<string, number>>;
@@ -104,7 +136,10 @@ describe('the agent loop', () => {
     ['maxUsd', { maxUsd: 0.000001 }, /maxUsd/],
     ['maxWallMs', { maxWallMs: 1 }, /maxWallMs \(1\)/],
   ])('the %s budget ends the run and is named', async (_name, limit, reason) => {
-    const s = script('budget', Array.from({ length: 5 }, (_, i) => ({ tool_use: [{ name: 'read_file', input: { path: i % 2 ? 'src/greet.js' : 'test/greet.test.js' } }] })));
+    const s = script(
+      'budget',
+      Array.from({ length: 5 }, (_, i) => ({ tool_use: [{ name: 'read_file', input: { path: i % 2 ? 'src/greet.js' : 'test/greet.test.js' } }] })),
+    );
     const input = testInput({ repo: repo(), model: `scripted:${s}` });
     input.budgets = { ...input.budgets, ...limit };
     const r = await outcome(await t.start(input));
@@ -118,7 +153,17 @@ describe('the agent loop', () => {
       {
         expect: { user_contains: 'stuck' },
         tool_use: [
-          { name: 'reflect', input: { attempt: 2, last_failure: 'stuck', last_cause: 'reading instead of fixing', this_fix: 'add the comma', rationale: 'the test wants a comma', changed_files: ['src/greet.js'] } },
+          {
+            name: 'reflect',
+            input: {
+              attempt: 2,
+              last_failure: 'stuck',
+              last_cause: 'reading instead of fixing',
+              this_fix: 'add the comma',
+              rationale: 'the test wants a comma',
+              changed_files: ['src/greet.js'],
+            },
+          },
           fix,
         ],
       },
@@ -133,7 +178,9 @@ describe('the agent loop', () => {
   });
 
   it('compacts older turns when the conversation nears the window, keeping plan, files and failures', async () => {
-    const reads = Array.from({ length: 6 }, (_, i) => ({ tool_use: [{ name: 'read_file', input: { path: i % 2 ? 'src/greet.js' : 'test/greet.test.js', start_line: 1 + (i % 3) } }] }));
+    const reads = Array.from({ length: 6 }, (_, i) => ({
+      tool_use: [{ name: 'read_file', input: { path: i % 2 ? 'src/greet.js' : 'test/greet.test.js', start_line: 1 + (i % 3) } }],
+    }));
     const s = script('compact', [
       { tool_use: [{ name: 'update_plan', input: { steps: [{ step: 'read everything', status: 'in_progress' }] } }] },
       ...reads,
@@ -184,7 +231,12 @@ describe('the agent loop', () => {
     const s = writeScript(join(r0, '..'), 'secrets', {
       name: 'secrets',
       steps: [
-        { tool_use: [{ name: 'read_file', input: { path: 'src/config.js' } }, { name: 'run_command', input: { command: 'cat src/config.js', reason: 'show it' } }] },
+        {
+          tool_use: [
+            { name: 'read_file', input: { path: 'src/config.js' } },
+            { name: 'run_command', input: { command: 'cat src/config.js', reason: 'show it' } },
+          ],
+        },
         { expect: { tool_result_contains: '[REDACTED:' }, tool_use: [fix] },
         { tool_use: [runCheck] },
         { tool_use: [finish] },
@@ -196,7 +248,9 @@ describe('the agent loop', () => {
     const history = JSON.stringify(await h.fetchHistory());
     const convo = readFileSync(join(r.artifactsDir, 'state', 'conversation.json'), 'utf8');
     const evts = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8');
-    const outputs = readdirSync(join(r.artifactsDir, 'outputs')).map((f) => readFileSync(join(r.artifactsDir, 'outputs', f), 'utf8')).join('\n');
+    const outputs = readdirSync(join(r.artifactsDir, 'outputs'))
+      .map((f) => readFileSync(join(r.artifactsDir, 'outputs', f), 'utf8'))
+      .join('\n');
     for (const [name, text] of Object.entries({ history, convo, evts, outputs })) {
       expect(text.includes(aws), `${name} holds the AWS key`).toBe(false);
       expect(text.includes(gh), `${name} holds the GitHub token`).toBe(false);

@@ -123,7 +123,11 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(r.state).toBe('succeeded');
     expect(patch).toBe(reference);
     // the record says where the run was retried
-    const retries = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; activity?: string; attempt?: number }).filter((e) => e.type === 'activity_retry');
+    const retries = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; activity?: string; attempt?: number })
+      .filter((e) => e.type === 'activity_retry');
     expect(retries).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
   });
 
@@ -161,7 +165,10 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const script = writeScript(join(repo, '..'), 'long-command', {
       steps: [
         { tool_use: [{ name: 'run_command', input: { command: `touch started.txt; sleep 30 # ${marker}`, reason: 'a long job' } }] },
-        { expect: { tool_result_contains: 'outcome of this command is unknown' }, tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
+        {
+          expect: { tool_result_contains: 'outcome of this command is unknown' },
+          tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }],
+        },
         { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
       ],
     });
@@ -206,7 +213,10 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
-    const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events).toContainEqual(expect.objectContaining({ type: 'rebuild', applied: true, files: ['a.txt'], host: `kiln-host-${sc.queue}-b` }));
     const after = await h.query(statusQuery);
     expect(after.hostQueue).toBe(`kiln-host-${sc.queue}-b`);

@@ -46,11 +46,13 @@ describe('failures no retry can fix end the run at once', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
-  it('a broken .kiln/policy.json: blocked after one prepareWorkspace attempt (the run\'s policy is fixed there), naming the file', async () => {
+  it("a broken .kiln/policy.json: blocked after one prepareWorkspace attempt (the run's policy is fixed there), naming the file", async () => {
     const repo = repoWith({ 'a.txt': 'a\n' });
     mkdirSync(join(repo, '.kiln'), { recursive: true });
     writeFileSync(join(repo, '.kiln', 'policy.json'), '{ "protected": [');
-    const script = writeScript(join(repo, '..'), 'read', { steps: [{ tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] }, { text: 'never reached' }] });
+    const script = writeScript(join(repo, '..'), 'read', {
+      steps: [{ tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] }, { text: 'never reached' }],
+    });
     const h = await t.start(testInput({ repo, model: `scripted:${script}` }));
     const r = await outcome(h);
     expect(r.state).toBe('blocked');

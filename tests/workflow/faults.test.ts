@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createModelClient } from '../../src/model/index.js';
-import { duplicateIdsReply, maxTokensCutReply, startFaultServer, type FaultReply, type FaultServer, type RecordedRequest } from '../../src/model/fault-server.js';
+import {
+  duplicateIdsReply,
+  maxTokensCutReply,
+  startFaultServer,
+  type FaultReply,
+  type FaultServer,
+  type RecordedRequest,
+} from '../../src/model/fault-server.js';
 import { cancelRequestSignal } from '../../src/shared/messages.js';
 import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
@@ -45,14 +52,20 @@ const use = (name: string, input: unknown, id?: string): FaultReply['content'][n
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
 const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
 const ledger = (r: RunResult) =>
-  readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('faults from the model API', () => {
   it('duplicate tool_use ids and a call cut by max_tokens are refused, the model asked again, and nothing half-done ships', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const first = api.requests.length;
     api.push(
-      duplicateIdsReply({ name: 'edit', input: { path: 'a.txt', old_string: 'hello', new_string: 'bye' } }, { name: 'create_file', input: { path: 'b.txt', content: 'bee\n' } }),
+      duplicateIdsReply(
+        { name: 'edit', input: { path: 'a.txt', old_string: 'hello', new_string: 'bye' } },
+        { name: 'create_file', input: { path: 'b.txt', content: 'bee\n' } },
+      ),
       (req) => {
         expect(lastUserText(req)).toContain('shared the id');
         return maxTokensCutReply('create_file', { path: 'c.txt', content: 'the whole file, to its very end\n' }, 40);
@@ -193,7 +206,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
       },
       (req) => {
-        expect(lastUserText(req)).toContain("disk is full");
+        expect(lastUserText(req)).toContain('disk is full');
         rmSync(fill);
         return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
       },

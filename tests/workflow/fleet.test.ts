@@ -43,11 +43,16 @@ function asking(repo: string): string {
   });
 }
 
-describe('fleet queries over Kiln\'s search attributes', () => {
+describe("fleet queries over Kiln's search attributes", () => {
   it('a waiting run is found by phase, repo, path and waiting time; after approval, by its approver', async () => {
     const repo = repoWith({ 'src/auth.ts': 'one\n' });
     const other = repoWith({ 'src/auth.ts': 'one\n' });
-    const input: RunInput = testInput({ repo, model: `scripted:${asking(repo)}`, searchAttributes: true, budgets: { maxTurns: 4, maxTokens: 5_000_000, maxUsd: 100, maxWallMs: 30 * 60_000 } });
+    const input: RunInput = testInput({
+      repo,
+      model: `scripted:${asking(repo)}`,
+      searchAttributes: true,
+      budgets: { maxTurns: 4, maxTokens: 5_000_000, maxUsd: 100, maxWallMs: 30 * 60_000 },
+    });
     const h = await t.start(input);
     const st = await t.waitFor(h, (s) => s.pendingApprovals.length > 0);
     const id = h.workflowId;

@@ -50,7 +50,9 @@ describe('the run workflow', () => {
     expect(pending.summary).toContain('npm run lint');
     expect(pending.id).toBe('ap-1');
 
-    expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-9', approve: true }] }))).toMatch(/unknown approval ap-9 \(pending: ap-1\)/);
+    expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-9', approve: true }] }))).toMatch(
+      /unknown approval ap-9 \(pending: ap-1\)/,
+    );
     await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'alice', note: 'lint is fine' }] });
     expect(await rejection(handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true }] }))).toMatch(/already decided/);
 
@@ -63,7 +65,10 @@ describe('the run workflow', () => {
     for (const f of ['patch.diff', 'tests.log', 'events.jsonl', 'metrics.json', 'audit.jsonl']) expect(existsSync(join(dir, f)), f).toBe(true);
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('.filter((s) => !s.revokedAt)');
-    const audit = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const audit = readFileSync(join(dir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit).toEqual([expect.objectContaining({ kind: 'approval', id: 'ap-1', decision: 'approved', by: 'alice', note: 'lint is fine' })]);
     const metrics = JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8'));
     expect(metrics).toMatchObject({ state: 'succeeded', turns: 7, scripted: true });
@@ -117,7 +122,12 @@ describe('the run workflow', () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const script = writeScript(join(repo, '..'), 'malformed', {
       steps: [
-        { tool_use: [{ name: 'delete_everything', input: {} }, { name: 'read_file', input: { path: 42 } }] },
+        {
+          tool_use: [
+            { name: 'delete_everything', input: {} },
+            { name: 'read_file', input: { path: 42 } },
+          ],
+        },
         { expect: { tool_result_contains: 'delete_everything' }, tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] },
         { expect: { tool_result_contains: 'hello' }, tool_use: [{ name: 'finish', input: { summary: 'nothing to do' } }] },
       ],
@@ -168,7 +178,10 @@ describe('the run workflow', () => {
     mkdirSync(join(repo, 'vendor'));
     writeFileSync(join(repo, 'vendor', 'lib.js'), 'module.exports = 1;\n');
     mkdirSync(join(repo, '.kiln'));
-    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ include: ['local.env.json'], link: ['vendor'], setup: ['echo prepared > setup-marker.txt'] }));
+    writeFileSync(
+      join(repo, '.kiln', 'config'),
+      JSON.stringify({ include: ['local.env.json'], link: ['vendor'], setup: ['echo prepared > setup-marker.txt'] }),
+    );
     // a repo's own setup runs only once the user trusted its configuration
     trustRepo(repo, testKilnHome());
     const script = writeScript(join(repo, '..'), 'look', {
@@ -176,7 +189,10 @@ describe('the run workflow', () => {
         { tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },
         // a linked path serves commands (dependencies); the file tools stay inside the worktree
         { expect: { tool_result_contains: 'prepared' }, tool_use: [{ name: 'read_file', input: { path: 'vendor/lib.js' } }] },
-        { expect: { tool_result_contains: 'symlink' }, tool_use: [{ name: 'run_command', input: { command: "node -e \"console.log(require('./vendor/lib.js') + 41)\"", reason: 'use the dependency' } }] },
+        {
+          expect: { tool_result_contains: 'symlink' },
+          tool_use: [{ name: 'run_command', input: { command: 'node -e "console.log(require(\'./vendor/lib.js\') + 41)"', reason: 'use the dependency' } }],
+        },
         { expect: { tool_result_contains: '42' }, tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'x', new_string: 'y' } }] },
         { tool_use: [{ name: 'finish', input: { summary: 'ok' } }] },
       ],

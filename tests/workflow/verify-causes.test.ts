@@ -36,7 +36,9 @@ describe('verdict causes', () => {
 
   it('control: with --unverified asked for, the same run succeeds, marked and audited as unverified', async () => {
     const repo = greetRepo();
-    const h = await t.start(testInput({ repo, allowUnverified: true, model: `scripted:${script(repo, 'unverified', [{ tool_use: [edit] }, { tool_use: [finish] }])}` }));
+    const h = await t.start(
+      testInput({ repo, allowUnverified: true, model: `scripted:${script(repo, 'unverified', [{ tool_use: [edit] }, { tool_use: [finish] }])}` }),
+    );
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('unverified allowed');
@@ -47,7 +49,11 @@ describe('verdict causes', () => {
     const repo = greetRepo();
     const check = 'kiln-no-such-test-runner';
     const h = await t.start(
-      testInput({ repo, checks: [check], model: `scripted:${script(repo, 'infra', [{ tool_use: [edit] }, { tool_use: [{ name: 'run_command', input: { command: check, reason: 'the checks' } }] }, { tool_use: [finish] }])}` }),
+      testInput({
+        repo,
+        checks: [check],
+        model: `scripted:${script(repo, 'infra', [{ tool_use: [edit] }, { tool_use: [{ name: 'run_command', input: { command: check, reason: 'the checks' } }] }, { tool_use: [finish] }])}`,
+      }),
     );
     const st = await t.waitFor(h, (s) => s.phase === 'needs_human');
     expect(st.attempt).toBe(1);
@@ -61,7 +67,13 @@ describe('verdict causes', () => {
     // a different search each turn: never stuck, only the budget can end it
     const look = { name: 'search', input: { pattern: 'session{{turn}}' } };
     const maxTokens = 12_000;
-    const h = await t.start(testInput({ repo, model: `scripted:${script(repo, 'budget', [{ text: 'looking, turn {{turn}}', tool_use: [look], repeat: 30 }])}`, budgets: { maxTurns: 40, maxTokens, maxUsd: 100, maxWallMs: 30 * 60_000 } }));
+    const h = await t.start(
+      testInput({
+        repo,
+        model: `scripted:${script(repo, 'budget', [{ text: 'looking, turn {{turn}}', tool_use: [look], repeat: 30 }])}`,
+        budgets: { maxTurns: 40, maxTokens, maxUsd: 100, maxWallMs: 30 * 60_000 },
+      }),
+    );
     const r = await outcome(h);
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/budget exhausted: maxTokens/);

@@ -48,7 +48,10 @@ function scriptFor(name: string, steps: unknown[]): string {
 }
 
 function decisions(dir: string): Array<Record<string, unknown>> {
-  return readFileSync(join(dir, 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(join(dir, 'decisions.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 describe('verification and retries', () => {

@@ -15,7 +15,8 @@ import { trustRepo } from '../../policy/trust.js';
 import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../../client/runs.js';
 
 export const EXAMPLES_DIR = fileURLToPath(new URL('../../../../examples/', import.meta.url));
-const GOAL = 'getSession returns revoked sessions: it must ignore revoked ones and return the newest active session. The test "should reject revoked session" fails.';
+const GOAL =
+  'getSession returns revoked sessions: it must ignore revoked ones and return the newest active session. The test "should reject revoked session" fails.';
 
 export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean }, out: (s: string) => void): Promise<boolean> {
   const repo = await makeExampleRepo();
@@ -25,7 +26,11 @@ export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean
   const model = real ? undefined : `scripted:${join(EXAMPLES_DIR, 'scripts', 'revoked-session.json')}`;
   const input = await buildRunInput({ repo, goal: GOAL, model, heartbeatTimeout: '10s' });
   out(`example repo: ${repo} (a fresh git copy of examples/revoked-session)`);
-  out(real ? `model: ${input.model} (real Anthropic API)` : 'model: SCRIPTED (no ANTHROPIC_API_KEY): a scripted Anthropic-compatible server plays the model; the worktree, policy, sandbox, commands and tests are real');
+  out(
+    real
+      ? `model: ${input.model} (real Anthropic API)`
+      : 'model: SCRIPTED (no ANTHROPIC_API_KEY): a scripted Anthropic-compatible server plays the model; the worktree, policy, sandbox, commands and tests are real',
+  );
 
   const env = await startEmbedded({ dbFile: join(kilnHome(), 'demo', `${input.runId}.db`), worker: true, log: out });
   out(`Temporal dev server ${env.address} · Web UI ${env.uiUrl}/namespaces/default/workflows/${input.runId}`);

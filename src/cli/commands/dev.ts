@@ -5,7 +5,10 @@ import { kilnHome, startEmbedded } from '../../client/embedded.js';
 import { devStateFile, type DevState } from '../../client/runs.js';
 import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
 
-export async function runDev(o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean }, out: (s: string) => void): Promise<void> {
+export async function runDev(
+  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean },
+  out: (s: string) => void,
+): Promise<void> {
   const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
   const env = await startEmbedded({ dbFile, port: o.port, uiPort: o.uiPort, worker: o.worker, allowSandboxOff: o.allowSandboxOff, log: out });
   out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);

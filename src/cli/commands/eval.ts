@@ -27,7 +27,8 @@ export interface EvalFlags {
 export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<boolean> {
   const repeat = Number(o.repeat);
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 100) throw new UsageError(`--repeat ${o.repeat}: expected a whole number from 1 to 100`);
-  if (o.model?.startsWith('scripted:')) throw new UsageError('--model scripted:FILE would give every task the same transcript; leave --model out to use each task\'s own script');
+  if (o.model?.startsWith('scripted:'))
+    throw new UsageError("--model scripted:FILE would give every task the same transcript; leave --model out to use each task's own script");
   if (o.model && !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
     throw new UsageError(`--model ${o.model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); without it, leave --model out to run the scripted transcripts`);
   }
@@ -39,14 +40,19 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   await mkdir(outDir, { recursive: true });
   const concurrency = Number(process.env.KILN_EVAL_CONCURRENCY ?? 2) || 2;
 
-  out(`kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat} · ${o.model ? `model ${o.model}` : 'SCRIPTED: each task\'s transcript plays the model; everything else is real'}`);
+  out(
+    `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
+  );
   out('the eval approves every approval and abandons every run that needs a person (both recorded per run)');
   const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out });
 
   const savings = await contextSavings(suite, report.runs);
   const md = `${renderMarkdown(report, { startedAt, model: o.model ?? 'scripted', repeat })}\n## Context\n\n\`\`\`\n${formatSavings(savings)}\n\`\`\`\n`;
   await writeFile(join(outDir, 'report.md'), md);
-  await writeFile(join(outDir, 'results.json'), JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', ...report, context: savings }, null, 2) + '\n');
+  await writeFile(
+    join(outDir, 'results.json'),
+    JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', ...report, context: savings }, null, 2) + '\n',
+  );
   out('');
   out(formatTable(report.runs));
   out('');

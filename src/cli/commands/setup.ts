@@ -29,7 +29,12 @@ export async function runSetup(out: (s: string) => void): Promise<void> {
   }
   const sudo = isRoot ? [] : ['sudo', '-n'];
   out(`${names}: installing with apt-get`);
-  const run = (args: string[]) => execa(sudo[0] ?? args[0]!, [...sudo.slice(1), ...(sudo.length ? args : args.slice(1))], { stdio: 'inherit', reject: false, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const run = (args: string[]) =>
+    execa(sudo[0] ?? args[0]!, [...sudo.slice(1), ...(sudo.length ? args : args.slice(1))], {
+      stdio: 'inherit',
+      reject: false,
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   await run(['apt-get', 'update', '-qq']);
   const res = await run(['apt-get', 'install', '-y', '-qq', ...missing.map((p) => p.pkg)]);
   const still = missing.filter((p) => !present(p.bin));

@@ -22,7 +22,9 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
   if (st.recentTurns?.length) {
     lines.push(`  per turn:  (last ${st.recentTurns.length}; every turn is in metrics.json)`);
     for (const t of st.recentTurns) {
-      lines.push(`    turn ${String(t.turn).padStart(3)}  in ${t.input} · out ${t.output} · cache read ${t.cacheRead} · cache write ${t.cacheWrite} · $${t.costUsd.toFixed(4)}`);
+      lines.push(
+        `    turn ${String(t.turn).padStart(3)}  in ${t.input} · out ${t.output} · cache read ${t.cacheRead} · cache write ${t.cacheWrite} · $${t.costUsd.toFixed(4)}`,
+      );
     }
   }
   if (st.plan.length) lines.push('  plan:', ...st.plan.map((s) => `    [${s.status === 'done' ? 'x' : s.status === 'in_progress' ? '~' : ' '}] ${s.step}`));

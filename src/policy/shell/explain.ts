@@ -1,7 +1,14 @@
 import { parseShell, ShellParseError, syntaxTree, type ShellCommand, type Word } from './parse.js';
 
 function flags(w: Word): string {
-  const f = [w.dynamic && 'dynamic', w.glob && 'glob', w.tilde && 'tilde', w.assembled && 'assembled', w.escaped && 'escaped', w.obfuscation && 'obfuscation'].filter(Boolean);
+  const f = [
+    w.dynamic && 'dynamic',
+    w.glob && 'glob',
+    w.tilde && 'tilde',
+    w.assembled && 'assembled',
+    w.escaped && 'escaped',
+    w.obfuscation && 'obfuscation',
+  ].filter(Boolean);
   return f.length ? `{${f.join(',')}}` : '';
 }
 
@@ -9,9 +16,17 @@ function show(c: ShellCommand): string {
   const parts = [
     ...c.assigns.map((a) => `assign ${JSON.stringify(a.value)}${flags(a)}`),
     ...c.words.map((w, i) => `${i === 0 ? 'program' : 'arg'} ${JSON.stringify(w.value)}${flags(w)}`),
-    ...c.redirects.map((r) => `redirect ${r.fd ?? ''}${r.op} ${JSON.stringify(r.target.value)}${r.heredoc !== undefined ? ` (here-doc, ${r.heredoc.length} chars)` : ''}`),
+    ...c.redirects.map(
+      (r) => `redirect ${r.fd ?? ''}${r.op} ${JSON.stringify(r.target.value)}${r.heredoc !== undefined ? ` (here-doc, ${r.heredoc.length} chars)` : ''}`,
+    ),
   ];
-  const marks = [c.pipedTo && 'piped to next', c.background && 'background', c.builtinTest && 'test', c.defines !== undefined && `defines ${c.defines}`, c.binds && `binds ${c.binds.name}`].filter(Boolean);
+  const marks = [
+    c.pipedTo && 'piped to next',
+    c.background && 'background',
+    c.builtinTest && 'test',
+    c.defines !== undefined && `defines ${c.defines}`,
+    c.binds && `binds ${c.binds.name}`,
+  ].filter(Boolean);
   return `${c.node}${c.via.length ? ` via ${c.via.join(' > ')}` : ''}${marks.length ? ` [${marks.join(', ')}]` : ''}: ${parts.join('; ') || '(nothing runs)'}`;
 }
 

@@ -74,7 +74,21 @@ export interface ShellCommand {
   node: string;
 }
 
-const ANSI_C: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ANSI_C: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 /** `$'...'`: the string bash builds, and whether it spelled characters as codes. */
 function ansiC(body: string): { value: string; escaped: boolean } {
@@ -102,9 +116,39 @@ const BRACE = /(^|[^\\])\{[^}\s]*(,|\.\.)[^}\s]*\}/;
 const IFS = /\$\{?IFS\b/;
 
 /** Expression kinds inside `(( ))`, `$(( ))`, `[[ ]]` and C-style for: walked for substitutions. */
-const EXPRESSION = new Set(['binary_expression', 'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression', 'test_operator', 'regex', 'subscript', 'variable_name', 'special_variable_name', 'variable_assignment', 'extglob_pattern']);
+const EXPRESSION = new Set([
+  'binary_expression',
+  'unary_expression',
+  'ternary_expression',
+  'postfix_expression',
+  'parenthesized_expression',
+  'test_operator',
+  'regex',
+  'subscript',
+  'variable_name',
+  'special_variable_name',
+  'variable_assignment',
+  'extglob_pattern',
+]);
 /** Kinds that are one shell word (or part of one). */
-const WORD = new Set(['word', 'number', 'string', 'raw_string', 'ansi_c_string', 'translated_string', 'concatenation', 'simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion', 'brace_expression', 'extglob_pattern', 'array', 'regex']);
+const WORD = new Set([
+  'word',
+  'number',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'concatenation',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'brace_expression',
+  'extglob_pattern',
+  'array',
+  'regex',
+]);
 
 class Walker {
   readonly out: ShellCommand[] = [];
@@ -180,7 +224,10 @@ class Walker {
       case 'declaration_command':
       case 'unset_command': {
         const keyword = n.children[0]!;
-        const words = [this.literal(keyword.text), ...n.namedChildren.map((c) => (c.type === 'variable_assignment' ? this.assignment(c, via) : this.word(c, via)))];
+        const words = [
+          this.literal(keyword.text),
+          ...n.namedChildren.map((c) => (c.type === 'variable_assignment' ? this.assignment(c, via) : this.word(c, via))),
+        ];
         this.push(n, via, { words });
         break;
       }
@@ -197,7 +244,10 @@ class Walker {
       if (prev) prev.pipedTo = true;
       const start = this.out.length;
       this.statement(el, via);
-      prev = this.out.slice(start).reverse().find((c) => c.via.length === via.length);
+      prev = this.out
+        .slice(start)
+        .reverse()
+        .find((c) => c.via.length === via.length);
     }
     return prev;
   }
@@ -380,7 +430,14 @@ class Walker {
         const parts = n.namedChildren.map((c) => this.word(c, via));
         w.value = parts.map((p) => p.value).join('');
         w.dynamic = parts.some((p) => p.dynamic);
-        w.glob = parts.some((p) => p.glob) || BRACE.test(n.namedChildren.filter((c) => c.type === 'word').map((c) => c.text).join(''));
+        w.glob =
+          parts.some((p) => p.glob) ||
+          BRACE.test(
+            n.namedChildren
+              .filter((c) => c.type === 'word')
+              .map((c) => c.text)
+              .join(''),
+          );
         w.tilde = parts[0]?.tilde ?? false;
         if (w.dynamic) w.assembled = true;
         if (parts.some((p) => p.escaped)) w.escaped = true;
@@ -503,7 +560,7 @@ export async function parseShell(src: string, via: string[] = []): Promise<Shell
     if (root.hasError) {
       const e = firstError(root);
       const where = e ? `${lineCol(src, e.startIndex)}: ` : '';
-      const what = e?.isMissing ? `missing ${e.type}` : unbalancedQuote(src) ?? `unexpected ${JSON.stringify((e?.text ?? '').slice(0, 20))}`;
+      const what = e?.isMissing ? `missing ${e.type}` : (unbalancedQuote(src) ?? `unexpected ${JSON.stringify((e?.text ?? '').slice(0, 20))}`);
       throw new ShellParseError(`${where}${what}`, true);
     }
     const w = new Walker(src, parser);

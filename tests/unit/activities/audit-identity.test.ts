@@ -10,7 +10,10 @@ async function auditOf(entries: Array<{ id: string; by: string }>) {
   const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
   const { recordAudit } = auditActivities();
   for (const e of entries) await recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: e.id, decision: 'approved', by: e.by } });
-  return readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; identity: unknown });
+  return readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; identity: unknown });
 }
 
 describe('approver identity in the audit', () => {
@@ -29,7 +32,7 @@ describe('approver identity in the audit', () => {
     expect(identifyApprover(cliApprover('alice', { user: 'alice', host: 'box' })).kind).toBe('os-user');
   });
 
-  it('Kiln\'s own decisions (a timeout) name no person', async () => {
+  it("Kiln's own decisions (a timeout) name no person", async () => {
     const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
     await auditActivities().recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: 'ap-1', decision: 'timeout', by: 'kiln' } });
     expect(readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')).not.toContain('identity');

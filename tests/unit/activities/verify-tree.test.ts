@@ -15,7 +15,12 @@ import { trustRepo } from '../../../src/policy/trust.js';
 const PKG = JSON.stringify({ name: 'r', scripts: { test: 'node --test' } }, null, 2);
 
 function setup() {
-  const repo = repoWith({ '.gitignore': 'node_modules/\n', 'package.json': PKG, 'src/ring.js': 'module.exports = 1;\n', 'test.js': "require('node:test')('t', () => {});\n" });
+  const repo = repoWith({
+    '.gitignore': 'node_modules/\n',
+    'package.json': PKG,
+    'src/ring.js': 'module.exports = 1;\n',
+    'test.js': "require('node:test')('t', () => {});\n",
+  });
   const base = git(repo, 'rev-parse', 'HEAD').trim();
   const wt = join(repo, '..', 'wt');
   git(repo, 'worktree', 'add', '--detach', wt, base);
@@ -34,7 +39,10 @@ describe('buildVerifyTree', () => {
     writeFileSync(join(wt, 'src/ring.js'), 'module.exports = 2;\n');
     writeFileSync(join(wt, 'src/new.js'), 'new\n');
     writeFileSync(join(wt, 'test.js'), '// relaxed\n');
-    writeFileSync(join(wt, 'package.json'), JSON.stringify({ name: 'r', scripts: { test: 'node --test || true', postinstall: 'x' }, dependencies: { a: '1' } }, null, 2));
+    writeFileSync(
+      join(wt, 'package.json'),
+      JSON.stringify({ name: 'r', scripts: { test: 'node --test || true', postinstall: 'x' }, dependencies: { a: '1' } }, null, 2),
+    );
     mkdirSync(join(wt, 'node_modules/.bin'), { recursive: true });
     writeFileSync(join(wt, 'node_modules/.bin/node'), '#!/bin/sh\necho "# pass 4"\n');
 
@@ -116,7 +124,9 @@ describe('a repo that releases a protected file by name (.kiln/policy.json "unpr
     const g = golden();
     try {
       const { s, tree } = await verifyWith(g);
-      expect(describeRunSettings(s).join('\n')).toContain('IGNORED .kiln/policy.json unprotect ["tests/fixtures/golden.json"] (they stay protected): ignored, the repo\'s configuration is not trusted');
+      expect(describeRunSettings(s).join('\n')).toContain(
+        'IGNORED .kiln/policy.json unprotect ["tests/fixtures/golden.json"] (they stay protected): ignored, the repo\'s configuration is not trusted',
+      );
       expect(tree.protectedChanged.sort()).toEqual(['tests/fixtures/golden.json', 'tests/fmt.test.js']);
       expect(readFileSync(join(tree.dir, 'tests/fixtures/golden.json'), 'utf8')).toBe('{"v":1}\n');
     } finally {

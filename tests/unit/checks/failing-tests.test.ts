@@ -3,7 +3,8 @@ import { failingTests } from '../../../src/checks/failing-tests.js';
 
 describe('failing test names from runner output', () => {
   it('node:test (TAP)', () => {
-    const out = 'TAP version 13\nok 1 - returns the session\nnot ok 2 - should reject revoked session\n  ---\n  duration_ms: 1.2\n  ...\n1..2\n# pass 1\n# fail 1\n';
+    const out =
+      'TAP version 13\nok 1 - returns the session\nnot ok 2 - should reject revoked session\n  ---\n  duration_ms: 1.2\n  ...\n1..2\n# pass 1\n# fail 1\n';
     expect(failingTests(out)).toEqual(['should reject revoked session']);
   });
 
@@ -20,17 +21,20 @@ describe('failing test names from runner output', () => {
   });
 
   it('jest', () => {
-    const out = ' FAIL  src/order.test.js\n  order service\n    ✓ creates an order (3 ms)\n    ✕ cancels only pending orders (5 ms)\n\n  ● order service › cancels only pending orders\n';
+    const out =
+      ' FAIL  src/order.test.js\n  order service\n    ✓ creates an order (3 ms)\n    ✕ cancels only pending orders (5 ms)\n\n  ● order service › cancels only pending orders\n';
     expect(failingTests(out)).toEqual(expect.arrayContaining(['src/order.test.js', 'cancels only pending orders']));
   });
 
   it('mocha', () => {
-    const out = '  order\n    ✓ creates\n    1) cancels only pending orders\n\n  1 passing (8ms)\n  1 failing\n\n  1) order\n       cancels only pending orders:\n     AssertionError';
+    const out =
+      '  order\n    ✓ creates\n    1) cancels only pending orders\n\n  1 passing (8ms)\n  1 failing\n\n  1) order\n       cancels only pending orders:\n     AssertionError';
     expect(failingTests(out)).toContain('cancels only pending orders');
   });
 
   it('pytest', () => {
-    const out = '=========================== short test summary info ============================\nFAILED tests/test_session.py::test_revoked - AssertionError: assert 1 == 0\n========================= 1 failed, 3 passed in 0.05s =========================';
+    const out =
+      '=========================== short test summary info ============================\nFAILED tests/test_session.py::test_revoked - AssertionError: assert 1 == 0\n========================= 1 failed, 3 passed in 0.05s =========================';
     expect(failingTests(out)).toEqual(['tests/test_session.py::test_revoked']);
   });
 

@@ -14,23 +14,63 @@ const tap = (tests: Array<[string, boolean]>) =>
   ].join('\n');
 
 const run = (output: string, exitCode: number | null = 0): CheckRun => ({ command: 'npm test', exitCode, timedOut: false, output });
-const BASE = baselineOf(run(tap([['keeps a', true], ['keeps b', true], ['fixes c', false], ['fixes d', false]]), 1));
+const BASE = baselineOf(
+  run(
+    tap([
+      ['keeps a', true],
+      ['keeps b', true],
+      ['fixes c', false],
+      ['fixes d', false],
+    ]),
+    1,
+  ),
+);
 
 describe('judgeCheck', () => {
   it('passes when every base test runs and passes (fail-to-pass and pass-to-pass)', () => {
-    const j = judgeCheck(run(tap([['keeps a', true], ['keeps b', true], ['fixes c', true], ['fixes d', true]])), BASE);
+    const j = judgeCheck(
+      run(
+        tap([
+          ['keeps a', true],
+          ['keeps b', true],
+          ['fixes c', true],
+          ['fixes d', true],
+        ]),
+      ),
+      BASE,
+    );
     expect(j).toMatchObject({ passed: true, findings: [] });
   });
 
   it('fails a check that exits 0 while its output reports failures (`|| true`)', () => {
-    const j = judgeCheck(run(tap([['keeps a', true], ['keeps b', true], ['fixes c', false], ['fixes d', true]]), 0), BASE);
+    const j = judgeCheck(
+      run(
+        tap([
+          ['keeps a', true],
+          ['keeps b', true],
+          ['fixes c', false],
+          ['fixes d', true],
+        ]),
+        0,
+      ),
+      BASE,
+    );
     expect(j.passed).toBe(false);
     expect(j.findings.join()).toMatch(/1 test\(s\) failed although the check exited 0: fixes c/);
     expect(j.failingTests).toEqual(['fixes c']);
   });
 
   it('fails when a test that failed on the base is missing, though everything that ran passed', () => {
-    const j = judgeCheck(run(tap([['keeps a', true], ['keeps b', true], ['fixes c', true]])), BASE);
+    const j = judgeCheck(
+      run(
+        tap([
+          ['keeps a', true],
+          ['keeps b', true],
+          ['fixes c', true],
+        ]),
+      ),
+      BASE,
+    );
     expect(j.passed).toBe(false);
     expect(j.findings.join()).toMatch(/did not run: fixes d/);
     expect(j.findings.join()).toMatch(/fewer tests ran than on the base \(3 < 4\)/);
@@ -57,7 +97,7 @@ describe('judgeCheck', () => {
     expect(j.infrastructure).toMatch(/could not run \(exit 127/);
   });
 
-  it('exit 127 after the change, where the base ran, is the change\'s fault', () => {
+  it("exit 127 after the change, where the base ran, is the change's fault", () => {
     const j = judgeCheck(run('sh: 1: ./run-tests.sh: not found', 127), BASE);
     expect(j.infrastructure).toBeUndefined();
     expect(j.findings.join()).toMatch(/though it ran on the base/);
@@ -82,18 +122,40 @@ describe('parseTestOutput', () => {
   });
 
   it('reads pytest with -rA', () => {
-    const r = parseTestOutput('PASSED tests/test_merge.py::test_a\nFAILED tests/test_merge.py::test_b - assert 1 == 2\n=========== 1 failed, 1 passed in 0.12s ===========\n');
+    const r = parseTestOutput(
+      'PASSED tests/test_merge.py::test_a\nFAILED tests/test_merge.py::test_b - assert 1 == 2\n=========== 1 failed, 1 passed in 0.12s ===========\n',
+    );
     expect(r).toMatchObject({ passed: 1, failed: 1, tests: { 'tests/test_merge.py::test_a': 'pass', 'tests/test_merge.py::test_b': 'fail' } });
   });
 
   it('reads vitest, jest and mocha summaries', () => {
-    expect(parseTestOutput(' FAIL  src/a.test.ts > sum > adds\n Test Files  1 failed (1)\n      Tests  1 failed | 3 passed (4)\n')).toMatchObject({ passed: 3, failed: 1, tests: { 'src/a.test.ts > sum > adds': 'fail' } });
-    expect(parseTestOutput('  ● sum › adds\nTests:       1 failed, 3 passed, 4 total\n')).toMatchObject({ passed: 3, failed: 1, tests: { 'sum › adds': 'fail' } });
+    expect(parseTestOutput(' FAIL  src/a.test.ts > sum > adds\n Test Files  1 failed (1)\n      Tests  1 failed | 3 passed (4)\n')).toMatchObject({
+      passed: 3,
+      failed: 1,
+      tests: { 'src/a.test.ts > sum > adds': 'fail' },
+    });
+    expect(parseTestOutput('  ● sum › adds\nTests:       1 failed, 3 passed, 4 total\n')).toMatchObject({
+      passed: 3,
+      failed: 1,
+      tests: { 'sum › adds': 'fail' },
+    });
     expect(parseTestOutput('  ✔ adds\n  1 passing (3ms)\n')).toMatchObject({ passed: 1, failed: 0, tests: { adds: 'pass' } });
   });
 
   it('reads node:test subtests as leaves and SKIP as skipped', () => {
-    const out = ['TAP version 13', '# Subtest: suite', '    # Subtest: inner', '    ok 1 - inner', '    ok 2 - later # SKIP', '    1..2', 'ok 1 - suite', '1..1', '# pass 1', '# fail 0', '# skipped 1'].join('\n');
+    const out = [
+      'TAP version 13',
+      '# Subtest: suite',
+      '    # Subtest: inner',
+      '    ok 1 - inner',
+      '    ok 2 - later # SKIP',
+      '    1..2',
+      'ok 1 - suite',
+      '1..1',
+      '# pass 1',
+      '# fail 0',
+      '# skipped 1',
+    ].join('\n');
     expect(parseTestOutput(out).tests).toEqual({ inner: 'pass', later: 'skip' });
   });
 });

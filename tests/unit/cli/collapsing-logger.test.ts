@@ -8,11 +8,21 @@ class Recorder implements Logger {
   log(level: LogLevel, m: string): void {
     this.lines.push([level, m]);
   }
-  trace(m: string) { this.log('TRACE', m); }
-  debug(m: string) { this.log('DEBUG', m); }
-  info(m: string) { this.log('INFO', m); }
-  warn(m: string) { this.log('WARN', m); }
-  error(m: string) { this.log('ERROR', m); }
+  trace(m: string) {
+    this.log('TRACE', m);
+  }
+  debug(m: string) {
+    this.log('DEBUG', m);
+  }
+  info(m: string) {
+    this.log('INFO', m);
+  }
+  warn(m: string) {
+    this.log('WARN', m);
+  }
+  error(m: string) {
+    this.log('ERROR', m);
+  }
 }
 
 const RETRY_META: LogMetadata = { sdkComponent: 'core', error: 'Status { code: Unavailable, message: "tcp connect error" }' };

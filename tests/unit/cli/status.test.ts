@@ -13,8 +13,13 @@ describe('kiln status', () => {
       { turn: 1, input: 200, output: 40, cacheRead: 0, cacheWrite: 4000, costUsd: 0.008 },
       { turn: 2, input: 100, output: 40, cacheRead: 9000, cacheWrite: 0, costUsd: 0.0043 },
     ];
-    st.plan = [{ step: 'find it', status: 'done' }, { step: 'fix it', status: 'in_progress' }];
-    st.pendingApprovals = [{ id: 'ap-1', toolUseId: 't', tool: 'run_command', summary: 'run_command: npm run lint', rule: 'r', reason: 'x', requestedAt: '', expiresAt: '' }];
+    st.plan = [
+      { step: 'find it', status: 'done' },
+      { step: 'fix it', status: 'in_progress' },
+    ];
+    st.pendingApprovals = [
+      { id: 'ap-1', toolUseId: 't', tool: 'run_command', summary: 'run_command: npm run lint', rule: 'r', reason: 'x', requestedAt: '', expiresAt: '' },
+    ];
     const text = formatStatus(st);
     expect(text).toContain('SCRIPTED');
     expect(text).toContain('in 300 · out 80 · cache read 9000 · cache write 4000 · $0.0123');

@@ -7,7 +7,7 @@ import { shellQuote } from '../../../src/sandbox/shell-quote.js';
 import { git, repoWith } from '../../helpers/repo.js';
 
 function dirtyRepo(): string {
-  const repo = repoWith({ 'app.py': 'x = 1\n', 'README': 'hi\n' }, 'kiln-dirty repo ');
+  const repo = repoWith({ 'app.py': 'x = 1\n', README: 'hi\n' }, 'kiln-dirty repo ');
   writeFileSync(join(repo, 'app.py'), 'x = 2\n');
   writeFileSync(join(repo, 'notes.txt'), 'untracked\n');
   mkdirSync(join(repo, '__pycache__'));
@@ -20,7 +20,7 @@ function dirtyRepo(): string {
 describe('uncommitted work', () => {
   it('names the modified and the untracked files, not Kiln state or tool clutter', async () => {
     expect(await uncommittedWork(dirtyRepo())).toEqual({ modified: ['app.py'], untracked: ['notes.txt'] });
-    expect(await uncommittedWork(repoWith({ 'a': '1' }))).toEqual({ modified: [], untracked: [] });
+    expect(await uncommittedWork(repoWith({ a: '1' }))).toEqual({ modified: [], untracked: [] });
   });
 
   it('without --include-uncommitted: a warning naming them, the path quoted; the base stays', async () => {
@@ -46,7 +46,9 @@ describe('uncommitted work', () => {
     expect(git(repo, 'rev-parse', baseRef('r2')).trim()).toBe(r.base);
     // the user's branch, index and files are as they were
     expect(git(repo, 'rev-parse', 'HEAD').trim()).toBe(head);
-    expect(git(repo, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':(exclude).kiln', ':(exclude)__pycache__')).toBe(' M app.py\n?? notes.txt\n');
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all', '--', '.', ':(exclude).kiln', ':(exclude)__pycache__')).toBe(
+      ' M app.py\n?? notes.txt\n',
+    );
 
     // attaching again with the same id keeps the base the run started from
     writeFileSync(join(repo, 'app.py'), 'x = 3\n');

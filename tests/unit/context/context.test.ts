@@ -14,8 +14,7 @@ import { removeTemp, tempRepo } from '../tools/fixture.js';
 let ws: string;
 let parent: string;
 
-const filler = (name: string, n: number) =>
-  Array.from({ length: n }, (_, i) => `// ${name} helper ${i}\nexport const ${name}${i} = ${i};`).join('\n') + '\n';
+const filler = (name: string, n: number) => Array.from({ length: n }, (_, i) => `// ${name} helper ${i}\nexport const ${name}${i} = ${i};`).join('\n') + '\n';
 
 beforeAll(() => {
   ({ dir: ws, parent } = tempRepo({
@@ -47,12 +46,7 @@ describe('project rules', () => {
   });
 
   it('adds the rules of directories down to touched paths, nearest last', async () => {
-    expect(findRuleFiles(ws, ['src/api/session.ts']).map((f) => f.path)).toEqual([
-      'AGENTS.md',
-      'CLAUDE.md',
-      'src/api/AGENTS.md',
-      'src/api/.kiln/rules.md',
-    ]);
+    expect(findRuleFiles(ws, ['src/api/session.ts']).map((f) => f.path)).toEqual(['AGENTS.md', 'CLAUDE.md', 'src/api/AGENTS.md', 'src/api/.kiln/rules.md']);
     const text = await readProjectRules(ws, ['src/api/session.ts']);
     expect(text.indexOf('Root rule')).toBeLessThan(text.indexOf('API rule'));
     expect(text).toContain('nearer) file wins');
@@ -117,7 +111,14 @@ describe('rankFiles', () => {
 describe('snippets and diff', () => {
   it('shows numbered windows around matches, merged', () => {
     const s = relevantSnippets(ws, 'src/api/session.ts', ['refreshSession', 'SessionExpiredError'], { context: 1 });
-    expect(s).toBe(['  41\t', '  42\texport function refreshSession(token: string) {', '  43\t  if (isExpired(token)) throw new SessionExpiredError();', '  44\t  return rotate(token);'].join('\n'));
+    expect(s).toBe(
+      [
+        '  41\t',
+        '  42\texport function refreshSession(token: string) {',
+        '  43\t  if (isExpired(token)) throw new SessionExpiredError();',
+        '  44\t  return rotate(token);',
+      ].join('\n'),
+    );
   });
 
   it('reports worktree changes and new files', async () => {
@@ -185,7 +186,7 @@ describe('buildContext', () => {
     // search hits are a map of the rest: files already shown as snippets are not repeated there
     const search = c.items.find((i) => i.kind === 'search');
     const shown = new Set(c.files.map((f) => f.path));
-    for (const line of (search ? c.text.split('## Search results')[1] ?? '' : '').split('\n')) {
+    for (const line of (search ? (c.text.split('## Search results')[1] ?? '') : '').split('\n')) {
       const file = /^([\w./-]+):\d+:/.exec(line)?.[1];
       if (file) expect(shown.has(file), line).toBe(false);
     }

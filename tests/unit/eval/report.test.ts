@@ -48,8 +48,24 @@ const runs = [
 describe('totalsOf', () => {
   it('adds up passes by kind, failure classes, tokens and cost', () => {
     const t = totalsOf('s', runs);
-    expect(t).toMatchObject({ runs: 4, passed: 2, failed: 2, passRate: 0.5, asExpected: 2, allAsExpected: false, scripted: true, turns: 16, meanTurns: 4, autoApproved: 1, abandoned: 2 });
-    expect(t.byKind).toEqual({ bugfix: { runs: 2, passed: 1, failed: 1 }, feature: { runs: 1, passed: 1, failed: 0 }, refactor: { runs: 1, passed: 0, failed: 1 } });
+    expect(t).toMatchObject({
+      runs: 4,
+      passed: 2,
+      failed: 2,
+      passRate: 0.5,
+      asExpected: 2,
+      allAsExpected: false,
+      scripted: true,
+      turns: 16,
+      meanTurns: 4,
+      autoApproved: 1,
+      abandoned: 2,
+    });
+    expect(t.byKind).toEqual({
+      bugfix: { runs: 2, passed: 1, failed: 1 },
+      feature: { runs: 1, passed: 1, failed: 0 },
+      refactor: { runs: 1, passed: 0, failed: 1 },
+    });
     expect(t.byFailureClass).toEqual({ model: 0, tool: 0, policy: 1, verifier: 1, infrastructure: 0 });
     expect(t.tokens).toEqual({ input: 400, output: 200, cacheRead: 4000, cacheWrite: 800 });
     expect(t.costUsd).toBeCloseTo(0.04);
@@ -96,7 +112,10 @@ describe('charts and tables', () => {
   });
 
   it('names the model when the runs were real', () => {
-    const real = totalsOf('s', runs.map((r) => ({ ...r, scripted: false })));
+    const real = totalsOf(
+      's',
+      runs.map((r) => ({ ...r, scripted: false })),
+    );
     const md = renderMarkdown({ totals: real, runs }, { startedAt: 'x', model: 'claude-sonnet-4-5', repeat: 1 });
     expect(md).not.toContain('SCRIPTED');
     expect(md).toContain('`claude-sonnet-4-5`');

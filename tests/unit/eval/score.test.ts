@@ -50,7 +50,22 @@ function artifacts(o: Partial<RunArtifacts> & { eventLines?: object[] } = {}): R
   };
 }
 
-const FIELDS = ['task', 'kind', 'repeat', 'success', 'attempts', 'turns', 'tokens', 'costUsd', 'durationMs', 'diffLines', 'testsModified', 'overBudget', 'failureClass', 'scripted'];
+const FIELDS = [
+  'task',
+  'kind',
+  'repeat',
+  'success',
+  'attempts',
+  'turns',
+  'tokens',
+  'costUsd',
+  'durationMs',
+  'diffLines',
+  'testsModified',
+  'overBudget',
+  'failureClass',
+  'scripted',
+];
 
 describe('scoreRun', () => {
   it('scores a clean success with every field, from the result and the artifacts', () => {
@@ -78,7 +93,15 @@ describe('scoreRun', () => {
   });
 
   it('never counts a run that touched a test file as a success', () => {
-    const s = scoreRun({ task, repeat: 1, runId: 'r1', result: result(), artifacts: artifacts({ patch: diff('src/a.js') + diff('src/a.test.js') }), observed, checks: [] });
+    const s = scoreRun({
+      task,
+      repeat: 1,
+      runId: 'r1',
+      result: result(),
+      artifacts: artifacts({ patch: diff('src/a.js') + diff('src/a.test.js') }),
+      observed,
+      checks: [],
+    });
     expect(s.testsModified).toBe(true);
     expect(s.success).toBe(false);
     expect(s.failureClass).toBe('verifier');
@@ -89,7 +112,15 @@ describe('scoreRun', () => {
   it('flags a run over its task budget', () => {
     const s = scoreRun({ task, repeat: 1, runId: 'r1', result: result({ turns: 11 }), artifacts: artifacts(), observed, checks: [] });
     expect(s.overBudget).toBe(true);
-    const stopped = scoreRun({ task, repeat: 1, runId: 'r1', result: result({ state: 'blocked', reason: 'budget exhausted: maxUsd (1)', turns: 4 }), artifacts: artifacts(), observed, checks: [] });
+    const stopped = scoreRun({
+      task,
+      repeat: 1,
+      runId: 'r1',
+      result: result({ state: 'blocked', reason: 'budget exhausted: maxUsd (1)', turns: 4 }),
+      artifacts: artifacts(),
+      observed,
+      checks: [],
+    });
     expect(stopped).toMatchObject({ overBudget: true, success: false, failureClass: 'model' });
   });
 
@@ -114,24 +145,69 @@ describe('scoreRun', () => {
       repeat: 1,
       runId: 'r1',
       result: result({ state: 'blocked', reason: 'abandoned by kiln eval', attempts: 2 }),
-      artifacts: artifacts({ patch: '', state: { phase: 'blocked', verdict: { pass: false } as never }, eventLines: [denied('a'), denied('b'), denied('c'), { type: 'tool', id: 'd', tool: 'reflect', status: 'done', ok: true }] }),
+      artifacts: artifacts({
+        patch: '',
+        state: { phase: 'blocked', verdict: { pass: false } as never },
+        eventLines: [denied('a'), denied('b'), denied('c'), { type: 'tool', id: 'd', tool: 'reflect', status: 'done', ok: true }],
+      }),
       observed: { ...observed, humanAction: 'abandon', needsHumanReasons: ['the same failure twice in a row: no files changed'] },
       checks: ['npm test'],
     });
-    expect(s).toMatchObject({ success: false, failureClass: 'policy', needsHuman: true, humanAction: 'abandon', toolDenied: 3, asExpected: true, mismatch: [] });
-    const wrong = scoreRun({ task: failing, repeat: 1, runId: 'r1', result: result({ state: 'blocked', reason: 'abandoned', attempts: 3 }), artifacts: artifacts({ state: { verdict: { pass: false } as never } }), observed, checks: [] });
+    expect(s).toMatchObject({
+      success: false,
+      failureClass: 'policy',
+      needsHuman: true,
+      humanAction: 'abandon',
+      toolDenied: 3,
+      asExpected: true,
+      mismatch: [],
+    });
+    const wrong = scoreRun({
+      task: failing,
+      repeat: 1,
+      runId: 'r1',
+      result: result({ state: 'blocked', reason: 'abandoned', attempts: 3 }),
+      artifacts: artifacts({ state: { verdict: { pass: false } as never } }),
+      observed,
+      checks: [],
+    });
     expect(wrong.asExpected).toBe(false);
     expect(wrong.mismatch).toEqual(['failure class verifier, expected policy', 'attempts 3, expected 2', 'needs_human false, expected true']);
   });
 
   it('scores a run the eval could not follow as an infrastructure failure with zero figures', () => {
-    const s = scoreRun({ task, repeat: 1, runId: 'r1', artifacts: { dir: null, events: [], decisions: [], patch: '' }, observed: { ...observed, error: 'connection refused' }, checks: [] });
-    expect(s).toMatchObject({ outcome: 'error', success: false, failureClass: 'infrastructure', turns: 0, costUsd: 0, durationMs: 1234, reason: 'connection refused' });
+    const s = scoreRun({
+      task,
+      repeat: 1,
+      runId: 'r1',
+      artifacts: { dir: null, events: [], decisions: [], patch: '' },
+      observed: { ...observed, error: 'connection refused' },
+      checks: [],
+    });
+    expect(s).toMatchObject({
+      outcome: 'error',
+      success: false,
+      failureClass: 'infrastructure',
+      turns: 0,
+      costUsd: 0,
+      durationMs: 1234,
+      reason: 'connection refused',
+    });
   });
 
   it('counts valid reflections from decisions.jsonl', () => {
-    const decisions = parseEvents(jsonl([{ type: 'reflection', valid: true, attempt: 2 }, { type: 'reflection', valid: false, attempt: 2 }, { type: 'other' }]));
-    const s = scoreRun({ task: { ...task, expect: { outcome: 'succeeded', reflections: 1 } }, repeat: 1, runId: 'r1', result: result(), artifacts: artifacts({ decisions }), observed, checks: [] });
+    const decisions = parseEvents(
+      jsonl([{ type: 'reflection', valid: true, attempt: 2 }, { type: 'reflection', valid: false, attempt: 2 }, { type: 'other' }]),
+    );
+    const s = scoreRun({
+      task: { ...task, expect: { outcome: 'succeeded', reflections: 1 } },
+      repeat: 1,
+      runId: 'r1',
+      result: result(),
+      artifacts: artifacts({ decisions }),
+      observed,
+      checks: [],
+    });
     expect(s.reflections).toBe(1);
     expect(s.asExpected).toBe(true);
   });
@@ -169,9 +245,16 @@ describe('cheating runs', () => {
 
   it('a changed conftest.py or Go test counts as tests modified', () => {
     for (const f of ['conftest.py', 'ring_test.go']) {
-      const s = scoreRun({ task, repeat: 1, runId: 'r1', result: result(), artifacts: artifacts({ patch: diff('src/a.js') + diff(f) }), observed, checks: ['npm test'] });
+      const s = scoreRun({
+        task,
+        repeat: 1,
+        runId: 'r1',
+        result: result(),
+        artifacts: artifacts({ patch: diff('src/a.js') + diff(f) }),
+        observed,
+        checks: ['npm test'],
+      });
       expect(s.testsModified, f).toBe(true);
     }
   });
 });
-

@@ -52,7 +52,14 @@ test('hardened diff runs no external diff and gives a plain patch; control: plai
 test('inherited GIT_* variables cannot redirect git to another repository', () => {
   const repo = makeRepo();
   const other = makeRepo();
-  const env = gitHardeningEnv({ ...process.env, GIT_DIR: join(other, '.git'), GIT_WORK_TREE: other, GIT_EXTERNAL_DIFF: '/bin/false', GIT_ASKPASS: '/bin/false', SSH_ASKPASS: '/bin/false' });
+  const env = gitHardeningEnv({
+    ...process.env,
+    GIT_DIR: join(other, '.git'),
+    GIT_WORK_TREE: other,
+    GIT_EXTERNAL_DIFF: '/bin/false',
+    GIT_ASKPASS: '/bin/false',
+    SSH_ASKPASS: '/bin/false',
+  });
   expect(Object.keys(env).filter((k) => ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'SSH_ASKPASS'].includes(k))).toEqual([]);
   expect(env).toMatchObject({ GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat' });
   const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: repo, env, encoding: 'utf8' }).trim();

@@ -22,7 +22,11 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { hardening: 'fsmonitor (from an included config file), ls-files', trap: 'fsmonitor', args: () => ['ls-files', '--cached', '--others', '--exclude-standard', '-z'] },
+  {
+    hardening: 'fsmonitor (from an included config file), ls-files',
+    trap: 'fsmonitor',
+    args: () => ['ls-files', '--cached', '--others', '--exclude-standard', '-z'],
+  },
   { hardening: 'fsmonitor, diff HEAD', trap: 'fsmonitor', args: () => ['diff', 'HEAD', '--no-color', '--'] },
   { hardening: 'fsmonitor, status', trap: 'fsmonitor', args: () => ['status', '--porcelain'] },
   { hardening: 'hooks: post-index-change on add', trap: 'hook-post-index-change', args: () => ['add', '-A'] },
@@ -91,7 +95,12 @@ describe('the git runner neutralises every program a repository config can name'
     const h = hostileRepo();
     const other = repoWith({ 'z.txt': 'z\n' });
     const saved = { ...process.env };
-    Object.assign(process.env, { GIT_DIR: join(other, '.git'), GIT_WORK_TREE: other, GIT_EXTERNAL_DIFF: h.trap('env-extdiff'), GIT_CONFIG_PARAMETERS: `'core.fsmonitor=${h.trap('env-fsmonitor')}'` });
+    Object.assign(process.env, {
+      GIT_DIR: join(other, '.git'),
+      GIT_WORK_TREE: other,
+      GIT_EXTERNAL_DIFF: h.trap('env-extdiff'),
+      GIT_CONFIG_PARAMETERS: `'core.fsmonitor=${h.trap('env-fsmonitor')}'`,
+    });
     try {
       expect((await git(h.repo, ['rev-parse', '--show-toplevel'])).trim()).toBe(h.repo);
       await git(h.repo, ['diff']);

@@ -58,7 +58,6 @@ const apiError = (status: number, type: string, headers?: Record<string, string>
 
 const env = () => ({ ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL });
 
-
 function breakpoints(body: MessageParams): number {
   return (JSON.stringify(body).match(/"cache_control"/g) ?? []).length;
 }
@@ -139,9 +138,7 @@ describe('createModelClient against the Messages API', () => {
 describe('buildMessageParams', () => {
   it('puts breakpoints on the system prompt, the last tool and the last user block, four at most', () => {
     const first = firstRequest();
-    const reply: Anthropic.ContentBlock[] = [
-      { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' }, caller: { type: 'direct' } },
-    ];
+    const reply: Anthropic.ContentBlock[] = [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' }, caller: { type: 'direct' } }];
     const second = nextRequest(first, reply, 'contents of a');
     const params = buildMessageParams('claude-sonnet-5-5', second);
 
@@ -157,7 +154,7 @@ describe('buildMessageParams', () => {
     expect(breakpoints(params)).toBe(3);
   });
 
-  it('drops breakpoints the caller left in older messages and does not touch the caller\'s messages', () => {
+  it("drops breakpoints the caller left in older messages and does not touch the caller's messages", () => {
     const req = firstRequest();
     req.messages = [
       { role: 'user', content: [{ type: 'text', text: 'old', cache_control: { type: 'ephemeral' } }] },

@@ -10,7 +10,12 @@ const STALL = { firstByteMs: 400, idleMs: 400 };
 
 beforeAll(async () => {
   server = await startFaultServer();
-  client = await createModelClient({ spec: 'claude-sonnet-4-6', runId: 'r', env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url }, stall: STALL });
+  client = await createModelClient({
+    spec: 'claude-sonnet-4-6',
+    runId: 'r',
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+    stall: STALL,
+  });
 });
 afterAll(() => server.close());
 

@@ -28,12 +28,7 @@ export function firstRequest(goal = 'fix the revoked session bug'): ModelRequest
 }
 
 /** The next request of the agent loop: the assistant's answer and one result per tool call. */
-export function nextRequest(
-  prev: ModelRequest,
-  content: Anthropic.ContentBlock[],
-  result: string,
-  isError = false,
-): ModelRequest {
+export function nextRequest(prev: ModelRequest, content: Anthropic.ContentBlock[], result: string, isError = false): ModelRequest {
   const calls = content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
   return {
     ...prev,
@@ -42,10 +37,7 @@ export function nextRequest(
       { role: 'assistant', content: content as Anthropic.ContentBlockParam[] },
       {
         role: 'user',
-        content:
-          calls.length > 0
-            ? calls.map((c) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: result, is_error: isError }))
-            : result,
+        content: calls.length > 0 ? calls.map((c) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: result, is_error: isError })) : result,
       },
     ],
   };

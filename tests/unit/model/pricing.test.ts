@@ -10,9 +10,9 @@ describe('costUsd', () => {
     expect(costUsd('claude-sonnet-4-6', { input: 0, output: M, cacheRead: 0, cacheWrite: 0 })).toBeCloseTo(15);
     expect(costUsd('claude-sonnet-4-6', { input: 0, output: 0, cacheRead: 0, cacheWrite: M })).toBeCloseTo(3.75);
     expect(costUsd('claude-sonnet-4-6', { input: 0, output: 0, cacheRead: M, cacheWrite: 0 })).toBeCloseTo(0.3);
-    expect(
-      costUsd('claude-opus-4-5-20251101', { input: 10_000, output: 2_000, cacheRead: 100_000, cacheWrite: 5_000 }),
-    ).toBeCloseTo((10_000 * 5 + 2_000 * 25 + 100_000 * 0.5 + 5_000 * 6.25) / M);
+    expect(costUsd('claude-opus-4-5-20251101', { input: 10_000, output: 2_000, cacheRead: 100_000, cacheWrite: 5_000 })).toBeCloseTo(
+      (10_000 * 5 + 2_000 * 25 + 100_000 * 0.5 + 5_000 * 6.25) / M,
+    );
   });
 
   it('prices the default Sonnet and scripted runs alike', () => {

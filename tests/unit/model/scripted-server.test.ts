@@ -1,13 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type Anthropic from '@anthropic-ai/sdk';
-import {
-  closeSharedScriptedServer,
-  createModelClient,
-  ModelError,
-  sharedScriptedServer,
-  type ModelClient,
-} from '../../../src/model/index.js';
+import { closeSharedScriptedServer, createModelClient, ModelError, sharedScriptedServer, type ModelClient } from '../../../src/model/index.js';
 import { firstRequest, nextRequest, scriptFile, failure } from './helpers.js';
 
 afterAll(() => closeSharedScriptedServer());
@@ -34,7 +28,6 @@ async function client(script: unknown, runId: string): Promise<ModelClient> {
 function toolUses(content: Anthropic.ContentBlock[]): Anthropic.ToolUseBlock[] {
   return content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 }
-
 
 describe('scripted server through the real SDK', () => {
   it('answers a run turn by turn with Anthropic messages', async () => {
@@ -79,9 +72,7 @@ describe('scripted server through the real SDK', () => {
     }));
     const clients = await Promise.all(scripts.map((s, i) => client(s, `concurrent-${i}`)));
     // Interleave: every run's turn 3, 1 and 2 all in flight at once.
-    const calls = clients.flatMap((c, i) =>
-      [3, 1, 2].map(async (turn) => ({ i, turn, result: await c.create(firstRequest(), { turn }) })),
-    );
+    const calls = clients.flatMap((c, i) => [3, 1, 2].map(async (turn) => ({ i, turn, result: await c.create(firstRequest(), { turn }) })));
     const results = await Promise.all(calls);
     for (const { i, turn, result } of results) {
       const who = scripts[i]?.name;
@@ -102,10 +93,7 @@ describe('scripted server through the real SDK', () => {
   });
 
   it('returns a 429 with retry-after as a retryable rate limit, then answers the same turn', async () => {
-    const model = await client(
-      { steps: [{ error: { status: 429, retry_after_s: 1, times: 1 }, text: 'after the limit' }] },
-      'rate-limit',
-    );
+    const model = await client({ steps: [{ error: { status: 429, retry_after_s: 1, times: 1 }, text: 'after the limit' }] }, 'rate-limit');
     const err = await failure(model.create(firstRequest(), { turn: 1 }));
     expect(err).toMatchObject({ kind: 'rate_limit', retryable: true, retryAfterMs: 1000, status: 429 });
     const ok = await model.create(firstRequest(), { turn: 1 });
@@ -122,7 +110,12 @@ describe('scripted server through the real SDK', () => {
 
   it('maps 529 to a retryable overload and 500 to a retryable server error', async () => {
     const model = await client(
-      { steps: [{ error: { status: 529, times: 2 }, text: 'a' }, { error: { status: 500 }, text: 'b' }] },
+      {
+        steps: [
+          { error: { status: 529, times: 2 }, text: 'a' },
+          { error: { status: 500 }, text: 'b' },
+        ],
+      },
       'overload',
     );
     expect(await failure(model.create(firstRequest(), { turn: 1 }))).toMatchObject({ kind: 'overloaded', retryable: true });

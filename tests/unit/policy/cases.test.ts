@@ -20,7 +20,11 @@ it('reports mismatches and honours --policy', async () => {
       .join('\n'),
   );
   const plain = await runPolicyCases(file);
-  expect(plain.results.map((r) => [r.id, r.ok])).toEqual([['ok', true], ['wrong', false], ['make', false]]);
+  expect(plain.results.map((r) => [r.id, r.ok])).toEqual([
+    ['ok', true],
+    ['wrong', false],
+    ['make', false],
+  ]);
   expect(plain).toMatchObject({ passed: 1, failed: 2 });
 
   const policy = join(dir, 'policy.json');

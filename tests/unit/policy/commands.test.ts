@@ -16,7 +16,12 @@ describe('run_command decisions', () => {
   it('lists every segment, with the wrappers it came through', async () => {
     const d = await run(`timeout 30 env CI=1 npm test && bash -c 'git status | head -3' > out.txt`);
     expect(d.decision).toBe('allow');
-    expect(d.segments?.map((s) => s.argv)).toEqual([['npm', 'test'], ['git', 'status'], ['head', '-3'], ['bash', '-c', 'git status | head -3']]);
+    expect(d.segments?.map((s) => s.argv)).toEqual([
+      ['npm', 'test'],
+      ['git', 'status'],
+      ['head', '-3'],
+      ['bash', '-c', 'git status | head -3'],
+    ]);
     expect(d.segments?.[0]?.via).toEqual(['timeout', 'env']);
     expect(d.segments?.[1]?.via).toEqual(['bash -c']);
     expect(d.segments?.[3]?.redirects).toEqual(['> out.txt']);
@@ -41,7 +46,7 @@ describe('run_command decisions', () => {
     expect((await run("grep -rn 'wget ' src")).decision).toBe('allow');
   });
 
-  it('denies what does not parse, with the parser\'s message', async () => {
+  it("denies what does not parse, with the parser's message", async () => {
     const d = await run('echo "unterminated');
     expect(d).toMatchObject({ decision: 'deny', rule: 'command.parse-error' });
     expect(d.reason).toMatch(/quote/);
@@ -64,7 +69,7 @@ describe('run_command decisions', () => {
 
   it('marks read-only commands and checks safe to repeat, writes not', async () => {
     expect((await run('git diff && cat src/app.ts')).safeToRepeat).toBe(true);
-    expect((await run('npm run typecheck', { checks: ['npm run typecheck'] }))).toMatchObject({ decision: 'allow', rule: 'command.check', safeToRepeat: true });
+    expect(await run('npm run typecheck', { checks: ['npm run typecheck'] })).toMatchObject({ decision: 'allow', rule: 'command.check', safeToRepeat: true });
     expect((await run('touch src/b.ts')).safeToRepeat).toBe(false);
     expect((await run('echo x > src/b.ts')).safeToRepeat).toBe(false);
   });
@@ -103,15 +108,27 @@ describe('file tools', () => {
     repo.file('package.json', '{"name":"x","scripts":{"test":"vitest run"}}\n');
     const ctx = repo.ctx();
     const edit = (old_string: string, new_string: string) => evaluate('edit', { path: 'package.json', old_string, new_string }, ctx);
-    expect(await edit('"test":"vitest run"', '"test":"vitest run","postinstall":"node x"')).toMatchObject({ decision: 'ask', rule: 'write.lifecycle-script', grantKey: 'edit:package.json' });
+    expect(await edit('"test":"vitest run"', '"test":"vitest run","postinstall":"node x"')).toMatchObject({
+      decision: 'ask',
+      rule: 'write.lifecycle-script',
+      grantKey: 'edit:package.json',
+    });
     expect(await edit('"name":"x"', '"name":"y"')).toMatchObject({ decision: 'allow' });
   });
 
   it('denies protected files unless the run allows them, but never git internals', async () => {
     const ctx = repo.ctx();
-    expect(await evaluate('edit', { path: 'src/app.test.ts', old_string: 'a', new_string: 'b' }, ctx)).toMatchObject({ decision: 'deny', rule: 'write.protected' });
-    expect(await evaluate('edit', { path: 'src/app.test.ts', old_string: 'a', new_string: 'b' }, { ...ctx, allowProtectedWrites: true })).toMatchObject({ decision: 'allow' });
-    expect(await evaluate('create_file', { path: '.git/HEAD', content: 'x' }, { ...ctx, allowProtectedWrites: true })).toMatchObject({ decision: 'deny', rule: 'write.git-internals' });
+    expect(await evaluate('edit', { path: 'src/app.test.ts', old_string: 'a', new_string: 'b' }, ctx)).toMatchObject({
+      decision: 'deny',
+      rule: 'write.protected',
+    });
+    expect(await evaluate('edit', { path: 'src/app.test.ts', old_string: 'a', new_string: 'b' }, { ...ctx, allowProtectedWrites: true })).toMatchObject({
+      decision: 'allow',
+    });
+    expect(await evaluate('create_file', { path: '.git/HEAD', content: 'x' }, { ...ctx, allowProtectedWrites: true })).toMatchObject({
+      decision: 'deny',
+      rule: 'write.git-internals',
+    });
   });
 
   it('fails closed on unknown tools and bad input, saying what to do', async () => {

@@ -57,7 +57,18 @@ describe('loadPolicyConfig', () => {
 
 describe('isSensitivePath', () => {
   it('covers credentials but not templates', () => {
-    for (const p of ['.env', 'app/.env.production', 'id_rsa', 'k/tls.key', 'a/b/cert.pem', '.aws/credentials', '.ssh/config', '.git/config', '.npmrc', '/home/u/.ssh/id_ed25519']) {
+    for (const p of [
+      '.env',
+      'app/.env.production',
+      'id_rsa',
+      'k/tls.key',
+      'a/b/cert.pem',
+      '.aws/credentials',
+      '.ssh/config',
+      '.git/config',
+      '.npmrc',
+      '/home/u/.ssh/id_ed25519',
+    ]) {
       expect(isSensitivePath(p), p).toBe(true);
     }
     for (const p of ['.env.example', 'src/env.ts', 'README.md', 'id_rsa.pub', 'src/keys.ts']) expect(isSensitivePath(p), p).toBe(false);

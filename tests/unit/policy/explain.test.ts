@@ -11,7 +11,9 @@ afterEach(() => repo.cleanup());
 
 const check = async (command: string, extra: { json?: boolean; explain?: boolean } = {}) => {
   const lines: string[] = [];
-  await policyCheck({ workspace: repo.dir, tool: 'run_command', input: JSON.stringify({ command, reason: 'r' }), mode: 'default', ...extra }, (s) => lines.push(s));
+  await policyCheck({ workspace: repo.dir, tool: 'run_command', input: JSON.stringify({ command, reason: 'r' }), mode: 'default', ...extra }, (s) =>
+    lines.push(s),
+  );
   return lines;
 };
 

@@ -47,7 +47,9 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
     expect(banner).toMatch(/IGNORED .kiln\/policy.json allowSensitive \["\*\*"\]/);
     expect(banner).toMatch(/IGNORED .kiln\/policy.json commands.allow \["\*"\]/);
     expect(banner).toMatch(/IGNORED .kiln\/policy.json protected leaves out \d+ of Kiln's built-in globs/);
-    expect(banner).toMatch(/IGNORED .kiln\/policy.json unprotect \["tests\/app.test.js"\] \(they stay protected\): ignored, the repo's configuration is not trusted/);
+    expect(banner).toMatch(
+      /IGNORED .kiln\/policy.json unprotect \["tests\/app.test.js"\] \(they stay protected\): ignored, the repo's configuration is not trusted/,
+    );
     expect(banner).toMatch(/IGNORED .kiln\/config setup \["curl/);
     expect(banner).toMatch(/IGNORED AGENTS.md checks/);
     expect(banner).toContain('not trusted');
@@ -59,7 +61,10 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
     // the file it names is released; `protected: []` does not release the rest of the built-in set
     expect(await decide('edit', { path: 'tests/app.test.js', old_string: 'x', new_string: 'y' })).toMatchObject({ decision: 'allow' });
     expect(await decide('create_file', { path: 'tests/other.test.js', content: 'x' })).toMatchObject({ decision: 'deny', rule: 'write.protected' });
-    expect(await decide('edit', { path: '.github/workflows/ci.yml', old_string: 'x', new_string: 'y' })).toMatchObject({ decision: 'deny', rule: 'write.protected' });
+    expect(await decide('edit', { path: '.github/workflows/ci.yml', old_string: 'x', new_string: 'y' })).toMatchObject({
+      decision: 'deny',
+      rule: 'write.protected',
+    });
     const s = await settings();
     expect(s.setup).toEqual(['curl -s http://127.0.0.1:8233/api/v1/settings']);
     expect(s.checks).toEqual(['perl -e "system(q(id))"']);
@@ -80,7 +85,10 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
   });
 
   it('tightening needs no trust: extra sensitive globs, denials, protected paths and a stricter mode apply', async () => {
-    repo.file('.kiln/policy.json', JSON.stringify({ sensitive: ['config/secrets.yml'], protected: ['src/**', 'tests/**', '**/*.test.*'], commands: { deny: ['ls'] }, mode: 'strict' }));
+    repo.file(
+      '.kiln/policy.json',
+      JSON.stringify({ sensitive: ['config/secrets.yml'], protected: ['src/**', 'tests/**', '**/*.test.*'], commands: { deny: ['ls'] }, mode: 'strict' }),
+    );
     repo.file('config/secrets.yml', 'x: 1\n');
     const s = await loadRunSettings(repo.dir, { home, approvalMode: 'default' });
     expect(s.mode).toBe('strict');

@@ -19,7 +19,9 @@ describe('a run request is bounded by the worker', () => {
 
   it('attack: unknown fields (a future "trusted": true) are refused, not ignored', () => {
     expect(() => checkRunRequest({ ...request(), trusted: true, hostSetup: ['id'] }, strictWorker)).toThrow(/unknown fields trusted, hostSetup/);
-    expect(() => checkRunRequest({ ...request(), budgets: { ...request().budgets, unlimited: true } }, strictWorker)).toThrow(/budgets: unknown field unlimited/);
+    expect(() => checkRunRequest({ ...request(), budgets: { ...request().budgets, unlimited: true } }, strictWorker)).toThrow(
+      /budgets: unknown field unlimited/,
+    );
   });
 
   it('malformed values are refused with the field named', () => {

@@ -23,7 +23,7 @@ describe('the shell parser (tree-sitter-bash, walked with an allowlist)', () => 
     expect(await programs('while read l; do echo "$l"; done < <(ls src)')).toEqual(['ls src', 'read l', 'echo $l']);
   });
 
-  it('gives a list\'s redirection to its last command, as bash does (tree-sitter hangs it on the list)', async () => {
+  it("gives a list's redirection to its last command, as bash does (tree-sitter hangs it on the list)", async () => {
     const cmds = await parseShell('npm test && git status > out.txt');
     expect(cmds.map((c) => [c.words.map((w) => w.value).join(' '), c.redirects.map((r) => r.target.value)])).toEqual([
       ['npm test', []],

@@ -21,7 +21,9 @@ describe('known-value redaction', () => {
     const b64 = Buffer.from(CANARY).toString('base64');
     const inBlob = Buffer.from(`xx${CANARY}yyy`).toString('base64'); // the value at an odd offset in a blob
     const json = JSON.stringify({ v: 'q"uote' + CANARY });
-    const out = redact([`raw ${CANARY}`, `glued${CANARY}x`, `b64 ${b64}`, `blob ${inBlob}`, `url ${encodeURIComponent(CANARY + '/+')}`, `json ${json}`].join('\n'));
+    const out = redact(
+      [`raw ${CANARY}`, `glued${CANARY}x`, `b64 ${b64}`, `blob ${inBlob}`, `url ${encodeURIComponent(CANARY + '/+')}`, `json ${json}`].join('\n'),
+    );
     expect(out).not.toContain(CANARY);
     expect(out).not.toContain(b64.replace(/=+$/, ''));
     expect(out).not.toContain(Buffer.from(CANARY).toString('base64').slice(2, 14));
@@ -36,7 +38,13 @@ describe('known-value redaction', () => {
   });
 
   it("collects the worker's secret variables by name, not its others", () => {
-    const v = secretEnvValues({ ANTHROPIC_API_KEY: 'plain-looking-key-123', GITHUB_TOKEN: 'tok-value-4567', HOME: '/root/somewhere', PATH: '/usr/bin:/bin', DB_PASSWORD: 'short' });
+    const v = secretEnvValues({
+      ANTHROPIC_API_KEY: 'plain-looking-key-123',
+      GITHUB_TOKEN: 'tok-value-4567',
+      HOME: '/root/somewhere',
+      PATH: '/usr/bin:/bin',
+      DB_PASSWORD: 'short',
+    });
     expect(v.sort()).toEqual(['plain-looking-key-123', 'tok-value-4567']);
   });
 
@@ -54,9 +62,9 @@ describe('known-value redaction', () => {
   });
 
   it('JSON credentials files and one-token files give their values', () => {
-    expect(valuesInSecretFile(JSON.stringify({ type: 'service_account', private_key_id: 'a1b2c3d4e5f6a7b8', client_email: 'x@y.iam.gserviceaccount.com' }))).toEqual(
-      expect.arrayContaining(['a1b2c3d4e5f6a7b8', 'x@y.iam.gserviceaccount.com']),
-    );
+    expect(
+      valuesInSecretFile(JSON.stringify({ type: 'service_account', private_key_id: 'a1b2c3d4e5f6a7b8', client_email: 'x@y.iam.gserviceaccount.com' })),
+    ).toEqual(expect.arrayContaining(['a1b2c3d4e5f6a7b8', 'x@y.iam.gserviceaccount.com']));
     expect(valuesInSecretFile('ghx-0123456789abcdef\n')).toEqual(['ghx-0123456789abcdef']);
   });
 });
@@ -64,7 +72,14 @@ describe('known-value redaction', () => {
 describe('shape rules at the edges', () => {
   const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
   it('attack: a token glued to a letter, digit or _, inside ANSI colour codes or after a JSON escape', () => {
-    for (const text of [`x${token}`, `9${token}`, `_${token}`, `\u001b[31m${token}\u001b[0m`, `{"log":"line\\n${token}"}`, `{"env":"A=1\\tpassword=hunter2hunter2"}`]) {
+    for (const text of [
+      `x${token}`,
+      `9${token}`,
+      `_${token}`,
+      `\u001b[31m${token}\u001b[0m`,
+      `{"log":"line\\n${token}"}`,
+      `{"env":"A=1\\tpassword=hunter2hunter2"}`,
+    ]) {
       const out = redact(text);
       expect(out, text).not.toContain(token.slice(4));
       expect(out, text).not.toContain('hunter2hunter2');

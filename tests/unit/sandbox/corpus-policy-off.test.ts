@@ -126,7 +126,8 @@ describe('the corpus with the policy off, inside the sandbox', () => {
       if (res.output.includes(mainSecret)) problems.push(`${c.id}: the main checkout's .env reached the output`);
       if (existsSync(join(ws, 'stolen')) && readFileSync(join(ws, 'stolen'), 'utf8').includes(secret)) problems.push(`${c.id}: the HOME secret was copied`);
       if (connections !== conns) problems.push(`${c.id}: a connection reached the host listener`);
-      if (!existsSync(join(outside, 'canary.txt')) || readFileSync(join(outside, 'canary.txt'), 'utf8') !== 'canary\n') problems.push(`${c.id}: the outside canary changed`);
+      if (!existsSync(join(outside, 'canary.txt')) || readFileSync(join(outside, 'canary.txt'), 'utf8') !== 'canary\n')
+        problems.push(`${c.id}: the outside canary changed`);
       if (!existsSync(outside) || readdirSync(outside).length !== 1) problems.push(`${c.id}: a file appeared outside the worktree`);
       for (const [p, mtime] of before) {
         const now = existsSync(p) ? statSync(p).mtimeMs : null;

@@ -11,12 +11,7 @@ test('the probe passes on this host with the real bwrap', async () => {
   expect(probe.ok).toBe(true);
   const names = probe.checks.map((c) => c.name);
   expect(names).toEqual(
-    expect.arrayContaining([
-      'write inside the worktree succeeds',
-      'write outside the worktree fails',
-      'files under HOME are hidden',
-      'network is unreachable',
-    ]),
+    expect.arrayContaining(['write inside the worktree succeeds', 'write outside the worktree fails', 'files under HOME are hidden', 'network is unreachable']),
   );
 });
 
@@ -53,14 +48,7 @@ test('a "bwrap" that isolates nothing is caught by the probe and refused', async
   // Runs the command unconfined but reports like bwrap does, so only the probe's checks can tell.
   writeFileSync(
     fake,
-    [
-      '#!/bin/sh',
-      'while [ "$1" != "--" ]; do shift; done; shift',
-      '"$@"; rc=$?',
-      'echo "{ \\"exit-code\\": $rc }" >&3',
-      'exit $rc',
-      '',
-    ].join('\n'),
+    ['#!/bin/sh', 'while [ "$1" != "--" ]; do shift; done; shift', '"$@"; rc=$?', 'echo "{ \\"exit-code\\": $rc }" >&3', 'exit $rc', ''].join('\n'),
   );
   chmodSync(fake, 0o755);
   clearProbeCache();

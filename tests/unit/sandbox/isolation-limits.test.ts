@@ -49,7 +49,9 @@ describe('the kernel keyring is not shared with the host', () => {
   });
 
   test('control: other syscalls pass the filter (files, processes, sockets)', async () => {
-    const r = await run('echo hi > f && cat f && sh -c "exit 3"; echo "rc:$?"; node -e "require(\'net\').createServer().listen(0,\'127.0.0.1\',function(){console.log(\'listening\');this.close()})"');
+    const r = await run(
+      'echo hi > f && cat f && sh -c "exit 3"; echo "rc:$?"; node -e "require(\'net\').createServer().listen(0,\'127.0.0.1\',function(){console.log(\'listening\');this.close()})"',
+    );
     expect(r.output).toContain('hi\nrc:3');
     expect(r.output).toContain('listening');
   });
@@ -60,7 +62,7 @@ describe('the kernel keyring is not shared with the host', () => {
     // interpret the classic BPF the way the kernel does, over a few syscalls
     const evalFilter = (arch: number, nr: number): number => {
       let acc = 0;
-      for (let pc = 0; pc < prog.length / 8; ) {
+      for (let pc = 0; pc < prog.length / 8;) {
         const code = prog.readUInt16LE(pc * 8);
         const jt = prog.readUInt8(pc * 8 + 2);
         const jf = prog.readUInt8(pc * 8 + 3);
@@ -132,7 +134,14 @@ describe('capped scratch space and memory', () => {
     expect(limits).toMatch(/memory/);
     expect(limits).toMatch(/address space \d+/);
     expect(limits).toMatch(/\/dev\/shm \d+ bytes/);
-    for (const name of ['unprivileged user', 'kernel keyring is not shared', "the user's main checkout is hidden", 'host files others may not read are hidden', 'sensitive files in the worktree are masked', "setup network does not reach the host's loopback"]) {
+    for (const name of [
+      'unprivileged user',
+      'kernel keyring is not shared',
+      "the user's main checkout is hidden",
+      'host files others may not read are hidden',
+      'sensitive files in the worktree are masked',
+      "setup network does not reach the host's loopback",
+    ]) {
       expect(probe.checks.map((c) => c.name)).toContain(name);
     }
     expect(probe.ok).toBe(true);

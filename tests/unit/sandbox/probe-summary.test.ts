@@ -12,7 +12,14 @@ describe('the sandbox status line', () => {
     const line = await sandboxStatus();
     console.log(line);
     expect(line).toMatch(/^sandbox: bubblewrap probe passed — /);
-    for (const said of ['only the worktree writable', 'only allowlisted system dirs', 'secrets in the worktree masked', 'keyring not shared', 'no network', "setup network without the host's loopback"]) {
+    for (const said of [
+      'only the worktree writable',
+      'only allowlisted system dirs',
+      'secrets in the worktree masked',
+      'keyring not shared',
+      'no network',
+      "setup network without the host's loopback",
+    ]) {
       expect(line).toContain(said);
     }
     expect(line).toMatch(/unprivileged user/);
@@ -33,7 +40,11 @@ describe('the sandbox status line', () => {
     const probe: ProbeResult = {
       ok: false,
       checks: [
-        { name: 'unprivileged user', ok: true, detail: 'NOT in a user namespace (bwrap: setting up uid map: Permission denied); commands run with no capabilities' },
+        {
+          name: 'unprivileged user',
+          ok: true,
+          detail: 'NOT in a user namespace (bwrap: setting up uid map: Permission denied); commands run with no capabilities',
+        },
         { name: 'kernel keyring is not shared', ok: true, detail: 'NOT isolated: no seccomp filter for s390x' },
         { name: 'files under HOME are hidden', ok: true, detail: 'not tested: could not create a marker in /home/x' },
         { name: 'sensitive files in the worktree are masked', ok: false, detail: 'LEAK: grep -r or a hard link read .env inside' },

@@ -97,7 +97,11 @@ describe('setup commands (network: true)', () => {
 
   test('keeps the rest of the sandbox: worktree writable, HOME and the host root not', async () => {
     const ws = tempDir('ws');
-    const r = await sandbox.run('echo ok > installed.txt; echo "ws:$?"; touch /etc/kiln-setup-x; echo "etc:$?"; ls /root 2>&1', { workspace: ws, timeoutMs: 15_000, network: true });
+    const r = await sandbox.run('echo ok > installed.txt; echo "ws:$?"; touch /etc/kiln-setup-x; echo "etc:$?"; ls /root 2>&1', {
+      workspace: ws,
+      timeoutMs: 15_000,
+      network: true,
+    });
     expect(r.output).toContain('ws:0');
     expect(r.output).toMatch(/etc:[1-9]/);
     expect(r.output).toContain('No such file');

@@ -32,7 +32,11 @@ describe('discoverToolchains', () => {
   });
 
   it('points the tools’ caches into the bound cache folder', () => {
-    expect(cacheEnv(SANDBOX_CACHE)).toMatchObject({ GOCACHE: `${SANDBOX_CACHE}/go-build`, npm_config_cache: `${SANDBOX_CACHE}/npm`, PIP_CACHE_DIR: `${SANDBOX_CACHE}/pip` });
+    expect(cacheEnv(SANDBOX_CACHE)).toMatchObject({
+      GOCACHE: `${SANDBOX_CACHE}/go-build`,
+      npm_config_cache: `${SANDBOX_CACHE}/npm`,
+      PIP_CACHE_DIR: `${SANDBOX_CACHE}/pip`,
+    });
   });
 });
 

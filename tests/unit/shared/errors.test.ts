@@ -74,8 +74,12 @@ describe('error classification', () => {
 
   it('no error class in src but the root derives from Error directly: each one chooses its classification', () => {
     const files = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
-    const direct = files(join(ROOT, 'src')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/class (\w+) extends (?:Error|TypeError|RangeError)\b/g)].map((m) => m[1]));
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+      );
+    const direct = files(join(ROOT, 'src')).flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/class (\w+) extends (?:Error|TypeError|RangeError)\b/g)].map((m) => m[1]),
+    );
     // HttpFailure is the scripted server's HTTP response in flight; it never leaves the server.
     // IllegalTransitionError is a bug in workflow code: a plain Error fails the workflow task
     // (the run waits for fixed code and replays) instead of failing the run.

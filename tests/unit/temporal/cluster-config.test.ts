@@ -6,8 +6,16 @@ import { agentDynamicConfig, writeClusterConfig, type ClusterPorts } from '../..
 import { AGENT_DYNAMIC_CONFIG } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {
-  frontend: 17233, frontendHttp: 17243, frontendMembership: 16933, history: 17234, historyMembership: 16934,
-  matching: 17235, matchingMembership: 16935, worker: 17239, workerMembership: 16939, metrics: 18000,
+  frontend: 17233,
+  frontendHttp: 17243,
+  frontendMembership: 16933,
+  history: 17234,
+  historyMembership: 16934,
+  matching: 17235,
+  matchingMembership: 16935,
+  worker: 17239,
+  workerMembership: 16939,
+  metrics: 18000,
 };
 const pg = { host: '127.0.0.1', port: 15432, user: 'temporal', password: 'temporal' };
 
@@ -20,7 +28,11 @@ describe('the generated cluster config', () => {
     const { configDir, dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 8 });
     const cfg = load(join(configDir, 'development.yaml'));
     expect(cfg.persistence.numHistoryShards).toBe(8);
-    expect(cfg.persistence.datastores['postgres-default'].sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal', connectAddr: '127.0.0.1:15432' });
+    expect(cfg.persistence.datastores['postgres-default'].sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal',
+      connectAddr: '127.0.0.1:15432',
+    });
     expect(cfg.persistence.datastores['postgres-visibility'].sql.databaseName).toBe('temporal_visibility');
     expect(cfg.services.frontend.rpc).toMatchObject({ grpcPort: 17233, httpPort: 17243, membershipPort: 16933 });
     expect(cfg.services.history.rpc.grpcPort).toBe(17234);
@@ -28,7 +40,7 @@ describe('the generated cluster config', () => {
     expect(cfg.dynamicConfigClient.filepath).toBe(dynamicFile);
   });
 
-  it('raises the history queue readers\' poll limits for agent workloads (the same values kiln dev uses)', () => {
+  it("raises the history queue readers' poll limits for agent workloads (the same values kiln dev uses)", () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
     const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4 });
     const dyn = load(dynamicFile);

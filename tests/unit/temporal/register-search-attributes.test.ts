@@ -26,7 +26,7 @@ function fakeServer(initial: Record<string, number>, o: { deny?: 'list' | 'add';
   } as never as { attrs: Record<string, number>; adds: string[][]; operatorService: never };
 }
 
-describe('registering Kiln\'s search attributes', () => {
+describe("registering Kiln's search attributes", () => {
   it('adds only the missing ones, with their types; a second call adds nothing', async () => {
     const s = fakeServer({ KilnPhase: 2, KilnRepo: 2 });
     const r = await registerSearchAttributes(s, 'default');

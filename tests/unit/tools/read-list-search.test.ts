@@ -129,8 +129,7 @@ describe('search', () => {
   });
 
   it('applies case modes', async () => {
-    const files = async (c: 'smart' | 'sensitive' | 'insensitive', pattern: string) =>
-      (await search(ws, { pattern, case: c })).content;
+    const files = async (c: 'smart' | 'sensitive' | 'insensitive', pattern: string) => (await search(ws, { pattern, case: c })).content;
     expect(await files('smart', 'login')).toContain('docs/notes.md'); // lower case → insensitive
     expect(await files('smart', 'Login')).not.toContain('password.ts'); // "LOGIN" not matched
     expect(await files('sensitive', 'login')).not.toContain('docs/notes.md');

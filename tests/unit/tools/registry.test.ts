@@ -105,7 +105,11 @@ describe('a tool left half-added does not compile', () => {
   const paths = Object.fromEntries(Object.entries(files).map(([k, text]) => [k, join(dir, `${k}.mts`)]));
   for (const [k, text] of Object.entries(files)) writeFileSync(paths[k]!, text);
 
-  const config = ts.getParsedCommandLineOfConfigFile(fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+  const config = ts.getParsedCommandLineOfConfigFile(
+    fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  )!;
   const program = ts.createProgram(Object.values(paths), { ...config.options, noEmit: true, rootDir: undefined });
   const errors = (k: string) =>
     ts.getPreEmitDiagnostics(program, program.getSourceFile(paths[k]!)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));

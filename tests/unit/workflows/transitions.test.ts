@@ -87,7 +87,21 @@ describe('the phase table', () => {
       }
     }
     // the recordings cover the main paths, so this test would notice a table that lost them
-    expect([...seen]).toEqual(expect.arrayContaining(['preparing→planning', 'planning→editing', 'editing→verifying', 'verifying→succeeded', 'verifying→retrying', 'retrying→editing', 'editing→awaiting_approval', 'awaiting_approval→editing', 'needs_human→retrying', 'needs_human→succeeded', 'editing→preparing']));
+    expect([...seen]).toEqual(
+      expect.arrayContaining([
+        'preparing→planning',
+        'planning→editing',
+        'editing→verifying',
+        'verifying→succeeded',
+        'verifying→retrying',
+        'retrying→editing',
+        'editing→awaiting_approval',
+        'awaiting_approval→editing',
+        'needs_human→retrying',
+        'needs_human→succeeded',
+        'editing→preparing',
+      ]),
+    );
   });
 
   it('is what the README shows as the run states', () => {
