@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { git, hardenedGit } from '../git/run.js';
+import { hardenedGit } from '../git/run.js';
 import { treeChanges } from './verify-tree.js';
 
 /** At most this many paths go back to the workflow (history); the count says how many there were. */

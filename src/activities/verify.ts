@@ -29,7 +29,6 @@ const CHECK_TAIL_CHARS = 1500;
 const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
 const NO_CHECKS = 'no checks: say how to verify, or accept';
 /** The baseline fills a cold toolchain cache (Go compiles its standard library once: ~75 s measured under load). */
-const BASELINE_TIMEOUT_MS = 20 * 60_000;
 
 export interface Baseline {
   base: string;

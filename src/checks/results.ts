@@ -153,6 +153,7 @@ const PARSERS: Array<[string, Parser]> = [
 
 export function parseTestOutput(output: string): TestResults {
   const r: TestResults = { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 };
+  // eslint-disable-next-line no-control-regex -- ANSI colour codes are exactly what this strips
   const text = output.replace(/\x1b\[[0-9;]*m/g, '');
   for (const [name, parse] of PARSERS) if (parse(text, r)) r.formats.push(name);
   return r;

@@ -38,7 +38,6 @@ import {
   workflowUrl,
   Contact,
 } from '../client/runs.js';
-import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { fleetQuery, hasFilters, repoKey, type FleetFilters } from '../client/fleet-query.js';
 import { artifactsDir } from '../shared/paths.js';

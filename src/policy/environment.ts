@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path';
-import { allow, ask, deny, type Verdict } from './verdict.js';
+import { ask, deny, type Verdict } from './verdict.js';
 
 /*
  * What a variable assignment changes. `NAME=value cmd`, `export NAME=value` and a bare

@@ -272,7 +272,7 @@ const PY = /^python(\d+(\.\d+)?)?$/;
 const NET_CODE =
   /\b(?:urllib\d?|requests|httpx|aiohttp|socket|http\.client|ftplib|smtplib|telnetlib|paramiko|websockets?|fetch|https?|net|dgram|tls|dns|undici|axios|node-fetch|XMLHttpRequest|WebSocket|LWP|IO::Socket|Net::\w+|open-uri|Socket)\b/;
 const SPAWN_CODE =
-  /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system|exec|eval|qx|__import__|importlib|import\s*\(|require\s*\(\s*[^'"\s]|Function\s*\(|vm|process\.binding|dlopen|ctypes|popen|IO\.popen|Kernel|Open3|syscall)\b|`|%x[{(\[]|\bopen\s*\(\s*(?:[A-Za-z_$]+\s*,\s*)?['"][^'"]*\|/;
+  /\b(?:child_process|subprocess|os\.system|os\.popen|os\.exec\w*|spawn|execSync|execFile|pty|system|exec|eval|qx|__import__|importlib|import\s*\(|require\s*\(\s*[^'"\s]|Function\s*\(|vm|process\.binding|dlopen|ctypes|popen|IO\.popen|Kernel|Open3|syscall)\b|`|%x[{([]|\bopen\s*\(\s*(?:[A-Za-z_$]+\s*,\s*)?['"][^'"]*\|/;
 /** the code writes, deletes or renames files */
 const WRITE_CODE =
   /\b(?:write\w*|append\w*|unlink\w*|rm\w*|rmdir\w*|rename\w*|copy\w*|cp\w*|symlink\w*|link\w*|truncate\w*|chmod\w*|mkdir\w*|remove|replace|move|open|sysopen|File\.open|IO\.write|spurt|Path)\b|>>?\s*['"]/;

@@ -130,7 +130,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort });
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`);
+    throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`, { cause: err });
   }
   return {
     address,

@@ -102,7 +102,7 @@ describe('a tool left half-added does not compile', () => {
       `export const t = defineTool({ schema: finishInput, run: (h) => h.record('x', { summary: 'x' }), summary: (v) => v.summary });\n`,
     unlisted: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r = { ...TOOLS, delete_repo: TOOLS.finish } satisfies ToolRegistry;\n`,
   };
-  const paths = Object.fromEntries(Object.entries(files).map(([k, text]) => [k, join(dir, `${k}.mts`)]));
+  const paths = Object.fromEntries(Object.keys(files).map((k) => [k, join(dir, `${k}.mts`)]));
   for (const [k, text] of Object.entries(files)) writeFileSync(paths[k]!, text);
 
   const config = ts.getParsedCommandLineOfConfigFile(
