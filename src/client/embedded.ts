@@ -4,7 +4,6 @@
  * (that needs the internet).
  */
 import { Client, Connection } from '@temporalio/client';
-import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startWorker, type RunningWorker } from '../worker.js';
@@ -12,24 +11,14 @@ import { defaultDeps } from '../activities/deps.js';
 import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
-import { agentDynamicConfigArgs, startDevServer } from '../temporal/dev-server.js';
+import { agentDynamicConfigArgs, freePort, startDevServer } from '../temporal/dev-server.js';
+
+export { freePort };
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.KILN_HOME || join(homedir(), '.kiln');
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface Embedded {

@@ -82,7 +82,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   }
   if (await portTaken(ip, o.uiPort)) throw new PortInUseError(`Web UI port ${o.uiPort} on ${ip} is taken by another program: pick another with --ui-port`);
   // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
-  const innerUiPort = await loopbackPort();
+  const innerUiPort = await freePort();
   const args = [
     'server',
     'start-dev',
@@ -147,7 +147,8 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   };
 }
 
-function loopbackPort(): Promise<number> {
+/** A port nothing listens on right now, on loopback (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
