@@ -39,6 +39,9 @@ const isUnder = (p: string, parent: string) => p === parent || p.startsWith(`${p
 function installRoot(bin: string): string {
   const pyenv = /^(.*\/\.pyenv)\//.exec(`${bin}/`);
   if (pyenv) return pyenv[1]!;
+  // ~/.cargo also holds the registry token (credentials.toml): its bin alone is enough (rustup's
+  // proxies there find the toolchains through RUSTUP_HOME; CARGO_HOME is the run's cache)
+  if (bin.endsWith('/.cargo/bin')) return bin;
   return /\/(bin|shims)$/.test(bin) ? dirname(bin) : bin;
 }
 

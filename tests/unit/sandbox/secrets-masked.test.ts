@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSandbox, type Sandbox } from '../../../src/sandbox/index.js';
+import { hostToolchains } from '../../../src/sandbox/toolchains.js';
 import { cleanupTempDirs, git, makeRepo, tempDir, uniqueMarker } from './helpers.js';
 
 let sandbox: Sandbox;
@@ -29,7 +30,7 @@ function worktreeWithSecrets() {
   writeFileSync(join(ws, '.npmrc'), `//registry.npmjs.org/:_authToken=${secret}\n`);
   mkdirSync(join(ws, '.aws'));
   writeFileSync(join(ws, '.aws', 'credentials'), `aws_secret_access_key=${secret}\n`);
-  writeFileSync(join(ws, '.env.example'), `DB_PASSWORD=${plain}-example\n`);
+  writeFileSync(join(ws, '.env.example'), `DB_HOST=${plain}-example\n`);
   writeFileSync(join(ws, 'notes.txt'), `${plain}\n`);
   return { ws, secret, plain };
 }
@@ -41,7 +42,7 @@ describe('sensitive files in the worktree are masked', () => {
     expect(r.output).not.toContain(secret);
     expect(r.output).toContain(`./notes.txt:1:${plain}`);
     // the committed template stays readable: it tells the agent which variables exist
-    expect(r.output).toContain(`./.env.example:1:DB_PASSWORD=${plain}-example`);
+    expect(r.output).toContain(`./.env.example:1:DB_HOST=${plain}-example`);
   });
 
   test("find -name '.e*' -exec cat reads nothing from .env, and the files are still listed", async () => {
@@ -160,7 +161,17 @@ describe("the user's main checkout and the host's private files are not visible"
   test('only the allowlisted system directories exist at the root', async () => {
     const r = await run('ls -A /; echo "var: $(ls -A /var)"', tempDir('ws'));
     const names = r.output.split('\n').filter(Boolean);
-    for (const hidden of ['root', 'home', 'run', 'srv', 'mnt', 'work', 'boot']) expect(names).not.toContain(hidden);
+    // a host toolchain under a hidden folder (pyenv, rustup) is bound read-only: its folder shows, and nothing beside it
+    const bound = hostToolchains().binds;
+    for (const hidden of ['root', 'home', 'run', 'srv', 'mnt', 'work', 'boot']) {
+      const inside = [...new Set(bound.filter((b) => b.startsWith(`/${hidden}/`)).map((b) => b.split('/')[2]!))].sort();
+      if (!inside.length) {
+        expect(names).not.toContain(hidden);
+        continue;
+      }
+      const listed = (await run(`ls -A /${hidden}`, tempDir('ws'))).output.split('\n').filter(Boolean).sort();
+      expect(listed).toEqual(inside);
+    }
     for (const seen of ['usr', 'etc', 'bin', 'tmp', 'proc', 'dev']) expect(names).toContain(seen);
     // /var holds only the link to the private /tmp
     expect(r.output).toContain('var: tmp\n');
