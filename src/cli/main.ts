@@ -99,7 +99,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('cluster')
-    .summary('Start a PostgreSQL-backed Temporal cluster on this machine')
+    .summary('Start a PostgreSQL-backed Temporal cluster here')
     .description(
       'Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts',
     )
@@ -292,7 +292,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('list')
-    .summary('List runs; filter the fleet by phase, repo, waiting, budget, path, approver')
+    .summary('List runs; filter by phase, repo, waiting, path…')
     .description(
       "List runs, newest first. Each filter is a Temporal visibility query over Kiln's search attributes (--show-query prints it for `temporal workflow list --query`)",
     )

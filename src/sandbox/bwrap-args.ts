@@ -229,8 +229,11 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     if (resolver) args.push('--ro-bind', resolver, resolver);
   }
   args.push(...devArgs(input), '--proc', '/proc', '--size', String(input.tmpfsBytes), '--tmpfs', '/tmp');
-  // /var is not bound; tools that put scratch files in /var/tmp get the private /tmp
-  args.push('--symlink', '/tmp', '/var/tmp');
+  // /var is not bound; tools that put scratch files in /var/tmp get the private /tmp — unless the
+  // worktree (or a path bound beside it) lives under /var/tmp: a link there would leave no room
+  // for the bind, so /var/tmp is then a tmpfs that only holds it (read-only once bound, below)
+  const inVarTmp = [ws, ...(input.readOnlyPaths ?? [])].some((p) => isAbsolute(p) && isUnder(p, '/var/tmp'));
+  args.push(...(inVarTmp ? ['--tmpfs', '/var/tmp'] : ['--symlink', '/tmp', '/var/tmp']));
   const nodePrefix = nodePrefixToExpose();
   if (nodePrefix) args.push('--ro-bind', nodePrefix, nodePrefix);
   for (const p of input.extraReadOnly ?? []) if (isAbsolute(p) && existsSync(p) && p !== '/') args.push('--ro-bind', p, p);
@@ -246,7 +249,9 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   }
   for (const f of input.sensitive.files) args.push('--ro-bind', input.emptyFile, f);
   for (const d of input.sensitive.dirs) args.push('--tmpfs', d, '--remount-ro', d);
-  // Nothing may be created on the root tmpfs itself: writes go to the worktree, /tmp or HOME.
+  // Nothing may be created on the root tmpfs itself: writes go to the worktree, /tmp or HOME
+  // (and a /var/tmp made only to hold the worktree is no scratch space either).
+  if (inVarTmp) args.push('--remount-ro', '/var/tmp');
   args.push('--remount-ro', '/');
   if (input.seccompFd !== undefined) args.push('--seccomp', String(input.seccompFd));
   if (input.infoFd !== undefined) args.push('--info-fd', String(input.infoFd));
