@@ -6,6 +6,9 @@
  * and its ignore files are never touched.
  */
 
+import { join } from 'node:path';
+import { readJson } from './run-files.js';
+
 /** gitignore-style names; each matches at any depth, as a file or as a whole directory */
 export const DEFAULT_EXCLUDES: readonly string[] = [
   '__pycache__',
@@ -45,4 +48,10 @@ export function excludePathspecs(list: readonly string[]): string[] {
     if (!e) return [];
     return [`:(exclude,glob)**/${e}`, `:(exclude,glob)**/${e}/**`];
   });
+}
+
+/** The pathspecs that keep a run's clutter out of `git add -A`, from its run.json in the state dir. */
+export async function runExcludePathspecs(stateDir: string): Promise<string[]> {
+  const rec = await readJson<{ exclude?: string[] }>(join(stateDir, 'run.json')).catch(() => undefined);
+  return excludePathspecs(rec?.exclude ?? DEFAULT_EXCLUDES);
 }

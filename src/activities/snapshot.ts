@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
+import { runExcludePathspecs } from './clutter.js';
 import { treeChanges } from './verify-tree.js';
 
 /** At most this many paths go back to the workflow (history); the count says how many there were. */
@@ -17,7 +18,7 @@ export async function snapshotTree(worktree: string, base: string, stateDir: str
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
-  await g.run(['add', '-A', '--', '.']);
+  await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(stateDir))]);
   return (await g.run(['write-tree'])).trim();
 }
 

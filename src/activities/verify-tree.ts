@@ -10,6 +10,7 @@ import { cp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { changedIniSections, changedJsonKeys, PROTECTED_SECTIONS, restoreJsonKeys, type ProtectedSet } from '../checks/protected.js';
 import { kilnDir } from '../shared/paths.js';
+import { runExcludePathspecs } from './clutter.js';
 import { git, hardenedGit } from '../git/run.js';
 
 export interface TreeFindings {
@@ -37,7 +38,8 @@ export async function worktreeTree(worktree: string, base: string, scratchDir: s
   try {
     const g = await hardenedGit(worktree, { indexFile: index });
     await g.run(['read-tree', base]);
-    await g.run(['add', '-A', '--', '.']);
+    // tool clutter (__pycache__, .pytest_cache…) is not the model's change
+    await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(scratchDir))]);
     return (await g.run(['write-tree'])).trim();
   } finally {
     await rm(index, { force: true });

@@ -1,6 +1,6 @@
 /**
  * What a check's output says about each test: the runners Kiln knows (TAP/node:test, vitest,
- * jest, mocha, pytest, go test) are read for per-test results and their summary counts, so the
+ * jest, mocha, pytest, unittest, go test) are read for per-test results and their summary counts, so the
  * verdict can be about tests and not about an exit code a script can fake.
  */
 export type TestStatus = 'pass' | 'fail' | 'skip';
@@ -142,8 +142,34 @@ const goTest: Parser = (out, r) => {
   return true;
 };
 
+/**
+ * unittest: "Ran 4 tests in 0.001s", then "OK" or "FAILED (failures=1, errors=1, skipped=1)"; with
+ * -v each test's line "test_x (mod.Class.test_x) ... ok|FAIL|ERROR|skipped …"; "FAIL: test_x (mod.Class)".
+ */
+const unittest: Parser = (out, r) => {
+  const ran = /^Ran (\d+) tests? in [\d.]+s\s*$/m.exec(out);
+  if (!ran) return false;
+  const verdict = /^(OK|FAILED)(?: \(([^)]*)\))?\s*$/m.exec(out.slice(ran.index));
+  const counts = verdict?.[2] ?? '';
+  const failed = num(/failures=(\d+)/.exec(counts)?.[1]) + num(/errors=(\d+)/.exec(counts)?.[1]) + num(/unexpected successes=(\d+)/.exec(counts)?.[1]);
+  const skipped = num(/skipped=(\d+)/.exec(counts)?.[1]) + num(/expected failures=(\d+)/.exec(counts)?.[1]);
+  r.failed += failed;
+  r.skipped += skipped;
+  r.passed += Math.max(0, Number(ran[1]) - failed - skipped);
+  for (const f of out.matchAll(/^(test\w*) \(([\w.]+?)\) \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)/gm)) {
+    const name = f[2]!.endsWith(`.${f[1]}`) ? f[2]! : `${f[2]}.${f[1]}`;
+    add(r, name, f[3] === 'ok' || f[3] === 'expected failure' ? 'pass' : f[3] === 'skipped' ? 'skip' : 'fail');
+  }
+  for (const f of out.matchAll(/^(?:FAIL|ERROR): (test\w*) \(([\w.]+?)\)/gm)) {
+    const name = f[2]!.endsWith(`.${f[1]}`) ? f[2]! : `${f[2]}.${f[1]}`;
+    add(r, name, 'fail');
+  }
+  return true;
+};
+
 const PARSERS: Array<[string, Parser]> = [
   ['go test', goTest],
+  ['unittest', unittest],
   ['pytest', pytest],
   ['jest', jest],
   ['vitest', vitest],

@@ -175,3 +175,31 @@ describe('a test file that did not load on the base', () => {
     expect(judgeCheck(run(['ok 1 - formats cents', '1..1', '# pass 1', '# fail 0'].join('\n')), base).findings.join()).toMatch(/did not run: cart total/);
   });
 });
+
+describe('unittest output', () => {
+  const verbose = [
+    'test_add (tests.test_calc.CalcTest.test_add) ... ok',
+    'test_sub (tests.test_calc.CalcTest.test_sub) ... FAIL',
+    '',
+    'FAIL: test_sub (tests.test_calc.CalcTest.test_sub)',
+    'Ran 2 tests in 0.001s',
+    '',
+    'FAILED (failures=1)',
+  ].join('\n');
+
+  it('names each test and counts the summary (python3 -m unittest -v)', () => {
+    const r = parseTestOutput(verbose);
+    expect(r.formats).toEqual(['unittest']);
+    expect(r.tests).toEqual({ 'tests.test_calc.CalcTest.test_add': 'pass', 'tests.test_calc.CalcTest.test_sub': 'fail' });
+    expect([r.passed, r.failed]).toEqual([1, 1]);
+  });
+
+  it('a check that exits 0 while unittest reports a failure fails; the same output with OK passes', () => {
+    expect(judgeCheck({ command: 'python3 -m unittest -v', exitCode: 0, timedOut: false, output: verbose }, undefined).passed).toBe(false);
+    const ok = verbose
+      .replace('... FAIL', '... ok')
+      .replace('FAILED (failures=1)', 'OK')
+      .replace(/^FAIL: .*$/m, '');
+    expect(judgeCheck({ command: 'python3 -m unittest -v', exitCode: 0, timedOut: false, output: ok }, undefined).passed).toBe(true);
+  });
+});
