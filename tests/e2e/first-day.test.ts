@@ -118,7 +118,7 @@ describe('a server and a worker that come and go', () => {
     const again = await kiln(['run', '--repo', repo, '--goal', 'something else entirely', '--model', SCRIPT, '--id', id, '--detach'], { env });
     expect(again.code).toBe(0);
     expect(again.stdout.trim()).toBe(`attached to ${id}`);
-    expect(again.stderr).toMatch(/^warning: run day1-\d+ already exists with another goal \("getSession returns/);
+    expect(again.stderr).toMatch(/^warning: run day1-\d+ already exists with another goal \("getSession returns/m);
 
     // the server still lists the stopped worker as a poller for a while: the Update must not hang
     wk.child.kill('SIGTERM');

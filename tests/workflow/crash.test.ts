@@ -174,7 +174,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     });
     const sc = scenario('command-running');
     const first = await sc.worker();
-    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap' }));
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap', allowUnverified: true }));
     await first.exited;
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(join(repo, '.kiln', 'worktrees', h.workflowId, 'started.txt')), 'the command had really started').toBe(true);
@@ -199,7 +199,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     });
     const sc = scenario();
     const first = await sc.worker({ KILN_HOST: `${sc.queue}-a` });
-    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000 }));
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000, allowUnverified: true }));
     let st: RunState | undefined;
     while (!st?.pendingApprovals.length) {
       st = await state(h);

@@ -51,6 +51,7 @@ describe("fleet queries over Kiln's search attributes", () => {
       repo,
       model: `scripted:${asking(repo)}`,
       searchAttributes: true,
+      allowUnverified: true,
       budgets: { maxTurns: 4, maxTokens: 5_000_000, maxUsd: 100, maxWallMs: 30 * 60_000 },
     });
     const h = await t.start(input);

@@ -83,6 +83,7 @@ describe('error classification', () => {
     // HttpFailure is the scripted server's HTTP response in flight; it never leaves the server.
     // IllegalTransitionError is a bug in workflow code: a plain Error fails the workflow task
     // (the run waits for fixed code and replays) instead of failing the run.
-    expect(direct.sort()).toEqual(['HttpFailure', 'IllegalTransitionError', 'KilnError']);
+    // ModelStallError is the abort reason a stalled stream is cut with; the SDK wraps it into a ModelError
+    expect(direct.sort()).toEqual(['HttpFailure', 'IllegalTransitionError', 'KilnError', 'ModelStallError']);
   });
 });
