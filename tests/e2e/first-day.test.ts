@@ -132,7 +132,8 @@ describe('a server and a worker that come and go', () => {
     // a live view across a server restart: it says it lost contact, then carries on
     const wait = spawnKiln(['wait', id, '--json'], { env });
     procs.push(wait);
-    await sleep(1500);
+    // the view must be attached before the server goes: on a loaded machine starting the CLI takes seconds
+    await sleep(8000);
     srv.child.kill('SIGINT');
     expect((await exitOf(srv)).code).toBe(0);
     await until('the live view says it lost contact', async () => /lost contact with the Temporal server/.test(wait.stderr()), 30_000).catch((e: Error) => {
