@@ -7,22 +7,13 @@ import { resolve } from 'node:path';
 import { git } from '../git/run.js';
 import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { UsageError } from '../shared/errors.js';
-import type { Phase } from '../shared/types.js';
+import { TERMINAL_PHASES, type Phase } from '../shared/types.js';
+import { ACTIVE_PHASES } from '../workflows/machine.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { duration } from './run-options.js';
 
-const PHASES: readonly Phase[] = [
-  'preparing',
-  'planning',
-  'editing',
-  'awaiting_approval',
-  'verifying',
-  'retrying',
-  'needs_human',
-  'succeeded',
-  'blocked',
-  'cancelled',
-];
+/** every phase a run can be in, from the state machine's own lists */
+const PHASES: readonly Phase[] = [...ACTIVE_PHASES, ...TERMINAL_PHASES];
 
 export interface FleetFilters {
   phase?: string;

@@ -9,23 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EvalReport, RunScore } from '../../src/eval/types.js';
 import { ROOT } from '../helpers/repo.js';
-
-const FIELDS = [
-  'task',
-  'kind',
-  'repeat',
-  'success',
-  'attempts',
-  'turns',
-  'tokens',
-  'costUsd',
-  'durationMs',
-  'diffLines',
-  'testsModified',
-  'overBudget',
-  'failureClass',
-  'scripted',
-] as const;
+import { SCORE_FIELDS as FIELDS } from '../helpers/score-fields.js';
 
 async function kilnEval(args: string[]) {
   const home = mkdtempSync(join(tmpdir(), 'kiln-eval-home-'));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { countTools, parseEvents, patchFiles, scoreRun, type RunArtifacts } from '../../../src/eval/score.js';
 import type { EvalTask, Observed } from '../../../src/eval/types.js';
 import type { RunResult } from '../../../src/shared/types.js';
+import { SCORE_FIELDS as FIELDS } from '../../helpers/score-fields.js';
 
 const task: EvalTask = {
   name: 'fix-it',
@@ -49,23 +50,6 @@ function artifacts(o: Partial<RunArtifacts> & { eventLines?: object[] } = {}): R
     ...o,
   };
 }
-
-const FIELDS = [
-  'task',
-  'kind',
-  'repeat',
-  'success',
-  'attempts',
-  'turns',
-  'tokens',
-  'costUsd',
-  'durationMs',
-  'diffLines',
-  'testsModified',
-  'overBudget',
-  'failureClass',
-  'scripted',
-];
 
 describe('scoreRun', () => {
   it('scores a clean success with every field, from the result and the artifacts', () => {
