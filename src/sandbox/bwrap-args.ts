@@ -221,8 +221,10 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
     if (m.kind === 'symlink') args.push('--symlink', m.target!, m.path);
     else args.push('--ro-bind', m.path, m.path);
   }
-  for (const f of input.hidden.files) args.push('--ro-bind', input.emptyFile, f);
-  for (const d of input.hidden.dirs) args.push('--tmpfs', d, '--remount-ro', d);
+  // a private host file removed since the scan needs no mask, and bwrap could not make its mount
+  // point on the read-only /etc: without this check the command fails to start
+  for (const f of input.hidden.files) if (existsSync(f)) args.push('--ro-bind', input.emptyFile, f);
+  for (const d of input.hidden.dirs) if (existsSync(d)) args.push('--tmpfs', d, '--remount-ro', d);
   if (input.network === 'slirp' && input.resolvConf) args.push('--ro-bind', input.resolvConf, '/etc/resolv.conf');
   if (input.network === 'host') {
     const resolver = resolverToExpose();
