@@ -100,13 +100,16 @@ function ownPidNamespace(): string[] {
 }
 
 export async function runCommand(config: RunnerConfig, command: string, opts: CommandOptions): Promise<CommandResult> {
-  try {
-    return await runOnce(config, command, opts);
-  } catch (err) {
-    // Seen once under load in a workflow test: slirp4netns found the sandbox gone before it could
-    // attach. The command never ran (it waits for the network), so one more start repeats nothing.
-    if (!(err instanceof SandboxNetworkError) || opts.signal?.aborted) throw err;
-    return runOnce(config, command, opts);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runOnce(config, command, opts);
+    } catch (err) {
+      // The sandbox failed before the command ran, so starting again repeats nothing: slirp4netns
+      // found the sandbox gone before it could attach (seen under load), or a host file masked
+      // from the /etc scan was removed before bwrap made its mount point (a fresh scan skips it).
+      const vanished = err instanceof SandboxSpawnError && /Can't create file at /.test(err.message);
+      if (!(err instanceof SandboxNetworkError || vanished) || opts.signal?.aborted || attempt >= 3) throw err;
+    }
   }
 }
 
