@@ -98,6 +98,17 @@ export interface ApprovalDecision {
   note?: string;
   /** a rejection's reason goes back to the model */
   reason?: string;
+  /** set by `kiln serve`: the authenticated user, signed for this decision (src/auth/attestation.ts) */
+  attestation?: ApprovalAttestation;
+}
+
+/** A server's signed word that `user` of `tenant` made this decision; checked by the worker. */
+export interface ApprovalAttestation {
+  user: string;
+  tenant: string;
+  issuedAt: string;
+  /** HMAC-SHA256, hex, over the run, the approval, the decision and the fields above */
+  sig: string;
 }
 
 /** Who asked to cancel a run, and why: recorded in audit.jsonl and the run's reason. */
