@@ -5,9 +5,19 @@
  * attempt's turn loop is ./attempt.ts, the messages are ./handlers.ts and the state is
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  patched,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
+import { runInputProblem } from '../shared/run-input-schema.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
 import { runAttempt, type AttemptEnd } from './attempt.js';
@@ -17,18 +27,44 @@ import { afterVerdict, observe } from './machine.js';
 import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from './options.js';
 
 export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
+  // The input is a request from whoever reached Temporal, not only from kiln's CLI: a malformed
+  // one ends here, before a single activity is scheduled for it (the worker checks it again).
+  const problem = carry ? undefined : runInputProblem(input);
+  if (problem !== undefined && patched(VALIDATE_INPUT_PATCH)) return notAchieved(refused(input, problem));
   const r = await runToEnd(input, carry);
   // Behind a patch: runs started earlier end as they began, Completed whatever their state.
-  if (r.state === 'blocked' && patched(NOT_ACHIEVED_PATCH)) {
-    throw ApplicationFailure.create({
-      type: RUN_NOT_ACHIEVED,
-      message: `blocked: ${r.reason ?? 'the goal was not reached'}`,
-      nonRetryable: true,
-      details: [r],
-    });
-  }
+  if (r.state === 'blocked' && patched(NOT_ACHIEVED_PATCH)) return notAchieved(r);
   return r;
 }
+
+function notAchieved(r: RunResult): never {
+  throw ApplicationFailure.create({
+    type: RUN_NOT_ACHIEVED,
+    message: `blocked: ${r.reason ?? 'the goal was not reached'}`,
+    nonRetryable: true,
+    details: [r],
+  });
+}
+
+/** A refused request has no worktree and no artifacts: the result says which field to fix. */
+function refused(input: unknown, problem: string): RunResult {
+  const id = (input as { runId?: unknown } | null)?.runId;
+  return {
+    runId: typeof id === 'string' && id.length <= 200 ? id : workflowInfo().workflowId,
+    state: 'blocked',
+    reason: `run input refused by the workflow: ${problem}`,
+    attempts: 0,
+    turns: 0,
+    artifactsDir: '',
+    patchPath: '',
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    costUsd: 0,
+    scripted: false,
+  };
+}
+
+/** the workflow checks its input's shape before anything else (issue 10) */
+const VALIDATE_INPUT_PATCH = 'validate-run-input';
 
 /** a blocked run fails the workflow with a typed failure instead of completing (issue 13) */
 const NOT_ACHIEVED_PATCH = 'blocked-run-fails';

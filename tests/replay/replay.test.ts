@@ -41,6 +41,7 @@ describe('replay of recorded histories', () => {
         'unauthorized.json',
         'grant-for-run.json',
         'same-failure.json',
+        'refused-input.json',
       ]),
     );
   });
@@ -61,6 +62,15 @@ describe('replay of recorded histories', () => {
       );
     expect(fleet('revoked-session.json')).toBe(false);
     expect(fleet('fleet-attributes.json')).toBe(true);
+    const refusedMarker = (f: string) =>
+      (load(f).events ?? []).some((e) =>
+        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
+          .toString()
+          .includes('validate-run-input'),
+      );
+    // a well-formed request never records the marker: runs from before the check replay unchanged
+    expect(refusedMarker('revoked-session.json')).toBe(false);
+    expect(refusedMarker('refused-input.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

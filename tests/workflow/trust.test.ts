@@ -44,9 +44,22 @@ describe('a run request is bounded by the worker', () => {
 
   it('attack: a request with a field the worker does not know is refused, not half-honoured', async () => {
     const input = { ...testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}` }), hostNetwork: true } as RunInput;
-    const r = await outcome(await t.start(input));
+    const h = await t.start(input);
+    const r = await outcome(h);
     expect(r.state).toBe('blocked');
-    expect(r.reason).toMatch(/unknown field hostNetwork/);
+    expect(r.reason).toMatch(/run input refused by the workflow: unknown field hostNetwork/);
+    // refused by the workflow itself: not one activity was scheduled for the request
+    const events = (await h.fetchHistory()).events ?? [];
+    expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+  });
+
+  it('attack: a request whose run id is a path, or whose budgets are negative, names the field to fix', async () => {
+    const good = testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}` });
+    const bad = await outcome(await t.start({ ...good, budgets: { ...good.budgets, maxUsd: -1 } }));
+    expect(bad.state).toBe('blocked');
+    expect(bad.reason).toMatch(/budgets\.maxUsd/);
+    const path = await outcome(await t.start({ ...testInput({ repo: good.repo, model: good.model }), runId: '..' }));
+    expect(path.reason).toMatch(/refused by the workflow: runId/);
   });
 
   it('control: the same setup with the sandbox on runs, inside the sandbox, and the run goes on', async () => {
