@@ -111,6 +111,8 @@ export interface VerifyInput extends RunRef {
 export interface FinalizeInput extends RunRef {
   state: RunState;
   removeWorktree: boolean;
+  /** a run that succeeded on its checks ships the tree that was verified, not whatever the worktree holds now */
+  verifiedTree?: string;
 }
 
 export interface FinalizeResult {

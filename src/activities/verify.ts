@@ -17,11 +17,11 @@ import { loadRepoConfig } from '../policy/repo-config.js';
 import { redact } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
-import type { VerifyInput } from './contracts.js';
+import type { RunRef, VerifyInput } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
-import { bringIncludes, buildVerifyTree, pristineCheckout } from './verify-tree.js';
+import { bringIncludes, buildVerifyTree, pristineCheckout, worktreeTree } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
 const CHECK_TAIL_CHARS = 1500;
@@ -165,6 +165,7 @@ export function verifyActivities(deps: ActivityDeps) {
       signature,
       summary,
       tree: tree.tree,
+      modelTree: tree.modelTree,
       ...(cause ? { cause } : {}),
     };
     await appendEvent(inp.repo, inp.runId, {
@@ -180,7 +181,17 @@ export function verifyActivities(deps: ActivityDeps) {
     return verdict;
   }
 
-  return { verify };
+  /**
+   * The worktree's tree now, built the way verify builds it: the workflow compares it with the
+   * verdict's before it calls a run succeeded, so nothing written after the checks ships unverified.
+   */
+  async function currentTree(inp: RunRef): Promise<string> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const rec = await loadRun(inp.repo, inp.runId);
+    return worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
+  }
+
+  return { verify, currentTree };
 }
 
 async function runCheck(

@@ -198,7 +198,10 @@ export function workspaceActivities(deps: ActivityDeps) {
     let patch = '';
     if (existsSync(rec.worktree)) {
       // written once, so it also gets secretlint's rule set on top of the fast patterns
-      patch = await redactAsync(await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)));
+      const raw = inp.verifiedTree
+        ? redact(await (await hardenedGit(rec.worktree)).run(['diff', '--binary', '--no-color', rec.baseCommit, inp.verifiedTree]))
+        : await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
+      patch = await redactAsync(raw);
       await writeTextAtomic(patchPath, patch);
     } else if (!existsSync(patchPath)) {
       await writeTextAtomic(patchPath, '');

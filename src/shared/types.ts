@@ -159,6 +159,8 @@ export interface Verdict {
   summary: string;
   /** `git write-tree` of the tree the checks ran on; a later edit makes this verdict stale */
   tree?: string;
+  /** the worktree's own tree when it was verified: the run succeeds only while the worktree still holds it */
+  modelTree?: string;
   /**
    * why it failed when no retry can help: no checks to run, or checks that could not run
    * (command not found, exit 127, sandbox or setup error) — a person decides, no attempt is spent

@@ -124,23 +124,39 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
         const next = verdict.cause && !verdict.pass && patched('verdict-cause') ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
         ctx.previousSignature = verdict.signature;
         if (next.next === 'succeeded') {
-          state.reason = undefined;
-          ctx.phase('succeeded');
-          return await finish(ctx, true);
-        }
-        ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
-        if (next.next === 'retry') {
-          state.attempt = next.attempt;
-          ctx.phase('retrying', verdict.summary);
-          loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
-          if (patched('retry-reflects')) {
-            // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
-            loop.editedSinceChecks = current.editedSinceChecks;
-            loop.checksSinceEdit = [...current.checksSinceEdit];
+          // the tree that was verified must still be the worktree's: then that tree is what ships
+          const bound = verdict.modelTree && patched(VERIFIED_TREE_PATCH) ? verdict.modelTree : undefined;
+          let stale: string | undefined;
+          try {
+            stale = bound ? await staleVerdict(ctx, bound) : undefined;
+          } catch (err) {
+            if (!isHostLost(err)) throw err;
+            loop = await rebuildElsewhere(ctx);
+            continue;
           }
-          continue;
+          if (!stale) {
+            state.reason = undefined;
+            ctx.phase('succeeded');
+            return await finish(ctx, true, bound);
+          }
+          // not the model's failure (its turns were over): no attempt is spent, a person decides
+          ctx.note('verdict', stale);
+          waitReason = stale;
+        } else {
+          ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
+          if (next.next === 'retry') {
+            state.attempt = next.attempt;
+            ctx.phase('retrying', verdict.summary);
+            loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
+            if (patched('retry-reflects')) {
+              // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+              loop.editedSinceChecks = current.editedSinceChecks;
+              loop.checksSinceEdit = [...current.checksSinceEdit];
+            }
+            continue;
+          }
+          waitReason = next.reason;
         }
-        waitReason = next.reason;
       }
 
       const decision = await waitForHuman(ctx, waitReason);
@@ -262,15 +278,28 @@ async function waitForHuman(ctx: RunContext, reason: string): Promise<HumanDecis
   return d;
 }
 
+/**
+ * Why a passing verdict no longer speaks for the worktree, if it does not: something wrote to it
+ * after the checks ran (the model's turns were over), so what would ship is not what was verified.
+ */
+async function staleVerdict(ctx: RunContext, verified: string): Promise<string | undefined> {
+  const now = await ctx.host!.currentTree.executeWithOptions({ ...hostOptions(ctx.input), summary: 'is the verified tree still the worktree?' }, [ctx.ref()]);
+  if (now === verified) return undefined;
+  return `the worktree changed after it was verified (verified tree ${verified.slice(0, 12)}, now ${now.slice(0, 12)}): a person decides — hint to retry, accept as it is, or abandon`;
+}
+
+/** verified tree bound to the end: succeeded only while the worktree holds the tree that was verified (issue 12) */
+const VERIFIED_TREE_PATCH = 'succeed-on-verified-tree';
+
 /** Writes the artifacts (a lost host cannot: then any worker writes what the run knows) and the result. */
-async function finish(ctx: RunContext, removeWorktree: boolean): Promise<RunResult> {
+async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: string): Promise<RunResult> {
   const { state, input } = ctx;
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
   let diskNote: string | undefined;
   if (ctx.prep) {
-    const args = { ...ctx.ref(), state, removeWorktree };
+    const args = { ...ctx.ref(), state, removeWorktree, ...(verifiedTree ? { verifiedTree } : {}) };
     const res = await (ctx.host ?? shared).finalizeRun(args).catch((err: unknown) => {
       if (!isHostLost(err)) throw err;
       return shared.finalizeRun(args);

@@ -42,6 +42,8 @@ describe('replay of recorded histories', () => {
         'grant-for-run.json',
         'same-failure.json',
         'refused-input.json',
+        'stale-verdict.json',
+        'verified-tree.json',
       ]),
     );
   });
@@ -71,6 +73,10 @@ describe('replay of recorded histories', () => {
     // a well-formed request never records the marker: runs from before the check replay unchanged
     expect(refusedMarker('revoked-session.json')).toBe(false);
     expect(refusedMarker('refused-input.json')).toBe(true);
+    const treeBound = (f: string) => (load(f).events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'currentTree');
+    expect(treeBound('revoked-session.json')).toBe(false);
+    expect(treeBound('verified-tree.json')).toBe(true);
+    expect(treeBound('stale-verdict.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

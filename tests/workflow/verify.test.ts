@@ -2,14 +2,16 @@
  * Verification, retries with reflection, and needs_human as a waiting state — on the real dev
  * server, the real example repo and its real tests; only the model is scripted.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { humanUpdate } from '../../src/shared/messages.js';
+import { approveUpdate, humanUpdate } from '../../src/shared/messages.js';
+import { defaultDeps } from '../../src/activities/index.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
 import type { RunState } from '../../src/shared/types.js';
-import { exampleRepo, writeScript } from '../helpers/repo.js';
+import { EXAMPLE_SCRIPT, exampleRepo, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
-import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { writeFileSync } from 'node:fs';
 import { commitAll } from '../helpers/repo.js';
 import { outcome } from '../../src/client/runs.js';
@@ -45,6 +47,15 @@ const noop = (n: number) => edit("'use strict';", `'use strict';\n// attempt ${n
 
 function scriptFor(name: string, steps: unknown[]): string {
   return writeScript(join(exampleRepo('kiln-script-'), '..'), name, { name, steps });
+}
+
+/** Approves what the example asks (its lint is not one of the checks) until the run ends or waits for a person. */
+async function untilDecided(env: WorkflowTestEnv, h: RunHandle): Promise<RunState> {
+  for (;;) {
+    const st = await env.waitFor(h, (s) => ['awaiting_approval', 'needs_human', 'succeeded', 'blocked'].includes(s.phase), 240_000);
+    if (st.phase !== 'awaiting_approval') return st;
+    for (const a of st.pendingApprovals) await h.executeUpdate(approveUpdate, { args: [{ approvalId: a.id, approve: true, by: 'test' }] });
+  }
 }
 
 function decisions(dir: string): Array<Record<string, unknown>> {
@@ -188,4 +199,43 @@ describe('verification and retries', () => {
     expect(st.verdict?.tree).toMatch(/^[0-9a-f]{40}$/);
     await h.cancel();
   });
+
+  it('attack: a write to the worktree while the checks run is never shipped as succeeded; control: the verified tree ships', async () => {
+    // Something on the host (an editor, a stray process) writes into the model's worktree while
+    // the checks run in their own checkout: what is there at the end is not what was verified.
+    const real = await defaultDeps().sandbox('bwrap');
+    const meddling: Sandbox = {
+      kind: real.kind,
+      probe: real.probe,
+      async run(command, opts) {
+        const r = await real.run(command, opts);
+        if (command === 'npm test' && !opts.workspace.includes('/.kiln/worktrees/')) {
+          for (const wt of readdirSync(join(repo, '.kiln', 'worktrees')))
+            appendFileSync(join(repo, '.kiln', 'worktrees', wt, 'src', 'session.js'), 'globalThis.leak = 1;\n');
+        }
+        return r;
+      },
+    };
+    const repo = exampleRepo('kiln-stale-');
+    const env = await workflowTestEnv('kiln-stale-tests', { sandbox: async () => meddling });
+    try {
+      const h = await env.start(testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}` }));
+      const st = await untilDecided(env, h);
+      expect(st.reason).toMatch(/the worktree changed after it was verified/);
+      expect(st.phase).toBe('needs_human');
+      expect(st.attempt).toBe(1);
+      await h.executeUpdate(humanUpdate, { args: [{ action: 'abandon', by: 'test' }] });
+      expect((await outcome(h)).state).toBe('blocked');
+    } finally {
+      await env.stop();
+    }
+
+    const control = await t.start(testInput({ repo: exampleRepo('kiln-bound-'), model: `scripted:${EXAMPLE_SCRIPT}` }));
+    await untilDecided(t, control);
+    const ok = await outcome(control);
+    expect(ok.state).toBe('succeeded');
+    const patch = readFileSync(ok.patchPath, 'utf8');
+    expect(patch).toContain('revokedAt');
+    expect(patch).not.toContain('leak');
+  }, 300_000);
 });
