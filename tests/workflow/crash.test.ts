@@ -79,19 +79,37 @@ async function approveWhenAsked(h: Handle): Promise<void> {
 }
 
 /** Runs the example with a crash at `point`; returns the result and the patch. */
-async function crashRun(point: string): Promise<{ r: RunResult; patch: string; first: WorkerProcess }> {
+async function crashRun(point: string, over: Partial<RunInput> = {}): Promise<{ r: RunResult; patch: string; first: WorkerProcess; killedAt: number }> {
   const sc = scenario(point);
   const first = await sc.worker();
-  const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+  const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}`, ...over });
   const h = await sc.start(input);
   const approving = approveWhenAsked(h);
-  const code = await Promise.race([first.exited, outcome(h).then(() => 'finished' as const)]);
+  let killedAt = 0;
+  const code = await Promise.race([
+    first.exited.then((c) => {
+      killedAt = Date.now();
+      return c;
+    }),
+    outcome(h).then(() => 'finished' as const),
+  ]);
   expect(code, `the worker should have crashed at ${point}; output:\n${first.output()}`).not.toBe('finished');
   expect(first.output()).toContain(`test crash point ${point}`);
   await sc.worker();
   await approving;
   const r = await outcome(h);
-  return { r, patch: readFileSync(r.patchPath, 'utf8'), first };
+  return { r, patch: readFileSync(r.patchPath, 'utf8'), first, killedAt };
+}
+
+/** From the kill to the retried activity's start, as the run's own record says (events.jsonl). */
+function recoveryMs(r: RunResult, killedAt: number, activity: string): number {
+  const retry = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; at: string; activity?: string; attempt?: number })
+    .find((e) => e.type === 'activity_retry' && e.activity === activity);
+  expect(retry, `no retry of ${activity} recorded`).toBeDefined();
+  return Date.parse(retry!.at) - killedAt;
 }
 
 /** pids whose command line holds the marker (pgrep itself excluded; exit 1 means none) */
@@ -119,9 +137,10 @@ describe('crash resume (kill -9 of a real worker process)', () => {
   });
 
   it('during a model turn: a new worker finishes with the same patch', async () => {
-    const { r, patch } = await crashRun('model-turn@3');
+    const { r, patch, killedAt } = await crashRun('model-turn@3');
     expect(r.state).toBe('succeeded');
     expect(patch).toBe(reference);
+    console.log(`recovery after a kill during a model call: ${(recoveryMs(r, killedAt, 'agentTurn') / 1000).toFixed(1)} s at heartbeat timeout 3 s`);
     // the record says where the run was retried
     const retries = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
       .trim()
@@ -130,6 +149,16 @@ describe('crash resume (kill -9 of a real worker process)', () => {
       .filter((e) => e.type === 'activity_retry');
     expect(retries).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
   });
+
+  it('recovery time follows the heartbeat timeout: with 10 s, a killed model call is retried in ~10-12 s', async () => {
+    const { r, patch, killedAt } = await crashRun('model-turn@3', { heartbeatTimeoutMs: 10_000 });
+    expect(r.state).toBe('succeeded');
+    expect(patch).toBe(reference);
+    const ms = recoveryMs(r, killedAt, 'agentTurn');
+    console.log(`recovery after a kill during a model call: ${(ms / 1000).toFixed(1)} s at heartbeat timeout 10 s`);
+    // the retry waits for the heartbeat timeout: it cannot come sooner (a figure, not a speed test)
+    expect(ms).toBeGreaterThanOrEqual(9_000);
+  }, 180_000);
 
   it('after an edit is written but before its result is reported: the edit is not applied twice', async () => {
     const { r, patch } = await crashRun('after-edit-write');
