@@ -6,7 +6,8 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// CommonJS: Node's ESM loader finds no named exports in it
+import proto from '@temporalio/proto';
 import { CodecKeyError, type Keyring } from './keys.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -33,7 +34,7 @@ export class AesGcmCodec implements PayloadCodec {
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       // the key id is authenticated too: a payload relabelled with another id does not decrypt
       cipher.setAAD(Buffer.from(id));
-      const plain = temporal.api.common.v1.Payload.encode(p).finish();
+      const plain = proto.temporal.api.common.v1.Payload.encode(p).finish();
       const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
       return { metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id) }, data: sealed };
     });
@@ -61,7 +62,7 @@ export class AesGcmCodec implements PayloadCodec {
       } catch {
         throw new CodecKeyError(`payload encrypted with key "${id}" failed authentication: it was altered, or key "${id}" is not the key it was written with`);
       }
-      return temporal.api.common.v1.Payload.decode(plain);
+      return proto.temporal.api.common.v1.Payload.decode(plain);
     });
   }
 }

@@ -7,12 +7,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// CommonJS: Node's ESM loader finds no named exports in it
+import proto from '@temporalio/proto';
 
 /** A history page's payloads fit many times over; a body larger than this is refused unread. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-const PayloadMsg = temporal.api.common.v1.Payload;
+const PayloadMsg = proto.temporal.api.common.v1.Payload;
 
 export interface CodecServer {
   /** where the codec listens, without the token */
