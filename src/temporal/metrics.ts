@@ -6,11 +6,11 @@ import { Runtime, type MetricsExporterConfig } from '@temporalio/worker';
 import { UsageError } from '../shared/errors.js';
 
 /**
- * Kiln's histograms hold dollars and tokens, not the milliseconds Core's default buckets are for.
- * Names as Core registers them (the `temporal_` prefix it adds to every metric).
+ * Kiln's cost histogram holds dollars, not the milliseconds Core's default buckets are for.
+ * (Core's `temporal_` prefix is for its own metrics; Kiln's keep their names.)
  */
 const KILN_BUCKETS: Record<string, number[]> = {
-  temporal_kiln_turn_cost_usd: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  kiln_turn_cost_usd: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
 };
 
 /** `host:port` for the exporter to listen on; refuses what would fail deep inside Core. */
