@@ -94,7 +94,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--allow-sandbox-off', "as this worker's operator, let runs ask for --sandbox off (unsafe)")
     .option('--codec-endpoint <url>', "the Web UI's remote codec (default with codec keys set: a `kiln codec-server` started here)")
     .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string }) => {
-      if (o.codecEndpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(o.codecEndpoint)) throw new UsageError(`--codec-endpoint ${o.codecEndpoint}: expected an http(s) URL`);
+      if (o.codecEndpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(o.codecEndpoint))
+        throw new UsageError(`--codec-endpoint ${o.codecEndpoint}: expected an http(s) URL`);
       const { runDev } = await import('./commands/dev.js');
       await runDev(
         {
@@ -111,7 +112,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('codec-server')
-    .summary('Serve the Web UI\'s codec: encrypted runs readable in the UI')
+    .summary("Serve the Web UI's codec: encrypted runs readable in the UI")
     .description(
       "Serve the Temporal Web UI's remote codec endpoint (POST /encode, /decode) with this machine's codec keys; only the UI's origin and holders of the token may use it",
     )
@@ -151,7 +152,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (o: { allowSandboxOff?: boolean; metrics?: string }) => {
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       const { metricsAddress, metricsStatus } = await import('../temporal/metrics.js');
-      const metrics = o.metrics ? metricsAddress(o.metrics, '--metrics') : process.env.KILN_METRICS_ADDR?.trim() ? metricsAddress(process.env.KILN_METRICS_ADDR) : undefined;
+      const metrics = o.metrics
+        ? metricsAddress(o.metrics, '--metrics')
+        : process.env.KILN_METRICS_ADDR?.trim()
+          ? metricsAddress(process.env.KILN_METRICS_ADDR)
+          : undefined;
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN', process.env, metrics);
       // until the worker runs, a stop request ends the process at once: connecting may retry

@@ -81,7 +81,9 @@ export async function startEmbedded(o: {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
-  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps, dataConverter: converter }) : undefined;
+  const worker = o.worker
+    ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps, dataConverter: converter })
+    : undefined;
   return {
     address,
     uiUrl,

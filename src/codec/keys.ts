@@ -45,7 +45,8 @@ export async function loadKeyring(env: NodeJS.ProcessEnv = process.env): Promise
   }
   if (key) {
     const id = env.KILN_CODEC_KEY_ID?.trim();
-    if (!id) throw new CodecKeyError('KILN_CODEC_KEY is set without KILN_CODEC_KEY_ID: name the key (the id is stored with every payload, so rotation can find it)');
+    if (!id)
+      throw new CodecKeyError('KILN_CODEC_KEY is set without KILN_CODEC_KEY_ID: name the key (the id is stored with every payload, so rotation can find it)');
     const ok = ID.safeParse(id);
     if (!ok.success) throw new CodecKeyError(`KILN_CODEC_KEY_ID ${JSON.stringify(id)}: ${ok.error.issues[0]!.message}`);
     return { active: id, keys: new Map([[id, decodeKey(id, key, 'KILN_CODEC_KEY')]]) };

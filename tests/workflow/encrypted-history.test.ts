@@ -129,7 +129,11 @@ describe.skipIf(!binary)('encrypted history', () => {
     expect(raw).toContain('WORKFLOW_EXECUTION_COMPLETED');
     const strings = readable(raw);
     expect(strings.some((s) => s === 'binary/encrypted')).toBe(true);
-    for (const canary of [GOAL_CANARY, TOOL_CANARY]) expect(strings.filter((s) => s.includes(canary)), canary).toEqual([]);
+    for (const canary of [GOAL_CANARY, TOOL_CANARY])
+      expect(
+        strings.filter((s) => s.includes(canary)),
+        canary,
+      ).toEqual([]);
   });
 
   it('the codec server decodes the raw history for a holder of the token, and only for one', async () => {
@@ -145,7 +149,9 @@ describe.skipIf(!binary)('encrypted history', () => {
     expect(denied.status).toBe(401);
     const ok = await post(`Bearer ${codecServer.token}`);
     expect(ok.status).toBe(200);
-    const decoded = ((await ok.json()) as { payloads: { data?: string }[] }).payloads.map((p) => Buffer.from(p.data ?? '', 'base64').toString('utf8')).join('\n');
+    const decoded = ((await ok.json()) as { payloads: { data?: string }[] }).payloads
+      .map((p) => Buffer.from(p.data ?? '', 'base64').toString('utf8'))
+      .join('\n');
     expect(decoded).toContain(GOAL_CANARY);
     expect(decoded).toContain(TOOL_CANARY);
   });

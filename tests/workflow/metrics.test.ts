@@ -50,7 +50,12 @@ describe('worker metrics', () => {
       name: 'metrics',
       steps: [
         // .env is a sensitive file: the policy denies the read
-        { tool_use: [{ name: 'read_file', input: { path: 'notes.txt' } }, { name: 'read_file', input: { path: '.env' } }] },
+        {
+          tool_use: [
+            { name: 'read_file', input: { path: 'notes.txt' } },
+            { name: 'read_file', input: { path: '.env' } },
+          ],
+        },
         { tool_use: [{ name: 'edit', input: { path: 'notes.txt', old_string: 'notes', new_string: 'notes, read' } }] },
         // a package script is not allowlisted: it waits for a person
         { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'lint' } }] },

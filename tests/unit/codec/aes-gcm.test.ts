@@ -67,6 +67,8 @@ describe('NoKeysCodec', () => {
     expect(await new NoKeysCodec().encode([plain])).toEqual([plain]);
     expect(await new NoKeysCodec().decode([plain])).toEqual([plain]);
     const [sealed] = await new AesGcmCodec(ring('k9', { k9: k1 })).encode([plain]);
-    await expect(new NoKeysCodec().decode([sealed!])).rejects.toThrow(/encrypted with key "k9", but no codec keys are configured here: set KILN_CODEC_KEYS_FILE/);
+    await expect(new NoKeysCodec().decode([sealed!])).rejects.toThrow(
+      /encrypted with key "k9", but no codec keys are configured here: set KILN_CODEC_KEYS_FILE/,
+    );
   });
 });

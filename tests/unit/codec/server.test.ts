@@ -20,7 +20,11 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function post(path: string, headers: Record<string, string>, body: unknown = sealedJson) {
-  return fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify(body) });
+  return fetch(server.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 const decoded = async (r: Response) => {
   const body = (await r.json()) as { payloads: { data: string }[] };
@@ -65,14 +69,19 @@ describe('kiln codec-server', () => {
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe(UI);
     expect(ok.headers.get('access-control-allow-headers')).toMatch(/authorization/);
-    const bad = await fetch(server.url + '/decode', { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:9999', 'access-control-request-method': 'POST' } });
+    const bad = await fetch(server.url + '/decode', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:9999', 'access-control-request-method': 'POST' },
+    });
     expect(bad.status).toBe(403);
     expect(bad.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('encode then decode round-trips through HTTP', async () => {
     const auth = { authorization: `Bearer ${server.token}` };
-    const plain = { payloads: [temporal.api.common.v1.Payload.toObject(temporal.api.common.v1.Payload.create(defaultPayloadConverter.toPayload('hi')!), { bytes: String })] };
+    const plain = {
+      payloads: [temporal.api.common.v1.Payload.toObject(temporal.api.common.v1.Payload.create(defaultPayloadConverter.toPayload('hi')!), { bytes: String })],
+    };
     const enc = await post('/encode', auth, plain);
     expect(enc.status).toBe(200);
     const encBody = await enc.json();
