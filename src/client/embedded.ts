@@ -77,7 +77,8 @@ export async function startEmbedded(o: {
   }
   // only with a worker, and only once the server is up: a Runtime that never hosts a worker is
   // never shut down and would keep Node alive after a failed start
-  if (o.worker) installQuietRuntime();
+  // KILN_METRICS_ADDR: this worker's Prometheus endpoint, as for `kiln worker`
+  if (o.worker) installQuietRuntime('ERROR', process.env, process.env.KILN_METRICS_ADDR?.trim() || undefined);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);

@@ -7,6 +7,7 @@ import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
 import { loadKeyring } from '../../codec/keys.js';
 import { codecStatus, dataConverterFor } from '../../codec/data-converter.js';
 import { freePort } from '../../temporal/dev-server.js';
+import { metricsStatus } from '../../temporal/metrics.js';
 import { openCodecServer } from './codec-server.js';
 
 export async function runDev(
@@ -39,6 +40,7 @@ export async function runDev(
   if (env.worker) out(`                     ${await sandboxStatus()}`);
   if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
   if (env.worker) out(`                     ${modelStatus()}`);
+  if (env.worker) out(`                     ${metricsStatus(process.env.KILN_METRICS_ADDR?.trim() || undefined)}`);
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
   const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };
