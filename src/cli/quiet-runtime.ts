@@ -6,8 +6,9 @@
 import { connect } from 'node:net';
 import { DefaultLogger, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import { temporalSettings } from '../temporal/connection.js';
-import { prometheusExporter } from '../temporal/metrics.js';
+import { exporterError, prometheusExporter } from '../temporal/metrics.js';
 import { CollapsingLogger } from './collapsing-logger.js';
+import { UsageError } from '../shared/errors.js';
 
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 let installed = false;
@@ -32,7 +33,9 @@ export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.Proces
         ...(exporter ? { metrics: exporter } : {}),
       },
     });
-  } catch {
+  } catch (err) {
+    // the exporter could not listen: the user's to fix, not to run without
+    if (metrics && exporterError(metrics, err) instanceof UsageError) throw exporterError(metrics, err);
     // a Runtime already exists in this process (a test, or an embedding program): keep it
   }
 }

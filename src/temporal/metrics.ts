@@ -30,8 +30,18 @@ export function prometheusExporter(addr: string): MetricsExporterConfig {
  */
 export function installMetricsRuntime(addr: string | undefined): string | undefined {
   if (!addr?.trim()) return undefined;
-  Runtime.install({ telemetryOptions: { metrics: prometheusExporter(addr) } });
+  try {
+    Runtime.install({ telemetryOptions: { metrics: prometheusExporter(addr) } });
+  } catch (err) {
+    throw exporterError(addr, err);
+  }
   return addr.trim();
+}
+
+/** Core's bind failure ("Address already in use") as one line that says which flag to change. */
+export function exporterError(addr: string, err: unknown): Error {
+  const msg = (err as Error).message ?? String(err);
+  return /prometheus/i.test(msg) ? new UsageError(`metrics at ${addr}: ${msg.replace(/^.*?: /, '')}: pick another address`) : (err as Error);
 }
 
 export function metricsStatus(addr: string | undefined): string {
