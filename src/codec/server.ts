@@ -74,24 +74,26 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-export async function startCodecServer(o: { codec: PayloadCodec; port: number; host?: string; origin: string; token: string }): Promise<CodecServer> {
-  const origin = new URL(o.origin).origin;
+/** `origins`: the Web UI's origins (one UI may answer on several names, e.g. 127.0.0.1 and localhost). */
+export async function startCodecServer(o: { codec: PayloadCodec; port: number; host?: string; origins: string[]; token: string }): Promise<CodecServer> {
+  const allowed = new Set(o.origins.map((x) => new URL(x).origin));
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const from = req.headers.origin;
+    const origin = from !== undefined && allowed.has(from) ? from : undefined;
     const reply = (status: number, body?: unknown) => {
       const headers: Record<string, string> = { vary: 'Origin' };
       // only the UI's origin may read answers in a browser; others get no CORS grant at all
-      if (from === origin) headers['access-control-allow-origin'] = origin;
+      if (origin) headers['access-control-allow-origin'] = origin;
       if (body !== undefined) headers['content-type'] = 'application/json';
       res.writeHead(status, headers).end(body === undefined ? undefined : JSON.stringify(body));
     };
     // a page on another origin is refused before anything is read, preflight or not
-    if (from !== undefined && from !== origin) return reply(403, { error: `origin ${from} is not allowed (only ${origin})` });
+    if (from !== undefined && !origin) return reply(403, { error: `origin ${from} is not allowed (only ${[...allowed].join(', ')})` });
     if (req.method === 'OPTIONS') {
       res
         .writeHead(204, {
           vary: 'Origin',
-          ...(from ? { 'access-control-allow-origin': origin } : {}),
+          ...(origin ? { 'access-control-allow-origin': origin } : {}),
           'access-control-allow-methods': 'POST',
           'access-control-allow-headers': 'authorization, content-type, x-namespace',
           'access-control-max-age': '600',

@@ -10,18 +10,20 @@ import { UsageError } from '../../shared/errors.js';
 /** `kiln dev`'s Web UI, the one a codec server serves unless told otherwise. */
 export const DEV_UI_ORIGIN = 'http://127.0.0.1:8233';
 
-export async function openCodecServer(o: { port: number; origin: string; env?: NodeJS.ProcessEnv }): Promise<CodecServer> {
+/** `origin`: the Web UI's origin; `kiln dev` also names the other spellings of its own (localhost). */
+export async function openCodecServer(o: { port: number; origin: string | string[]; env?: NodeJS.ProcessEnv }): Promise<CodecServer> {
   const env = o.env ?? process.env;
-  let origin: string;
-  try {
-    origin = new URL(o.origin).origin;
-  } catch {
-    throw new UsageError(`--origin ${JSON.stringify(o.origin)}: expected the Web UI's origin, e.g. ${DEV_UI_ORIGIN}`);
-  }
+  const origins = [o.origin].flat().map((x) => {
+    try {
+      return new URL(x).origin;
+    } catch {
+      throw new UsageError(`--origin ${JSON.stringify(x)}: expected the Web UI's origin, e.g. ${DEV_UI_ORIGIN}`);
+    }
+  });
   const keyring = await loadKeyring(env);
   if (!keyring) throw new CodecKeyError('no codec keys configured: set KILN_CODEC_KEYS_FILE (or KILN_CODEC_KEY and KILN_CODEC_KEY_ID) as the workers have it');
   const token = env.KILN_CODEC_SERVER_TOKEN?.trim() || newToken();
-  return startCodecServer({ codec: new AesGcmCodec(keyring), port: o.port, origin, token });
+  return startCodecServer({ codec: new AesGcmCodec(keyring), port: o.port, origins, token });
 }
 
 export async function runCodecServer(o: { port: number; origin: string }, out: (s: string) => void): Promise<void> {

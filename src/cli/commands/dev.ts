@@ -17,7 +17,10 @@ export async function runDev(
   const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
   const keyring = await loadKeyring();
   // with keys and no codec endpoint of its own, the UI gets one here: encrypted runs stay readable in it
-  const codec = keyring && !o.codecEndpoint ? await openCodecServer({ port: await freePort(), origin: `http://127.0.0.1:${o.uiPort}` }) : undefined;
+  const codec =
+    keyring && !o.codecEndpoint
+      ? await openCodecServer({ port: await freePort(), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
+      : undefined;
   const codecEndpoint = o.codecEndpoint ?? codec?.uiEndpoint;
   const env = await startEmbedded({
     dbFile,

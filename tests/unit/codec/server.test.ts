@@ -13,7 +13,7 @@ let server: CodecServer;
 let sealedJson: unknown;
 
 beforeAll(async () => {
-  server = await startCodecServer({ codec, port: 0, origin: UI, token: 'tok-' + randomBytes(8).toString('hex') });
+  server = await startCodecServer({ codec, port: 0, origins: [UI], token: 'tok-' + randomBytes(8).toString('hex') });
   const [sealed] = await codec.encode([defaultPayloadConverter.toPayload({ goal: CANARY })!]);
   sealedJson = { payloads: [temporal.api.common.v1.Payload.toObject(temporal.api.common.v1.Payload.create(sealed), { bytes: String })] };
 });
