@@ -23,6 +23,7 @@ import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import type { kilnRun } from '../../src/workflows/run.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
+import { kiln, userEnv } from '../e2e/cli.js';
 import { testInput } from '../helpers/run-input.js';
 
 const binary = findTemporalCli();
@@ -40,6 +41,7 @@ let connection: Connection;
 let client: Client;
 let worker: RunningWorker;
 let runId: string;
+let keysFile: string;
 
 /** `temporal workflow show --output json`: the history as the server stores it, no codec. */
 function rawHistory(workflowId: string): string {
@@ -78,7 +80,7 @@ function payloadsOf(json: string): unknown[] {
 describe.skipIf(!binary)('encrypted history', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kiln-encrypted-'));
-    const keysFile = join(dir, 'keys.json');
+    keysFile = join(dir, 'keys.json');
     writeFileSync(keysFile, JSON.stringify({ active: 'k1', keys: { k1: randomBytes(32).toString('base64') } }));
     converter = dataConverterFor(await loadKeyring({ KILN_CODEC_KEYS_FILE: keysFile }));
     const uiPort = await freePort();
@@ -154,6 +156,18 @@ describe.skipIf(!binary)('encrypted history', () => {
       .join('\n');
     expect(decoded).toContain(GOAL_CANARY);
     expect(decoded).toContain(TOOL_CANARY);
+  });
+
+  it('the CLI reads the run with the keys, and without them says which key it lacks', async () => {
+    // the built CLI (npm test builds first), as a user runs it against this server
+    const env = (over: Record<string, string>) => userEnv({ TEMPORAL_ADDRESS: server.address, ...over });
+    const withKeys = await kiln(['wait', runId, '--json'], { env: env({ KILN_CODEC_KEYS_FILE: keysFile }) });
+    expect(withKeys.code, withKeys.stderr).toBe(0);
+    expect(JSON.parse(withKeys.stdout)).toMatchObject({ runId, state: 'succeeded', turns: 3 });
+    const without = await kiln(['wait', runId, '--json'], { env: env({}) });
+    expect(without.code).not.toBe(0);
+    expect(without.stderr).toMatch(/^kiln: payload encrypted with key "k1", but no codec keys are configured here: set KILN_CODEC_KEYS_FILE/);
+    expect(without.stderr).not.toContain('\n    at ');
   });
 
   it('a worker without the key refuses the run, naming the key it lacks', async () => {
