@@ -46,7 +46,8 @@ describe('kiln codec-server', () => {
   });
 
   it('attack: no token, or a wrong one, is 401 and reveals nothing', async () => {
-    for (const headers of [{ origin: UI }, { origin: UI, authorization: 'Bearer nope' }, { authorization: `Bearer ${server.token}x` }]) {
+    const tries: Record<string, string>[] = [{ origin: UI }, { origin: UI, authorization: 'Bearer nope' }, { authorization: `Bearer ${server.token}x` }];
+    for (const headers of tries) {
       const r = await post('/decode', headers);
       expect(r.status).toBe(401);
       expect(await r.text()).not.toContain(CANARY);
