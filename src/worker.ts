@@ -13,6 +13,8 @@ import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
 import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
+import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataConverter } from './codec/data-converter.js';
+import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -25,6 +27,8 @@ export interface RunningWorker {
   hostQueue: string;
   /** what start-up did about Kiln's search attributes, in one line for the operator */
   searchAttributes: string;
+  /** whether this worker encrypts history, in one line for the operator */
+  codec: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -78,11 +82,18 @@ async function ensureSearchAttributes(connection: NativeConnection, namespace: s
   }
 }
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Bundled once per process: several workers (shared + host queue) reuse it. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  return bundle;
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+/**
+ * Bundled once per process: several workers (shared + host queue) reuse it. With encryption the
+ * bundle carries the failure converter that turns workflow errors into (encrypted) payloads.
+ */
+export function workflowBundle(encrypted = false): Promise<WorkflowBundleWithSourceMap> {
+  let b = bundles.get(encrypted);
+  if (!b) {
+    b = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, ...(encrypted ? { failureConverterPath: FAILURE_CONVERTER_PATH } : {}) });
+    bundles.set(encrypted, b);
+  }
+  return b;
 }
 
 const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
@@ -93,16 +104,21 @@ export async function startWorker(
     connection?: NativeConnection;
     taskQueue?: string;
     deps?: ActivityDeps;
+    /** default: the keys in this process's environment (KILN_CODEC_KEYS_FILE, KILN_CODEC_KEY) */
+    dataConverter?: KilnDataConverter;
   } = {},
 ): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
+  // a bad keyring stops the worker before it connects: one that ran without it would write plaintext
+  const converter = opts.dataConverter ?? (await kilnDataConverter());
   const connection = opts.connection ?? (await NativeConnection.connect({ address: settings.address }));
   const deps = opts.deps ?? defaultDeps();
   const searchAttributes = await ensureSearchAttributes(connection, settings.namespace);
   const activities = createActivities(deps);
-  const workflowBundle_ = await workflowBundle();
+  const workflowBundle_ = await workflowBundle(converter.keyId !== undefined);
   const shared = await Worker.create({
     connection,
+    dataConverter: converter.dataConverter,
     namespace: settings.namespace,
     taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowBundle: workflowBundle_,
@@ -115,6 +131,7 @@ export async function startWorker(
     connection,
     namespace: settings.namespace,
     taskQueue: deps.hostQueue,
+    dataConverter: converter.dataConverter,
     activities,
     interceptors: { activity: [retryTrace] },
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
@@ -125,6 +142,7 @@ export async function startWorker(
   return {
     hostQueue: deps.hostQueue,
     searchAttributes,
+    codec: codecStatus(converter),
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
@@ -141,10 +159,13 @@ export async function startWorker(
 
 // `node dist/src/worker.js`: a worker process on its own (tests start it as a real child process).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const metrics = installMetricsRuntime(process.env.KILN_METRICS_ADDR);
   startWorker()
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
       process.stdout.write(`${w.searchAttributes}\n`);
+      process.stdout.write(`${w.codec}\n`);
+      process.stdout.write(`${metricsStatus(metrics)}\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
       process.stdout.write(`${modelStatus()}\n`);

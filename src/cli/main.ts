@@ -92,9 +92,37 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--ui-port <n>', 'Web UI port', '8233')
     .option('--db <file>', 'SQLite file (default: $KILN_HOME/temporal.db)')
     .option('--allow-sandbox-off', "as this worker's operator, let runs ask for --sandbox off (unsafe)")
-    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean }) => {
+    .option('--codec-endpoint <url>', "the Web UI's remote codec (default with codec keys set: a `kiln codec-server` started here)")
+    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string }) => {
+      if (o.codecEndpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(o.codecEndpoint))
+        throw new UsageError(`--codec-endpoint ${o.codecEndpoint}: expected an http(s) URL`);
       const { runDev } = await import('./commands/dev.js');
-      await runDev({ worker: o.worker, port: Number(o.port), uiPort: Number(o.uiPort), db: o.db, allowSandboxOff: o.allowSandboxOff === true }, out);
+      await runDev(
+        {
+          worker: o.worker,
+          port: Number(o.port),
+          uiPort: Number(o.uiPort),
+          db: o.db,
+          allowSandboxOff: o.allowSandboxOff === true,
+          codecEndpoint: o.codecEndpoint,
+        },
+        out,
+      );
+    });
+
+  program
+    .command('codec-server')
+    .summary("Serve the Web UI's codec: encrypted runs readable in the UI")
+    .description(
+      "Serve the Temporal Web UI's remote codec endpoint (POST /encode, /decode) with this machine's codec keys; only the UI's origin and holders of the token may use it",
+    )
+    .option('--port <n>', 'port on 127.0.0.1', '8234')
+    .option('--origin <url>', 'the Web UI origin allowed by CORS', 'http://127.0.0.1:8233')
+    .action(async (o: { port: string; origin: string }) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number`);
+      const { runCodecServer } = await import('./commands/codec-server.js');
+      await runCodecServer({ port, origin: o.origin }, out);
     });
 
   program
@@ -120,10 +148,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Run a worker against TEMPORAL_ADDRESS')
     .description("Run a worker against TEMPORAL_ADDRESS (workflows plus this host's activities)")
     .option('--allow-sandbox-off', 'let runs ask for --sandbox off (unsafe; also KILN_ALLOW_SANDBOX_OFF=1)')
-    .action(async (o: { allowSandboxOff?: boolean }) => {
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (also KILN_METRICS_ADDR)')
+    .action(async (o: { allowSandboxOff?: boolean; metrics?: string }) => {
       const { installQuietRuntime } = await import('./quiet-runtime.js');
+      const { metricsAddress, metricsStatus } = await import('../temporal/metrics.js');
+      const metrics = o.metrics
+        ? metricsAddress(o.metrics, '--metrics')
+        : process.env.KILN_METRICS_ADDR?.trim()
+          ? metricsAddress(process.env.KILN_METRICS_ADDR)
+          : undefined;
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
-      installQuietRuntime('WARN');
+      installQuietRuntime('WARN', process.env, metrics);
       // until the worker runs, a stop request ends the process at once: connecting may retry
       // for a long time, and systemd or docker stop must not hang on it
       const early = (sig: NodeJS.Signals) => {
@@ -141,6 +176,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(w.searchAttributes);
+      out(w.codec);
+      out(metricsStatus(metrics));
       out(await sandboxStatus());
       out(operatorStatus(deps.operator));
       out(modelStatus());

@@ -6,16 +6,21 @@
 import { connect } from 'node:net';
 import { DefaultLogger, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import { temporalSettings } from '../temporal/connection.js';
+import { exporterError, prometheusExporter } from '../temporal/metrics.js';
 import { CollapsingLogger } from './collapsing-logger.js';
+import { UsageError } from '../shared/errors.js';
 
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 let installed = false;
 
-export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.ProcessEnv = process.env): void {
+/** `metrics`: host:port for the Prometheus exporter (`kiln worker --metrics`), off when absent. */
+export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.ProcessEnv = process.env, metrics?: string): void {
   if (installed) return;
   installed = true;
   const wanted = (env.KILN_LOG_LEVEL ?? '').toUpperCase() as LogLevel;
   const level = LEVELS.includes(wanted) ? wanted : dflt;
+  // a bad address is the user's to fix, not a Runtime that already exists
+  const exporter = metrics ? prometheusExporter(metrics) : undefined;
   try {
     Runtime.install({
       logger: new CollapsingLogger(new DefaultLogger(level), {
@@ -23,9 +28,14 @@ export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.Proces
         reachable: () => answers(temporalSettings(env).address),
       }),
       // Core's own logs go through the same logger instead of straight to the console
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} } },
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} },
+        ...(exporter ? { metrics: exporter } : {}),
+      },
     });
-  } catch {
+  } catch (err) {
+    // the exporter could not listen: the user's to fix, not to run without
+    if (metrics && exporterError(metrics, err) instanceof UsageError) throw exporterError(metrics, err);
     // a Runtime already exists in this process (a test, or an embedding program): keep it
   }
 }

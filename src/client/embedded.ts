@@ -16,6 +16,7 @@ import { agentDynamicConfigArgs, freePort, startDevServer } from '../temporal/de
 export { freePort };
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
+import { kilnDataConverter } from '../codec/data-converter.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.KILN_HOME || join(homedir(), '.kiln');
@@ -41,8 +42,11 @@ export async function startEmbedded(o: {
   uiPort?: number;
   worker: boolean;
   allowSandboxOff?: boolean;
+  /** the Web UI's remote codec endpoint (`kiln codec-server`), so it shows encrypted runs */
+  codecEndpoint?: string;
   log?: (s: string) => void;
 }): Promise<Embedded> {
+  const converter = await kilnDataConverter();
   const port = o.port ?? (await freePort());
   const uiPort = o.uiPort ?? (await freePort());
   const binary = findTemporalCli();
@@ -50,7 +54,7 @@ export async function startEmbedded(o: {
   let uiUrl: string;
   let stopServer: () => Promise<void>;
   if (binary) {
-    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort });
+    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint });
     address = server.address;
     uiUrl = server.uiUrl;
     stopServer = () => server.stop();
@@ -64,7 +68,7 @@ export async function startEmbedded(o: {
         ui: true,
         uiPort,
         searchAttributes: [...KILN_SEARCH_ATTRIBUTE_KEYS],
-        extraArgs: agentDynamicConfigArgs(),
+        extraArgs: [...agentDynamicConfigArgs(), ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : [])],
       },
     });
     address = `127.0.0.1:${port}`;
@@ -73,11 +77,14 @@ export async function startEmbedded(o: {
   }
   // only with a worker, and only once the server is up: a Runtime that never hosts a worker is
   // never shut down and would keep Node alive after a failed start
-  if (o.worker) installQuietRuntime();
+  // KILN_METRICS_ADDR: this worker's Prometheus endpoint, as for `kiln worker`
+  if (o.worker) installQuietRuntime('ERROR', process.env, process.env.KILN_METRICS_ADDR?.trim() || undefined);
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace: 'default' });
+  const client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
-  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps }) : undefined;
+  const worker = o.worker
+    ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps, dataConverter: converter })
+    : undefined;
   return {
     address,
     uiUrl,

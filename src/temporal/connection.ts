@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { connect } from 'node:net';
 import { DEFAULT_TASK_QUEUE } from '../shared/constants.js';
 import { KilnError } from '../shared/errors.js';
+import { kilnDataConverter, type KilnDataConverter } from '../codec/data-converter.js';
 
 /** True when nothing listens at host:port (the dial is refused or the name does not resolve). */
 function tcpRefused(address: string): Promise<boolean> {
@@ -53,8 +54,10 @@ export const REFUSED_GIVE_UP_MS = 3_000;
 
 export async function connectClient(
   s: TemporalSettings = temporalSettings(),
-  opts: { deadlineMs?: number; attemptMs?: number } = {},
+  opts: { deadlineMs?: number; attemptMs?: number; dataConverter?: KilnDataConverter } = {},
 ): Promise<{ client: Client; connection: Connection }> {
+  // the keys first: a bad keyring is the user's to fix, however far the server is
+  const { dataConverter } = opts.dataConverter ?? (await kilnDataConverter());
   const started = Date.now();
   const deadline = started + (opts.deadlineMs ?? CONNECT_DEADLINE_MS);
   let wait = 200;
@@ -72,7 +75,7 @@ export async function connectClient(
     try {
       connection = await Connection.connect({ address: s.address, connectTimeout: opts.attemptMs ?? CONNECT_ATTEMPT_MS });
       await connection.workflowService.getSystemInfo({});
-      return { client: new Client({ connection, namespace: s.namespace }), connection };
+      return { client: new Client({ connection, namespace: s.namespace, dataConverter }), connection };
     } catch (err) {
       last = err;
       await connection?.close().catch(() => undefined);

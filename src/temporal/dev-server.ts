@@ -62,6 +62,8 @@ export interface DevServerOptions {
   port: number;
   uiPort: number;
   namespace?: string;
+  /** the Web UI's remote codec endpoint (`kiln codec-server`) */
+  codecEndpoint?: string;
 }
 
 export interface DevServer {
@@ -102,6 +104,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     'error',
     ...agentDynamicConfigArgs(),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
+    ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : []),
   ];
   const child = execa(o.binary, args, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });
   let stderr = '';

@@ -10,6 +10,7 @@ import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } f
 import { modelOptions, toolOptions, type Acts } from './options.js';
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
+import { approvalEnded, approvalRequested, toolDenied, turnDone } from './metrics.js';
 import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
 
 /** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
@@ -82,6 +83,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       }
     }
     addUsage(state, turn.usage, turn.costUsd);
+    turnDone(turn.usage, turn.costUsd);
     state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
     if (turn.text) observe(state, turn.text);
     if (turn.compacted)
@@ -169,7 +171,10 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         }
         const isError = res.status !== 'done' || !res.ok;
         result = { text: res.summary, isError, malformed: false };
-        if (res.status === 'denied') ctx.fail(`denied: ${res.summary} (${res.rule})`);
+        if (res.status === 'denied') {
+          ctx.fail(`denied: ${res.summary} (${res.rule})`);
+          toolDenied(call.name, res.rule);
+        }
       }
       const stuck = observeCall(
         loop.stuck,
@@ -250,11 +255,19 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
   });
   ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
-  // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
-  // it is metadata, not part of the command that replay compares
-  const answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, {
-    summary: `approval ${id} times out: ${call.summary}`.slice(0, 200),
-  });
+  approvalRequested(call.name);
+  let answered: boolean;
+  try {
+    // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
+    // it is metadata, not part of the command that replay compares
+    answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, {
+      summary: `approval ${id} times out: ${call.summary}`.slice(0, 200),
+    });
+  } catch (err) {
+    approvalEnded(call.name, 'cancelled');
+    throw err;
+  }
+  approvalEnded(call.name, answered ? (ctx.decisions.get(id)!.approve ? 'approved' : 'rejected') : 'timeout');
   const pending = findApproval(state, id)!;
   state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
   if (!answered) {

@@ -13,6 +13,7 @@ import { detailsMarkdown } from './details.js';
 import { budgetShare, initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
 import { freshStuck, type StuckState } from './stuck.js';
+import { phaseChanged } from './metrics.js';
 
 /** Behind this patch the run also keeps the fleet-query attributes (kiln list filters) current. */
 export const FLEET_ATTRIBUTES_PATCH = 'fleet-search-attributes';
@@ -94,6 +95,8 @@ export class RunContext {
     carry?: Carry,
   ) {
     this.state = carry?.state ?? initialState(input);
+    // a continued run is the same run: it entered its phase before continue-as-new
+    if (!carry) phaseChanged(undefined, this.state.phase);
     this.startedAtMs = carry?.startedAtMs ?? Date.now();
     this.turnAtRunStart = this.state.turn;
     this.decided = new Set(carry?.decided);
@@ -146,7 +149,9 @@ export class RunContext {
 
   /** A phase change: checked against the machine's table, logged, shown in the Web UI. */
   phase(p: Phase, why?: string): void {
+    const from = this.state.phase;
     setPhase(this.state, p, this.now(), why);
+    phaseChanged(from, p);
     this.unwritten++;
     this.showDetails();
     if (!this.input.searchAttributes) return;

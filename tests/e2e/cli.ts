@@ -35,6 +35,12 @@ export function userEnv(over: Record<string, string | undefined> = {}): NodeJS.P
     'KILN_DEBUG',
     'TEMPORAL_ADDRESS',
     'TEMPORAL_NAMESPACE',
+    // a developer's own codec keys or metrics address would change what every test run does
+    'KILN_CODEC_KEYS_FILE',
+    'KILN_CODEC_KEY',
+    'KILN_CODEC_KEY_ID',
+    'KILN_CODEC_SERVER_TOKEN',
+    'KILN_METRICS_ADDR',
   ])
     delete env[k];
   for (const [k, v] of Object.entries(over)) {

@@ -4,19 +4,46 @@ import { join } from 'node:path';
 import { kilnHome, startEmbedded } from '../../client/embedded.js';
 import { devStateFile, type DevState } from '../../client/runs.js';
 import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
+import { loadKeyring } from '../../codec/keys.js';
+import { codecStatus, dataConverterFor } from '../../codec/data-converter.js';
+import { freePort } from '../../temporal/dev-server.js';
+import { metricsStatus } from '../../temporal/metrics.js';
+import { openCodecServer } from './codec-server.js';
 
 export async function runDev(
-  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean },
+  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string },
   out: (s: string) => void,
 ): Promise<void> {
   const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
-  const env = await startEmbedded({ dbFile, port: o.port, uiPort: o.uiPort, worker: o.worker, allowSandboxOff: o.allowSandboxOff, log: out });
+  const keyring = await loadKeyring();
+  // with keys and no codec endpoint of its own, the UI gets one here: encrypted runs stay readable in it
+  const codec =
+    keyring && !o.codecEndpoint
+      ? await openCodecServer({ port: await freePort(), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
+      : undefined;
+  const codecEndpoint = o.codecEndpoint ?? codec?.uiEndpoint;
+  const env = await startEmbedded({
+    dbFile,
+    port: o.port,
+    uiPort: o.uiPort,
+    worker: o.worker,
+    allowSandboxOff: o.allowSandboxOff,
+    codecEndpoint,
+    log: out,
+  }).catch(async (err: unknown) => {
+    await codec?.close();
+    throw err;
+  });
   out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);
   out(`Web UI:              ${env.uiUrl}`);
+  out(`                     ${codecStatus(dataConverterFor(keyring))}`);
+  if (codec) out(`codec server:        ${codec.url} for the Web UI (token in the UI's endpoint setting)`);
+  else if (o.codecEndpoint) out(`codec endpoint:      ${o.codecEndpoint}`);
   out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
   if (env.worker) out(`                     ${await sandboxStatus()}`);
   if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
   if (env.worker) out(`                     ${modelStatus()}`);
+  if (env.worker) out(`                     ${metricsStatus(process.env.KILN_METRICS_ADDR?.trim() || undefined)}`);
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
   const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };
@@ -30,4 +57,5 @@ export async function runDev(
   out('stopping…');
   rmSync(devStateFile(), { force: true });
   await env.stop();
+  await codec?.close();
 }
