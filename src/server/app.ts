@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { signApproval } from '../auth/attestation.js';
 import { buildRunInput, newRunId } from '../client/run-options.js';
+import { DEFAULT_MODEL } from '../model/models.js';
 import { currentPatch } from '../cli/commands/diff.js';
-import { UsageError } from '../shared/errors.js';
+import { KilnInputError, UsageError } from '../shared/errors.js';
 import { artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, RunState } from '../shared/types.js';
 import type { RunBackend, RunInfo } from './backend.js';
@@ -27,6 +28,9 @@ import { DEFAULT_TENANT, repoAllowed, type TenantConfig } from './tenants.js';
 import { can, type Identity, type Permission, type TokenStore } from './tokens.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Which request field an input error from the run checks is about. */
+const INPUT_FIELD: Record<string, string> = { ScriptError: 'model', KilnConfigError: 'repo', PolicyConfigError: 'repo', RunRequestRefused: 'repo' };
 
 export interface AppOptions {
   backend: RunBackend;
@@ -65,6 +69,8 @@ export function createApp(o: AppOptions): Hono<Env> {
       );
     }
     if (err instanceof UsageError) return send(c, fromUsage(err));
+    // a script, a repo's config or policy that cannot be used: the caller's input, said as it is
+    if (err instanceof KilnInputError) return send(c, new HttpError(400, 'bad_request', err.message, INPUT_FIELD[err.name]));
     // never a stack trace to the caller; the operator sees it in the server's output
     console.error(`kiln serve: ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return send(c, new HttpError(500, 'internal', 'the server failed on this request; its log says why'));
@@ -81,6 +87,8 @@ export function createApp(o: AppOptions): Hono<Env> {
 
   const api = new Hono<Env>();
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {
+    // "/runs" matches both "/runs" and "/runs/*": one request, one check, one token from the bucket
+    if (c.get('id')) return next();
     const m = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '');
     const id = m ? o.tokens.verify(m[1]!) : undefined;
     if (!id) {
@@ -146,6 +154,9 @@ export function createApp(o: AppOptions): Hono<Env> {
         `tenant ${id.tenant} may not start runs on ${req.repo}: an operator adds it to the tenant's repos in tenants.json`,
         'repo',
       );
+    }
+    if (tenant?.models && !tenant.models.includes(req.model ?? DEFAULT_MODEL)) {
+      throw new HttpError(403, 'model_not_allowed', `tenant ${id.tenant} may use the models ${tenant.models.join(', ')}`, 'model');
     }
     const key = c.req.header('idempotency-key');
     const hash = bodyHash(req);

@@ -17,6 +17,11 @@ const Tenant = z.object({
   /** the USD a day's runs may cost; a run's own --max-usd is reserved while it runs */
   usdPerDay: z.number().positive().default(50),
   requestsPerMinute: z.number().int().positive().default(120),
+  /**
+   * the models its runs may use, as given in a request ("scripted:FILE" included); unset: any.
+   * A scripted model names a file the worker reads: a shared server should list them.
+   */
+  models: z.array(z.string().min(1)).optional(),
 });
 export type TenantConfig = z.infer<typeof Tenant>;
 
