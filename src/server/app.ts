@@ -84,6 +84,8 @@ export function createApp(o: AppOptions): Hono<Env> {
   app.get('/', (c) => inboxAsset(c, 'inbox.html'));
   app.get('/inbox.js', (c) => inboxAsset(c, 'inbox.js'));
   app.get('/inbox.css', (c) => inboxAsset(c, 'inbox.css'));
+  // browsers ask for it unprompted: an empty answer, not a 404 in their console
+  app.get('/favicon.ico', (c) => c.body(null, 204));
 
   const api = new Hono<Env>();
   const authenticate = async (c: Context<Env>, next: () => Promise<void>) => {

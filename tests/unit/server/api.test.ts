@@ -189,8 +189,8 @@ describe('GET /runs filters', () => {
   it('passes the fleet filters; a bad one is 400 naming it', async () => {
     const h = harness();
     h.backend.add('a', 'acme', { repo: h.acmeRepo, state: { phase: 'awaiting_approval' } });
-    h.backend.add('b', 'acme', { repo: h.acmeRepo, state: { phase: 'running' } });
-    const r = await json(await h.call('GET', '/runs?phase=running', h.t.acmeViewer));
+    h.backend.add('b', 'acme', { repo: h.acmeRepo, state: { phase: 'editing' } });
+    const r = await json(await h.call('GET', '/runs?phase=editing', h.t.acmeViewer));
     expect(r.runs.map((x: J) => x.runId)).toEqual(['b']);
     const bad = await h.call('GET', '/runs?colour=red', h.t.acmeViewer);
     expect(bad.status).toBe(400);
@@ -203,7 +203,7 @@ describe('GET /runs/:id/events', () => {
     text
       .split('\n\n')
       .filter(Boolean)
-      .map((b) => Object.fromEntries(b.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])));
+      .map((b) => Object.fromEntries(b.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])) as Record<string, string>);
 
   it('streams log lines with their seq as id, the state, and the end; Last-Event-ID resumes after it', async () => {
     const h = harness();
@@ -211,8 +211,8 @@ describe('GET /runs/:id/events', () => {
     h.backend.close('r1', { state: 'succeeded' });
     const all = events(await (await h.call('GET', '/runs/r1/events', h.t.acmeViewer)).text());
     expect(all.filter((e) => e.event === 'log').map((e) => e.id)).toEqual(['1', '2']);
-    expect(all.some((e) => e.event === 'state' && JSON.parse(e.data).pendingApprovals.length === 1)).toBe(true);
-    expect(JSON.parse(all.at(-1)!.data).result.state).toBe('succeeded');
+    expect(all.some((e) => e.event === 'state' && JSON.parse(e.data!).pendingApprovals.length === 1)).toBe(true);
+    expect(JSON.parse(all.at(-1)!.data!).result.state).toBe('succeeded');
     const resumed = events(await (await h.call('GET', '/runs/r1/events', h.t.acmeViewer, undefined, { 'Last-Event-ID': '1' })).text());
     expect(resumed.filter((e) => e.event === 'log').map((e) => e.id)).toEqual(['2']);
   });
