@@ -35,7 +35,7 @@ export class RateLimiter {
   }
 }
 
-export function nextUtcMidnight(now: Date): Date {
+function nextUtcMidnight(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 }
 

@@ -10,11 +10,11 @@ import { z } from 'zod';
 import { kilnHomeDir } from '../policy/trust.js';
 import { UsageError } from '../shared/errors.js';
 
-export const ROLES = ['viewer', 'runner', 'approver'] as const;
-export type Role = (typeof ROLES)[number];
+const ROLES = ['viewer', 'runner', 'approver'] as const;
+type Role = (typeof ROLES)[number];
 
 /** What each role may do; an approver does not start runs and a runner does not approve them. */
-export const PERMISSIONS = {
+const PERMISSIONS = {
   viewer: ['read'],
   runner: ['read', 'start', 'cancel'],
   approver: ['read', 'approve'],
