@@ -136,4 +136,26 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
   }, 400_000);
 });
 
+describe.skipIf(!CHROMIUM)('kiln token and kiln serve from the command line', () => {
+  it('lists tokens without their secrets; a revoked token is refused at once; a broken tenants file stops the start', async () => {
+    const list = await kiln(['token', 'list', '--json'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    const all = JSON.parse(list.stdout) as Array<{ id: string; user: string }>;
+    expect(all.map((t) => t.user).sort()).toEqual(['alice', 'bob', 'gina']);
+    for (const secret of Object.values(tokens)) expect(list.stdout).not.toContain(secret);
+    expect(list.stdout).not.toContain('sha256');
+    expect((await api('/me', tokens.gina!)).status).toBe(200);
+    const revoke = await kiln(['token', 'revoke', all.find((t) => t.user === 'gina')!.id], { env });
+    expect(revoke.code, revoke.stderr).toBe(0);
+    expect((await api('/me', tokens.gina!)).status).toBe(401);
+
+    const broken = join(home, 'broken-tenants.json');
+    writeFileSync(broken, JSON.stringify({ tenants: { acme: { repos: ['relative/path'] } } }));
+    const r = await kiln(['serve', '--port', '0', '--tenants', broken], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/tenants\.acme\.repos\.0: repos must be absolute paths/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 if (!CHROMIUM) console.log("kiln serve e2e skipped: no Chromium binary (/usr/bin/chromium); install Debian's `chromium` to run it");

@@ -1,4 +1,6 @@
 /** `kiln serve`'s routes in process over a fake run store: auth, roles, idempotency, limits, bad input, approvals, events. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyApproval } from '../../../src/auth/attestation.js';
 import { MAX_BODY_BYTES } from '../../../src/server/app.js';
@@ -215,6 +217,23 @@ describe('GET /runs/:id/events', () => {
     expect(JSON.parse(all.at(-1)!.data!).result.state).toBe('succeeded');
     const resumed = events(await (await h.call('GET', '/runs/r1/events', h.t.acmeViewer, undefined, { 'Last-Event-ID': '1' })).text());
     expect(resumed.filter((e) => e.event === 'log').map((e) => e.id)).toEqual(['2']);
+  });
+
+  it('lines older than the live window come from events.jsonl, so a late resume misses nothing', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', {
+      repo: h.acmeRepo,
+      state: { log: [5, 6].map((seq) => ({ seq, at: '', kind: 'turn' as const, text: `turn ${seq}` })), logSeq: 6 },
+    });
+    h.backend.close('r1');
+    const dir = join(h.acmeRepo, '.kiln', 'runs', 'r1');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'events.jsonl'),
+      [1, 2, 3, 4, 5].map((seq) => JSON.stringify({ seq, at: '', type: 'turn', text: `turn ${seq}` })).join('\n') + '\n',
+    );
+    const got = events(await (await h.call('GET', '/runs/r1/events', h.t.acmeViewer, undefined, { 'Last-Event-ID': '2' })).text());
+    expect(got.filter((e) => e.event === 'log').map((e) => e.id)).toEqual(['3', '4', '5', '6']);
   });
 
   it('follows a live run until it ends', async () => {
