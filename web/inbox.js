@@ -8,6 +8,7 @@ const $ = (id) => document.getElementById(id);
 const streams = new Map();
 const ended = new Map();
 let refreshTimer = 0;
+let role = '';
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -52,6 +53,7 @@ function signOut(message) {
 async function start() {
   try {
     const me = await api('/me');
+    role = me.role;
     $('who').textContent = `${me.user} · tenant ${me.tenant} · ${me.role}`;
     $('who').hidden = false;
     $('signout').hidden = false;
@@ -69,8 +71,9 @@ function scheduleRefresh() {
 }
 
 async function refresh() {
-  const [{ approvals }, { runs }] = await Promise.all([api('/approvals'), api('/runs?limit=30')]);
+  const [{ approvals, needsHuman }, { runs }] = await Promise.all([api('/approvals'), api('/runs?limit=30')]);
   renderApprovals(approvals);
+  renderHuman(needsHuman);
   renderRuns(runs);
   for (const r of runs) if (r.status === 'RUNNING' && !streams.has(r.runId)) void follow(r.runId);
 }
@@ -138,23 +141,70 @@ function card(item) {
     el('pre', { text: item.recentLog.map((l) => `${l.kind.padEnd(8)} ${l.text}`).join('\n') }),
     el('h4', { text: 'Diff so far' }),
     diff,
-    el(
-      'div',
-      { class: 'actions' },
-      button('Approve once', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'once' })),
-      button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' })),
-      el('label', { for: `${id}-reason` }, 'Reason to reject', reason),
-      button('Reject', 'reject', () => {
-        if (!reason.value.trim()) {
-          say('A rejection needs a reason: the model reads it.');
-          reason.focus();
-          return;
-        }
-        return decide(item.runId, a.id, { decision: 'reject', reason: reason.value.trim() });
-      }),
-    ),
+    role !== 'approver'
+      ? el('p', { text: `Your role (${role}) may not decide approvals: an approver's token can.` })
+      : el(
+          'div',
+          { class: 'actions' },
+          button('Approve once', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'once' })),
+          button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' })),
+          el('label', { for: `${id}-reason` }, 'Reason to reject', reason),
+          button('Reject', 'reject', () => {
+            if (!reason.value.trim()) {
+              say('A rejection needs a reason: the model reads it.');
+              reason.focus();
+              return;
+            }
+            return decide(item.runId, a.id, { decision: 'reject', reason: reason.value.trim() });
+          }),
+        ),
   );
   return section;
+}
+
+function renderHuman(list) {
+  $('human-empty').hidden = list.length > 0;
+  $('human').replaceChildren(...list.map(humanCard));
+}
+
+function humanCard(item) {
+  const id = `h-${item.runId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const hint = el('textarea', { id: `${id}-hint`, rows: '2', cols: '50' });
+  const send = (body) => async () => {
+    try {
+      const r = await api(`/runs/${encodeURIComponent(item.runId)}/human`, { method: 'POST', body: JSON.stringify(body) });
+      say(`${r.action} sent to ${item.runId} as ${r.by}: ${r.result}`);
+    } catch (e) {
+      say(`Not applied: ${e.message}`);
+    }
+    scheduleRefresh();
+  };
+  return el(
+    'article',
+    { class: 'approval', 'aria-labelledby': `${id}-h` },
+    el(
+      'h3',
+      { id: `${id}-h` },
+      `${item.runId} needs a person`,
+      item.scripted ? ' ' : null,
+      item.scripted ? el('span', { class: 'scripted', text: 'SCRIPTED model' }) : null,
+    ),
+    el('p', {}, el('strong', { text: 'Goal: ' }), item.goal),
+    el('p', { class: 'reason' }, el('strong', { text: 'Why: ' }), item.reason),
+    el('pre', { text: item.recentLog.map((l) => `${l.kind.padEnd(8)} ${l.text}`).join('\n') }),
+    role !== 'approver'
+      ? el('p', { text: `Your role (${role}) may not answer: an approver's token can.` })
+      : el(
+          'div',
+          { class: 'actions' },
+          el('label', { for: `${id}-hint` }, 'Hint', hint),
+          button('Send hint', 'approve', () =>
+            hint.value.trim() ? send({ action: 'hint', text: hint.value.trim() })() : (say('Write the hint first.'), hint.focus()),
+          ),
+          button('Accept the patch', 'approve', send({ action: 'accept' })),
+          button('Abandon', 'reject', send({ action: 'abandon' })),
+        ),
+  );
 }
 
 function button(label, cls, onClick) {

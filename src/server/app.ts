@@ -298,21 +298,21 @@ export function createApp(o: AppOptions): Hono<Env> {
     const id = need(c, 'read');
     const open = await o.backend.list({ tenant: id.tenant, open: true, limit: 100 });
     const states = await Promise.all(open.map(async (r) => ({ run: r, st: await o.backend.state(r.runId) })));
-    const approvals = states.flatMap(({ run, st }) =>
-      (st?.pendingApprovals ?? []).map((a) => ({
-        runId: run.runId,
-        repo: st!.repo,
-        goal: st!.goal,
-        model: st!.model,
-        scripted: st!.scripted,
-        phase: st!.phase,
-        plan: st!.plan,
-        recentLog: st!.log.slice(-12),
-        startedBy: run.memo.startedBy,
-        approval: a,
-      })),
-    );
-    return c.json({ approvals });
+    const context = (run: RunInfo, st: RunState) => ({
+      runId: run.runId,
+      repo: st.repo,
+      goal: st.goal,
+      model: st.model,
+      scripted: st.scripted,
+      phase: st.phase,
+      plan: st.plan,
+      recentLog: st.log.slice(-12),
+      startedBy: run.memo.startedBy,
+    });
+    const approvals = states.flatMap(({ run, st }) => (st ? st.pendingApprovals.map((a) => ({ ...context(run, st), approval: a })) : []));
+    // runs that wait for a person's hint, accept or abandon (POST /runs/{id}/human)
+    const needsHuman = states.flatMap(({ run, st }) => (st?.phase === 'needs_human' ? [{ ...context(run, st), reason: st.reason ?? '' }] : []));
+    return c.json({ approvals, needsHuman });
   });
 
   api.post('/runs/:id/approvals/:approvalId', async (c) => {

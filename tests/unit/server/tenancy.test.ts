@@ -93,9 +93,16 @@ describe('cross-tenant: every run route is a 404 for another tenant', () => {
     expect(a.runs.map((r) => r.runId)).toEqual([RUN]);
   });
 
-  it("GET /approvals shows only the caller's tenant's pending approvals", async () => {
-    const g = (await (await h.call('GET', '/approvals', h.t.globexApprover)).json()) as { approvals: unknown[] };
+  it("GET /approvals shows only the caller's tenant's pending approvals and runs that need a person", async () => {
+    h.backend.add('run-acme-stuck', 'acme', {
+      repo: h.acmeRepo,
+      state: { phase: 'needs_human', reason: 'checks fail the same way twice', pendingApprovals: [] },
+    });
+    const g = (await (await h.call('GET', '/approvals', h.t.globexApprover)).json()) as { approvals: unknown[]; needsHuman: unknown[] };
     expect(g.approvals).toEqual([]);
+    expect(g.needsHuman).toEqual([]);
+    const stuck = (await (await h.call('GET', '/approvals', h.t.acmeViewer)).json()) as { needsHuman: Array<{ runId: string; reason: string }> };
+    expect(stuck.needsHuman).toMatchObject([{ runId: 'run-acme-stuck', reason: 'checks fail the same way twice' }]);
     const a = (await (await h.call('GET', '/approvals', h.t.acmeApprover)).json()) as { approvals: Array<{ runId: string; approval: { id: string } }> };
     expect(a.approvals.map((x) => `${x.runId}/${x.approval.id}`)).toEqual([`${RUN}/appr-1`]);
   });
