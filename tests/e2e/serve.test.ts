@@ -71,6 +71,7 @@ afterAll(async () => {
 
 describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED model)', () => {
   it('alice starts a run with fetch; bob approves it in the inbox; it finishes with both in the record', async () => {
+    const t0 = Date.now();
     const start = await api('/runs', tokens.alice!, {
       method: 'POST',
       headers: { 'Idempotency-Key': 'e2e-1' },
@@ -88,6 +89,15 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
     expect(again).toMatchObject({ status: 200, body: { runId, created: false } });
 
     await until(`${runId} waits for an approval`, async () => ((await api('/approvals', tokens.bob!)).body.approvals as unknown[]).length > 0, 120_000);
+    const tApproval = Date.now();
+    // figures for the report: how long the inbox's main read takes against a real server
+    const reads: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t = performance.now();
+      await api('/approvals', tokens.bob!);
+      reads.push(performance.now() - t);
+    }
+    reads.sort((a, b) => a - b);
     // another tenant sees neither the run nor its approval
     expect((await api(`/runs/${runId}`, tokens.gina!)).status).toBe(404);
     expect((await api('/approvals', tokens.gina!)).body.approvals).toEqual([]);
@@ -112,12 +122,16 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
     await page.screenshot({ path: before, fullPage: true });
 
     const [button] = await page.$$('xpath/.//button[contains(., "Approve once")]');
+    const tClick = Date.now();
     await button!.click();
     await page.waitForFunction(`document.querySelector('tr[data-run="${runId}"] .phase')?.textContent === 'succeeded'`, { timeout: 180_000 });
     expect(await page.$eval('#status', (e) => e.textContent)).toMatch(/ended: succeeded \(SCRIPTED model\)|Approved/);
     const after = join(shots, '2-run-succeeded.png');
     await page.screenshot({ path: after, fullPage: true });
     console.log(`kiln serve e2e screenshots (SCRIPTED model run): ${before} ${after}`);
+    console.log(
+      `kiln serve e2e timings (SCRIPTED model): start → approval pending ${tApproval - t0} ms; approve click → inbox shows succeeded ${Date.now() - tClick} ms; GET /approvals median ${reads[5]!.toFixed(1)} ms, max ${reads[9]!.toFixed(1)} ms (10 calls, 1 open run)`,
+    );
     expect(consoleErrors).toEqual([]);
 
     const done = await api(`/runs/${runId}`, tokens.alice!);
