@@ -51,6 +51,9 @@ export class TemporalBackend implements RunBackend {
     if (q.startedSince) parts.push(`StartTime >= '${q.startedSince.toISOString()}'`);
     const out: RunInfo[] = [];
     for await (const w of this.client.workflow.list({ query: parts.join(' AND ') })) {
+      // each continue-as-new leaves an execution behind; the run is its latest one (and an
+      // earlier one's result() would wait for the whole chain)
+      if (w.status.name === 'CONTINUED_AS_NEW') continue;
       out.push(info(w));
       if (out.length >= (q.limit ?? 100)) break;
     }
