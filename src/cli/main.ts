@@ -539,7 +539,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .action(async (runId: string, o: { repo?: string }) => {
-      const { currentPatch, finishedPatch } = await import('./commands/diff.js');
+      const { currentPatch, finishedPatch } = await import('../client/patch.js');
       const left = o.repo ? await finishedPatch(o.repo, runId) : undefined;
       if (left !== undefined) return out(left);
       await withRun(runId, async (handle) => {

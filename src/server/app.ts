@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { signApproval } from '../auth/attestation.js';
 import { buildRunInput, newRunId } from '../client/run-options.js';
 import { DEFAULT_MODEL } from '../model/models.js';
-import { currentPatch } from '../cli/commands/diff.js';
+import { currentPatch } from '../client/patch.js';
 import { KilnInputError, UsageError } from '../shared/errors.js';
 import { artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, RunState } from '../shared/types.js';
