@@ -17,7 +17,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'vitest.config.ts', 'bin/*.js', 'scripts/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'vitest.config.ts', 'bin/*.js', 'scripts/*.mjs', 'web/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -33,6 +33,24 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+  },
+  {
+    // the inbox runs in the browser
+    files: ['web/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        sessionStorage: 'readonly',
+        fetch: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        AbortController: 'readonly',
+        TextDecoderStream: 'readonly',
+        CSS: 'readonly',
+      },
+    },
   },
   {
     files: ['src/workflows/**/*.ts'],

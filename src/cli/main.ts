@@ -126,6 +126,55 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     });
 
   program
+    .command('serve')
+    .summary('Serve the HTTP API and the approval inbox')
+    .description(
+      'Serve the HTTP API (bearer tokens, tenants, OpenAPI at /openapi.json) and the approval inbox at /, over the Temporal server at TEMPORAL_ADDRESS (docs/server.md)',
+    )
+    .option('--port <n>', 'port to listen on', '8080')
+    .option('--host <addr>', 'address to bind (loopback by default: put a TLS proxy in front to serve beyond this host)', '127.0.0.1')
+    .option('--tenants <file>', 'tenant settings (default: $KILN_HOME/server/tenants.json)')
+    .action(async (o: { port: string; host: string; tenants?: string }) => {
+      const { runServe } = await import('./commands/serve.js');
+      await runServe(o, out);
+    });
+
+  const token = program
+    .command('token')
+    .summary('Create, list and revoke API tokens for `kiln serve`')
+    .description('Bearer tokens for `kiln serve`, stored hashed under $KILN_HOME/server/tokens.json');
+  token
+    .command('create')
+    .description('Create a token and print it once')
+    .requiredOption('--tenant <name>', 'the tenant whose runs the token reaches')
+    .requiredOption('--user <name>', 'the person every write with it is attributed to')
+    .addOption(
+      new Option('--role <role>', 'viewer reads; runner also starts and cancels; approver also approves')
+        .choices(['viewer', 'runner', 'approver'])
+        .default('viewer'),
+    )
+    .action(async (o: { tenant: string; user: string; role: string }) => {
+      const { runTokenCreate } = await import('./commands/serve.js');
+      runTokenCreate(o, out);
+    });
+  token
+    .command('list')
+    .description('List tokens (never their secrets)')
+    .option('--json', 'as JSON')
+    .action(async (o: { json?: boolean }) => {
+      const { runTokenList } = await import('./commands/serve.js');
+      runTokenList(o, out);
+    });
+  token
+    .command('revoke')
+    .description('Revoke a token by its id (see `kiln token list`)')
+    .argument('<id>', 'the token id, tok-…')
+    .action(async (id: string) => {
+      const { runTokenRevoke } = await import('./commands/serve.js');
+      runTokenRevoke(id, out);
+    });
+
+  program
     .command('cluster')
     .summary('Start a PostgreSQL-backed Temporal cluster here')
     .description(
@@ -527,7 +576,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .option('--repo <dir>', 'the repo, to read the artifacts directly')
     .action(async (runId: string, o: { repo?: string }) => {
-      const { currentPatch, finishedPatch } = await import('./commands/diff.js');
+      const { currentPatch, finishedPatch } = await import('../client/patch.js');
       const left = o.repo ? await finishedPatch(o.repo, runId) : undefined;
       if (left !== undefined) return out(left);
       await withRun(runId, async (handle) => {

@@ -19,7 +19,7 @@ import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/c
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
-import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
@@ -33,7 +33,11 @@ export interface Started {
  * The run id is the workflow id and the idempotency key: a second start with the same id
  * attaches to the run that exists, however many callers race.
  */
-export async function startRun(client: Client, input: RunInput, opts: { taskQueue?: string } = {}): Promise<Started> {
+export async function startRun(
+  client: Client,
+  input: RunInput,
+  opts: { taskQueue?: string; tenant?: string; memo?: Record<string, unknown> } = {},
+): Promise<Started> {
   const existing = client.workflow.getHandle<typeof kilnRun>(input.runId);
   const existed = await existing.describe().then(
     () => true,
@@ -49,6 +53,9 @@ export async function startRun(client: Client, input: RunInput, opts: { taskQueu
       // "already started" (open or closed run) and attach — so each caller can say which it did
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // set at start, not upserted by the workflow: a run is never visible without its tenant
+      ...(opts.tenant !== undefined ? { typedSearchAttributes: [{ key: KilnTenant, value: opts.tenant }] } : {}),
+      ...(opts.memo ? { memo: opts.memo } : {}),
       staticSummary: `kiln: ${input.goal.slice(0, 120)}`,
       staticDetails: [
         `repo: ${input.repo}`,

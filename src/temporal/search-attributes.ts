@@ -15,7 +15,10 @@ export const KilnBudgetShare = defineSearchAttributeKey('KilnBudgetShare', Searc
 /** when the oldest pending approval was asked; unset while nothing waits */
 export const KilnWaitingSince = defineSearchAttributeKey('KilnWaitingSince', SearchAttributeType.DATETIME);
 
-export const KILN_SEARCH_ATTRIBUTE_KEYS = [KilnPhase, KilnRepo, KilnTouched, KilnApprovers, KilnBudgetShare, KilnWaitingSince] as const;
+/** the tenant a run was started for by `kiln serve`: every API read and write is filtered by it */
+export const KilnTenant = defineSearchAttributeKey('KilnTenant', SearchAttributeType.KEYWORD);
+
+export const KILN_SEARCH_ATTRIBUTE_KEYS = [KilnPhase, KilnRepo, KilnTouched, KilnApprovers, KilnBudgetShare, KilnWaitingSince, KilnTenant] as const;
 
 /** The names the `temporal` CLI takes (`--search-attribute NAME=TYPE`, `operator search-attribute create --type`). */
 const CLI_TYPE = {

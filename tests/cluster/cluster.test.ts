@@ -159,7 +159,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
   it("registers Kiln's search attributes on the cluster (the worker does it too, idempotently)", async () => {
     const res = await connection.operatorService.listSearchAttributes({ namespace: cluster.namespace });
     expect(Object.keys(res.customAttributes ?? {})).toEqual(
-      expect.arrayContaining(['KilnPhase', 'KilnRepo', 'KilnTouched', 'KilnApprovers', 'KilnBudgetShare', 'KilnWaitingSince']),
+      expect.arrayContaining(['KilnPhase', 'KilnRepo', 'KilnTouched', 'KilnApprovers', 'KilnBudgetShare', 'KilnWaitingSince', 'KilnTenant']),
     );
     expect(hosts.a!.output()).toMatch(/search attributes: (all present|added)/);
   });

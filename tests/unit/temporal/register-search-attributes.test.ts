@@ -30,10 +30,10 @@ describe("registering Kiln's search attributes", () => {
   it('adds only the missing ones, with their types; a second call adds nothing', async () => {
     const s = fakeServer({ KilnPhase: 2, KilnRepo: 2 });
     const r = await registerSearchAttributes(s, 'default');
-    expect(r.added.sort()).toEqual(['KilnApprovers', 'KilnBudgetShare', 'KilnTouched', 'KilnWaitingSince']);
+    expect(r.added.sort()).toEqual(['KilnApprovers', 'KilnBudgetShare', 'KilnTenant', 'KilnTouched', 'KilnWaitingSince']);
     expect(r.present).toEqual(['KilnPhase', 'KilnRepo']);
     // KeywordList 7, Double 4, Datetime 6 (temporal.api.enums.v1.IndexedValueType)
-    expect(s.attrs).toMatchObject({ KilnTouched: 7, KilnApprovers: 7, KilnBudgetShare: 4, KilnWaitingSince: 6 });
+    expect(s.attrs).toMatchObject({ KilnTouched: 7, KilnApprovers: 7, KilnBudgetShare: 4, KilnWaitingSince: 6, KilnTenant: 2 });
     expect((await registerSearchAttributes(s, 'default')).added).toEqual([]);
     expect(s.adds).toHaveLength(1);
   });

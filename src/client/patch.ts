@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { diffAgainstBase } from '../../activities/workspace.js';
-import { stateDir } from '../../activities/run-files.js';
-import { artifactsDir, PATCH_FILE } from '../../shared/paths.js';
+import { diffAgainstBase } from '../activities/workspace.js';
+import { stateDir } from '../activities/run-files.js';
+import { artifactsDir, PATCH_FILE } from '../shared/paths.js';
 
 /** The live diff while the worktree exists, else the patch the run left. */
 export async function currentPatch(repo: string, runId: string, worktree?: string, base?: string): Promise<string> {

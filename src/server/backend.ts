@@ -1,0 +1,50 @@
+/**
+ * What the API needs from the run store: Temporal in `kiln serve` (temporal-backend.ts), an
+ * in-memory fake in the route tests. Every call names a run by id; the routes check the tenant.
+ */
+import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState } from '../shared/types.js';
+import type { FleetFilters } from '../client/fleet-query.js';
+
+/** Kept with the run at start (Temporal memo): who started it and what for. */
+export interface RunMemo {
+  startedBy?: string;
+  /** sha256 of the request body: an Idempotency-Key reused with another body is refused */
+  bodyHash?: string;
+  maxUsd?: number;
+}
+
+export interface RunInfo {
+  runId: string;
+  /** undefined: a run not started through `kiln serve` (no tenant sees it) */
+  tenant?: string;
+  status: string;
+  open: boolean;
+  phase?: string;
+  repo?: string;
+  startedAt?: string;
+  closedAt?: string;
+  memo: RunMemo;
+}
+
+export interface ListQuery extends FleetFilters {
+  tenant: string;
+  open?: boolean;
+  startedSince?: Date;
+  limit?: number;
+}
+
+export interface RunBackend {
+  start(input: RunInput, tenant: string, memo: RunMemo): Promise<{ runId: string; attached: boolean }>;
+  describe(runId: string): Promise<RunInfo | undefined>;
+  list(q: ListQuery): Promise<RunInfo[]>;
+  /** the live state; undefined when no worker answers */
+  state(runId: string): Promise<RunState | undefined>;
+  /** the outcome of a closed run */
+  result(runId: string): Promise<RunResult | undefined>;
+  input(runId: string): Promise<RunInput | undefined>;
+  cancel(runId: string, by: string, reason?: string): Promise<void>;
+  approve(runId: string, d: ApprovalDecision): Promise<string>;
+  human(runId: string, d: HumanDecision): Promise<string>;
+  /** whether the run store knows the search attributes the workflow upserts */
+  searchAttributes(): Promise<boolean>;
+}

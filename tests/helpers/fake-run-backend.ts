@@ -1,0 +1,170 @@
+/** An in-memory run store for the API's route tests: what Temporal would answer, without Temporal. */
+import type { ListQuery, RunBackend, RunInfo, RunMemo } from '../../src/server/backend.js';
+import type { ApprovalDecision, HumanDecision, PendingApproval, RunInput, RunResult, RunState } from '../../src/shared/types.js';
+
+interface FakeRun {
+  info: RunInfo;
+  input?: RunInput;
+  state?: RunState;
+  result?: RunResult;
+}
+
+export function pending(id = 'appr-1'): PendingApproval {
+  return {
+    id,
+    toolUseId: `tu-${id}`,
+    tool: 'run_command',
+    summary: 'run_command: npm install left-pad',
+    segments: [{ argv: ['npm', 'install', 'left-pad'], text: 'npm install left-pad' }],
+    rule: 'network',
+    reason: 'installs a package from the network',
+    requestedAt: '2026-12-01T10:00:00.000Z',
+    expiresAt: '2026-12-02T10:00:00.000Z',
+  };
+}
+
+export function fakeState(runId: string, repo: string, over: Partial<RunState> = {}): RunState {
+  return {
+    runId,
+    goal: 'fix it',
+    repo,
+    model: 'scripted:x.json',
+    scripted: true,
+    phase: 'awaiting_approval',
+    attempt: 1,
+    maxAttempts: 3,
+    turn: 2,
+    plan: [{ step: 'read the code', status: 'done' }],
+    touchedFiles: [],
+    lastObservation: '',
+    pendingApprovals: [pending()],
+    grants: [],
+    budget: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, turns: 2, costUsd: 0.01, wallMs: 1000 },
+    artifactsDir: `${repo}/.kiln/runs/${runId}`,
+    log: [
+      { seq: 1, at: '2026-12-01T10:00:00.000Z', kind: 'phase', text: 'preparing' },
+      { seq: 2, at: '2026-12-01T10:00:01.000Z', kind: 'turn', text: 'turn 1' },
+    ],
+    logSeq: 2,
+    ...over,
+  };
+}
+
+export class FakeRunBackend implements RunBackend {
+  readonly runs = new Map<string, FakeRun>();
+  readonly decisions: Array<{ runId: string; d: ApprovalDecision }> = [];
+  readonly humans: Array<{ runId: string; d: HumanDecision }> = [];
+  readonly cancels: Array<{ runId: string; by: string; reason?: string }> = [];
+  starts = 0;
+
+  /** a run as another process (or tenant) left it */
+  add(
+    runId: string,
+    tenant: string | undefined,
+    o: { repo: string; open?: boolean; state?: Partial<RunState>; result?: Partial<RunResult>; memo?: RunMemo; startedAt?: string },
+  ): void {
+    const open = o.open ?? true;
+    this.runs.set(runId, {
+      info: {
+        runId,
+        tenant,
+        status: open ? 'RUNNING' : 'COMPLETED',
+        open,
+        phase: o.state?.phase ?? 'awaiting_approval',
+        repo: o.repo,
+        startedAt: o.startedAt ?? new Date().toISOString(),
+        memo: o.memo ?? {},
+      },
+      state: fakeState(runId, o.repo, o.state),
+      result: open
+        ? undefined
+        : ({
+            runId,
+            state: 'succeeded',
+            attempts: 1,
+            turns: 2,
+            artifactsDir: '',
+            patchPath: '',
+            tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+            costUsd: 0,
+            scripted: true,
+            ...o.result,
+          } as RunResult),
+    });
+  }
+
+  close(runId: string, result: Partial<RunResult> = {}): void {
+    const r = this.runs.get(runId)!;
+    r.info = { ...r.info, open: false, status: 'COMPLETED' };
+    r.result = {
+      runId,
+      state: 'succeeded',
+      attempts: 1,
+      turns: 2,
+      artifactsDir: '',
+      patchPath: '',
+      tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      costUsd: 0,
+      scripted: true,
+      ...result,
+    };
+  }
+
+  async start(input: RunInput, tenant: string, memo: RunMemo) {
+    if (this.runs.has(input.runId)) return { runId: input.runId, attached: true };
+    this.starts++;
+    this.runs.set(input.runId, {
+      info: { runId: input.runId, tenant, status: 'RUNNING', open: true, phase: 'preparing', repo: input.repo, startedAt: new Date().toISOString(), memo },
+      input,
+      state: fakeState(input.runId, input.repo, { phase: 'preparing', pendingApprovals: [] }),
+    });
+    return { runId: input.runId, attached: false };
+  }
+
+  async describe(runId: string) {
+    const r = this.runs.get(runId);
+    return r && { ...r.info };
+  }
+
+  async list(q: ListQuery) {
+    return [...this.runs.values()]
+      .map((r) => r.info)
+      .filter(
+        (i) =>
+          i.tenant === q.tenant && (!q.open || i.open) && (!q.startedSince || new Date(i.startedAt!) >= q.startedSince) && (!q.phase || i.phase === q.phase),
+      )
+      .slice(0, q.limit ?? 100);
+  }
+
+  async state(runId: string) {
+    return this.runs.get(runId)?.state;
+  }
+
+  async result(runId: string) {
+    return this.runs.get(runId)?.result;
+  }
+
+  async input(runId: string) {
+    return this.runs.get(runId)?.input;
+  }
+
+  async cancel(runId: string, by: string, reason?: string) {
+    this.cancels.push({ runId, by, reason });
+  }
+
+  async approve(runId: string, d: ApprovalDecision) {
+    this.decisions.push({ runId, d });
+    const st = this.runs.get(runId)!.state!;
+    st.pendingApprovals = st.pendingApprovals.filter((a) => a.id !== d.approvalId);
+    return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
+  }
+
+  async human(runId: string, d: HumanDecision) {
+    this.humans.push({ runId, d });
+    return `${d.action} sent`;
+  }
+
+  async searchAttributes() {
+    return true;
+  }
+}
