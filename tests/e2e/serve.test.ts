@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/client/embedded.js';
 import { exampleRepo } from '../helpers/repo.js';
@@ -60,7 +60,7 @@ beforeAll(async () => {
   serve = spawnKiln(['serve', '--port', String(apiPort)], { env });
   await serve.waitFor('API and inbox on', 60_000);
   base = `http://127.0.0.1:${apiPort}`;
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 }, 180_000);
 
 afterAll(async () => {
@@ -103,12 +103,11 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
     expect((await api('/approvals', tokens.gina!)).body.approvals).toEqual([]);
 
     const shots = mkdtempSync(join(tmpdir(), 'kiln-e2e-serve-shots-'));
-    const page = await browser!.newPage();
-    await page.setViewport({ width: 1200, height: 1000 });
+    const page = await browser!.newPage({ viewport: { width: 1200, height: 1000 } });
     const consoleErrors: string[] = [];
     page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
     await page.goto(`${base}/`);
-    await page.type('#token', tokens.bob!);
+    await page.fill('#token', tokens.bob!);
     await page.click('#login button[type=submit]');
     await page.waitForSelector('article.approval', { timeout: 30_000 });
     const card = await page.$eval('article.approval', (e) => (e as unknown as { innerText: string }).innerText);
@@ -117,14 +116,13 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
     expect(card).toContain('started by alice');
     expect(await page.$eval('#who', (e) => e.textContent)).toContain('bob');
     // page functions run in the browser; as strings they need no DOM types here
-    await page.waitForFunction(`!document.querySelector('pre[aria-label="diff so far"]').textContent.startsWith('loading')`);
+    await page.waitForFunction(`!document.querySelector('pre[aria-label="diff so far"]').textContent.startsWith('loading')`, undefined);
     const before = join(shots, '1-approval-waiting.png');
     await page.screenshot({ path: before, fullPage: true });
 
-    const [button] = await page.$$('xpath/.//button[contains(., "Approve once")]');
     const tClick = Date.now();
-    await button!.click();
-    await page.waitForFunction(`document.querySelector('tr[data-run="${runId}"] .phase')?.textContent === 'succeeded'`, { timeout: 180_000 });
+    await page.getByRole('button', { name: 'Approve once' }).first().click();
+    await page.waitForFunction(`document.querySelector('tr[data-run="${runId}"] .phase')?.textContent === 'succeeded'`, undefined, { timeout: 180_000 });
     expect(await page.$eval('#status', (e) => e.textContent)).toMatch(/ended: succeeded \(SCRIPTED model\)|Approved/);
     const after = join(shots, '2-run-succeeded.png');
     await page.screenshot({ path: after, fullPage: true });
