@@ -41,6 +41,8 @@ describe('replay of recorded histories', () => {
         'unauthorized.json',
         'grant-for-run.json',
         'same-failure.json',
+        'pre-approval.json',
+        'two-approvers.json',
       ]),
     );
   });
@@ -61,6 +63,16 @@ describe('replay of recorded histories', () => {
       );
     expect(fleet('revoked-session.json')).toBe(false);
     expect(fleet('fleet-attributes.json')).toBe(true);
+    const approvals = (f: string) =>
+      (load(f).events ?? []).some((e) =>
+        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
+          .toString()
+          .includes('two-approvers'),
+      );
+    expect(approvals('reject.json')).toBe(false);
+    expect(approvals('grant-for-run.json')).toBe(false);
+    expect(approvals('two-approvers.json')).toBe(true);
+    expect(approvals('pre-approval.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

@@ -17,7 +17,15 @@ const key = randomBytes(32);
 const env = { KILN_APPROVAL_KEY: key.toString('hex'), KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
 const { identifyDecision } = approvalActivities({ env });
 
-const claim: ApprovalClaim = { runId: 'run-a', approvalId: 'ap-1', approve: true, scope: 'once', user: 'alice', tenant: 'acme', issuedAt: '2026-12-01T15:00:00.000Z' };
+const claim: ApprovalClaim = {
+  runId: 'run-a',
+  approvalId: 'ap-1',
+  approve: true,
+  scope: 'once',
+  user: 'alice',
+  tenant: 'acme',
+  issuedAt: '2026-12-01T15:00:00.000Z',
+};
 const signed = (c: Partial<ApprovalClaim> = {}, k = key): ApprovalDecision => {
   const full = { ...claim, ...c };
   return { approvalId: full.approvalId, approve: full.approve, scope: full.scope, by: 'alice', attestation: signApproval(k, full) };

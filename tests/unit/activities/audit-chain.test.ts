@@ -46,7 +46,11 @@ describe('the audit hash chain', () => {
   it('attack: a deleted line is named', async () => {
     const { file, lines } = await writtenAudit();
     rewrite(file, [lines[0]!, lines[2]!, lines[3]!]);
-    expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({ ok: false, line: 2, problem: expect.stringMatching(/entry 3 in place of entry 2/) });
+    expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({
+      ok: false,
+      line: 2,
+      problem: expect.stringMatching(/entry 3 in place of entry 2/),
+    });
     rewrite(file, lines.slice(1));
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({ ok: false, line: 1 });
   });

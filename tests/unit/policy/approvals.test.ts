@@ -76,7 +76,7 @@ describe('approvals.twoPerson', () => {
 });
 
 describe('precedence: a repo may add approvers, never remove them', () => {
-  it('attack: a repo policy without the user\'s two-person rule or authenticated flag keeps both, trusted or not', () => {
+  it("attack: a repo policy without the user's two-person rule or authenticated flag keeps both, trusted or not", () => {
     const user = policy({ authenticated: true, twoPerson: ['command:make release'] });
     const repoPolicy = policy({ authenticated: false, twoPerson: [] });
     for (const trusted of [false, true]) {
