@@ -63,10 +63,9 @@ export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): 
   ctx.phase('awaiting_approval', `${id}: ${res.summary}${needs}`);
   const summary = `approval ${id} times out: ${call.summary}`.slice(0, 200);
   const answer = res.needs ? await countVotes(ctx, pending, summary) : await oneDecision(ctx, pending, preApprovable, summary);
-  state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
-  ctx.votes.delete(id);
-  if (answer !== 'timeout') ctx.decided.add(id);
-  else {
+  if (answer === 'timeout') {
+    state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
+    ctx.votes.delete(id);
     ctx.expired.add(id);
     ctx.note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
     await ctx.audit({ kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' });
@@ -82,6 +81,7 @@ async function oneDecision(ctx: RunContext, pending: PendingApproval, exact: str
     summary: timerSummary,
   });
   if (!answered) return 'timeout';
+  settle(ctx, id);
   const d = ctx.decisions.get(id);
   if (!d) return usePreApproval(ctx, id, ctx.preApprovalFor(exact)!, pending);
   const identity = await identify(ctx, d);
@@ -130,6 +130,7 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
       }
       const who = `${identity.tenant ?? ''}/${identity.name}`;
       if (!d.approve) {
+        settle(ctx, id);
         ctx.note('approval', `${id} rejected by ${identity.name}${said(d)}`);
         await ctx.audit({ kind: 'approval', id, decision: 'rejected', what: pending.summary, hash: pending.hash, by: identity.name, note: d.reason, identity });
         return decided(pending, false, [identity.name], 'once', d.reason);
@@ -141,6 +142,8 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
       counted.set(who, identity);
       need.by = [...counted.values()].map((i) => i.name);
       const votes = `${counted.size} of ${need.needed}`;
+      const enough = counted.size >= need.needed;
+      if (enough) settle(ctx, id);
       ctx.note('approval', `${id} approved by ${identity.name} (${votes} approvals)${said(d)}`);
       await ctx.audit({
         kind: 'approval',
@@ -154,12 +157,19 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
         identity,
       });
       ctx.showDetails();
-      if (counted.size >= need.needed) {
+      if (enough) {
         // a run-wide grant would let later calls skip the second person: these are approved one by one
         return decided(pending, true, need.by, 'once');
       }
     }
   }
+}
+
+/** Decided: no longer pending (a status query right after the decision shows it gone), and later decisions are refused. */
+function settle(ctx: RunContext, id: string): void {
+  ctx.state.pendingApprovals = ctx.state.pendingApprovals.filter((a) => a.id !== id);
+  ctx.votes.delete(id);
+  ctx.decided.add(id);
 }
 
 /** A decision with a signature is checked by a worker that holds the key; one without is what its `by` says. */
