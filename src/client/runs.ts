@@ -231,7 +231,7 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
     () => handle.signal(approveSignal, d),
     waitMs,
   );
-  return r.how === 'update' ? `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}` : recorded(r.why, what);
+  return r.how === 'update' ? r.text : recorded(r.why, what);
 }
 
 /** `kiln approve RUN --pre TEXT`: the run holds it and answers the first request for exactly TEXT (every one, with scope run). */

@@ -17,7 +17,7 @@ import {
 } from '../shared/messages.js';
 import type { HumanDecision } from '../shared/types.js';
 import type { RunContext } from './context.js';
-import { approvalProblem, preApprovalProblem } from './machine.js';
+import { approvalProblem, findApproval, preApprovalProblem } from './machine.js';
 
 export function installHandlers(ctx: RunContext): void {
   const { state } = ctx;
@@ -26,7 +26,11 @@ export function installHandlers(ctx: RunContext): void {
   setHandler(
     approveUpdate,
     (d) => {
+      const counted = findApproval(state, d.approvalId)?.approvals;
       ctx.acceptDecision(d);
+      // several people answer these, and only authenticated ones count: the sender learns that, not "approved"
+      if (counted)
+        return `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId} received: it counts only from an authenticated approver (kiln serve); ${counted.by.length} of ${counted.needed} so far`;
       return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
     },
     {
