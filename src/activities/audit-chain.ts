@@ -36,6 +36,8 @@ export function verifyAuditChain(text: string, runId: string): ChainCheck {
     } catch {
       return { ok: false, line: n, problem: 'is not a JSON line (edited or cut)' };
     }
+    if (entry.seq === undefined && entry.prev === undefined)
+      return { ok: false, line: n, problem: 'carries no hash chain (no seq, no prev): written before audit lines were chained, or forged without one' };
     if (entry.runId !== runId) return { ok: false, line: n, problem: `names run ${JSON.stringify(entry.runId)}, not ${runId}` };
     if (entry.seq !== n) return { ok: false, line: n, problem: `is entry ${String(entry.seq)} in place of entry ${n}: lines were removed, added or reordered` };
     if (entry.prev !== prev)

@@ -61,6 +61,11 @@ describe('the audit hash chain', () => {
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({ ok: false, line: 2 });
   });
 
+  it('attack: a line without a chain (as older Kiln wrote them, or forged) is named, not skipped', () => {
+    const legacy = `${JSON.stringify({ at: '2026-01-01T00:00:00.000Z', runId: 'r1', kind: 'approval', by: 'alice' })}\n`;
+    expect(verifyAuditChain(legacy, 'r1')).toMatchObject({ ok: false, line: 1, problem: expect.stringMatching(/carries no hash chain/) });
+  });
+
   it("attack: another run's audit does not verify as this run's", async () => {
     const { file } = await writtenAudit();
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r2')).toMatchObject({ ok: false, line: 1 });
