@@ -46,7 +46,7 @@ export function auditActivities() {
     const file = auditFile(inp.repo, inp.runId);
     await serialized(file, async () => {
       // one line per decision (and per person, when several decide one approval) even when the activity is retried
-      const key = `${inp.entry.kind}:${inp.entry.id ?? ''}:${inp.entry.action ?? inp.entry.decision ?? ''}:${inp.entry.by}`;
+      const key = `${inp.entry.kind}:${inp.entry.id ?? ''}:${inp.entry.action ?? inp.entry.decision ?? ''}:${inp.entry.by}:${inp.entry.answered ?? ''}`;
       const seenFile = join(stateDir(inp.repo, inp.runId), 'audit-keys.json');
       const seen = (await readJson<string[]>(seenFile)) ?? [];
       if (seen.includes(key) && inp.entry.kind !== 'human') return;

@@ -30,6 +30,16 @@ describe('the audit hash chain', () => {
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toEqual({ ok: true, entries: 2 });
   });
 
+  it('a pre-approval for the run gets one line for each approval it answered', async () => {
+    const { repo, file } = await writtenAudit(1);
+    const used = (answered: string) =>
+      auditActivities().recordAudit({ runId: 'r1', repo, entry: { kind: 'pre-approval', id: 'pre-1', decision: 'used', answered, by: 'alice' } });
+    await used('ap-2');
+    await used('ap-3');
+    await used('ap-3');
+    expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toEqual({ ok: true, entries: 3 });
+  });
+
   it('attack: an edited line is named (a changed decision, or a changed approver)', async () => {
     const { repo, file, lines } = await writtenAudit();
     const edited = [...lines];
