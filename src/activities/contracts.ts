@@ -99,6 +99,10 @@ export type RunToolResult =
       grantKey?: string;
       hash?: string;
       segments?: Array<{ argv: string[]; text: string; via?: string[] }>;
+      /** more than one approver, or only authenticated ones (the policy's approvals section); absent: one, anyone */
+      needs?: { approvers: number; authenticated: boolean };
+      /** run_command: the exact command a pre-approval must equal; absent when it cannot be matched whole */
+      exact?: string;
     }
   | { status: 'denied'; summary: string; rule: string; reason: string };
 

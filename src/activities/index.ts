@@ -1,4 +1,5 @@
 import { agentActivities } from './agent.js';
+import { approvalActivities } from './approvals.js';
 import { auditActivities } from './audit.js';
 import type { ActivityDeps } from './deps.js';
 import { classified } from './failure.js';
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...toolActivities(deps),
     ...verifyActivities(deps),
     ...auditActivities(),
+    ...approvalActivities(deps),
   });
 }
 

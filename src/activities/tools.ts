@@ -11,6 +11,8 @@ import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
 import { evaluate } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
+import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
+import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandResult } from '../sandbox/types.js';
 import {
@@ -49,6 +51,17 @@ import {
   writeWorkflowEvents,
   type RunRecord,
 } from './run-files.js';
+
+/**
+ * The text a pre-approval (`kiln approve RUN --pre TEXT`) must equal, byte for byte: a command
+ * only, and only when it reaches the workflow whole (not cut, nothing redacted), so what the
+ * person typed is exactly what runs.
+ */
+function preApprovable(parsed: Extract<ParsedToolInput, { ok: true }>): { exact?: string } {
+  if (parsed.name !== 'run_command') return {};
+  const command = parsed.value.command;
+  return command.length <= PRE_APPROVAL_MAX_CHARS && redact(command) === command ? { exact: command } : {};
+}
 
 /** What the model sees of one result; the full text goes to outputs/<id>.log. */
 export const MODEL_RESULT_MAX_CHARS = 30_000;
@@ -127,7 +140,7 @@ export function toolActivities(deps: ActivityDeps) {
         { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error },
       );
 
-    const decision = await decide(rec, call);
+    const { decision, needs } = await decide(rec, call);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
     if (decision.decision === 'deny') {
@@ -145,6 +158,8 @@ export function toolActivities(deps: ActivityDeps) {
           grantKey: decision.grantKey,
           hash: decision.hash,
           segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
+          ...(needs.approvers > 1 || needs.authenticated ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated } } : {}),
+          ...preApprovable(parsed),
         };
       }
     }
@@ -173,11 +188,11 @@ export function toolActivities(deps: ActivityDeps) {
     );
   }
 
-  async function decide(rec: RunRecord, call: StoredCall): Promise<PolicyDecision> {
+  async function decide(rec: RunRecord, call: StoredCall): Promise<{ decision: PolicyDecision; needs: ApprovalNeeds }> {
     const { config, mode } = await runPolicy(rec, deps.env);
     // a command that runs a file this run wrote asks, showing the file: the policy needs the list
     const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
-    return evaluate(call.name, call.input, {
+    const decision = await evaluate(call.name, call.input, {
       workspace: rec.worktree,
       config,
       ...(rec.input.protect?.length ? { protect: rec.input.protect } : {}),
@@ -186,6 +201,8 @@ export function toolActivities(deps: ActivityDeps) {
       allowProtectedWrites: rec.input.allowTestEdits,
       ...(changed ? { changedFiles: changed } : {}),
     });
+    // policies recorded before the approvals section have none
+    return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [] } }, call.name, decision);
   }
 
   /** Runs an allowed call through its spec; the host gives it this run's files, journal and sandbox. */

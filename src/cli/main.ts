@@ -28,6 +28,7 @@ import {
   outcome,
   readState,
   sendApproval,
+  sendPreApproval,
   sendHuman,
   startRun,
   hasKilnSearchAttributes,
@@ -460,21 +461,37 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--by <name>', 'who approves (default: your OS user; audit.jsonl records it as self-declared unless it is that user)')
     .option('--note <text>', 'a note for the audit log')
     .option('--for-run', 'approve this kind of call for the rest of the run')
-    .action(async (runArg: string | undefined, approvalId: string | undefined, o: { by?: string; note?: string; forRun?: boolean }) => {
-      const runId = runArg ?? (await onlyWaitingRun());
-      await withRun(runId, async (handle, client) => {
-        const id = approvalId ?? (await onlyPending(handle));
-        out(
-          await sendApproval(client, handle, {
-            approvalId: id,
-            approve: true,
-            scope: o.forRun ? 'run' : 'once',
-            by: cliApprover(o.by, osAccount()),
-            note: o.note,
-          }),
-        );
-      });
-    });
+    .option('--pre <command>', 'approve ahead of time: the first request for exactly this command (never a call the policy denies)')
+    .addOption(new Option('--scope <scope>', 'once, or run: with --pre, every request for that command; else like --for-run').choices(['once', 'run']))
+    .action(
+      async (
+        runArg: string | undefined,
+        approvalId: string | undefined,
+        o: { by?: string; note?: string; forRun?: boolean; pre?: string; scope?: 'once' | 'run' },
+      ) => {
+        const scope = o.scope ?? (o.forRun ? 'run' : 'once');
+        if (o.pre !== undefined) {
+          if (!runArg || approvalId)
+            throw new UsageError('--pre approves a command ahead of time: name the run and no approval (kiln approve RUN --pre "npm run lint")');
+          return withRun(runArg, async (handle, client) => {
+            out(await sendPreApproval(client, handle, { text: o.pre!, scope, by: cliApprover(o.by, osAccount()) }));
+          });
+        }
+        const runId = runArg ?? (await onlyWaitingRun());
+        await withRun(runId, async (handle, client) => {
+          const id = approvalId ?? (await onlyPending(handle));
+          out(
+            await sendApproval(client, handle, {
+              approvalId: id,
+              approve: true,
+              scope,
+              by: cliApprover(o.by, osAccount()),
+              note: o.note,
+            }),
+          );
+        });
+      },
+    );
 
   program
     .command('reject')
@@ -566,6 +583,23 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         if (text) return formatEvents(text).forEach((l) => out(l));
         if (st) return st.log.forEach((l) => out(o.json ? JSON.stringify(l) : formatLine(l)));
         throw new UsageError(`no log found for ${runId}: pass --repo DIR`);
+      });
+    });
+
+  program
+    .command('audit')
+    .summary("Check a run's audit log")
+    .description("audit verify RUN: recompute the hash chain of the run's audit.jsonl; exits non-zero naming the first line that does not hold")
+    .command('verify')
+    .argument('<run>')
+    .option('--repo <dir>', 'the repo that holds the run (default: asked from Temporal)')
+    .action(async (runId: string, o: { repo?: string }) => {
+      const { auditVerify } = await import('./commands/audit.js');
+      if (o.repo) return out(await auditVerify(o.repo, runId));
+      await withRun(runId, async (handle) => {
+        const repo = (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
+        if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
+        out(await auditVerify(repo, runId));
       });
     });
 

@@ -14,10 +14,11 @@ import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { approveSignal, approveUpdate, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import { approveSignal, approveUpdate, humanSignal, humanUpdate, preApproveSignal, preApproveUpdate, statusQuery } from '../shared/messages.js';
+import { approvalProgress } from '../shared/approver.js';
 import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
-import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, RunInput, RunResult, RunState } from '../shared/types.js';
+import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, PreApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
 import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
@@ -237,7 +238,18 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
     () => handle.signal(approveSignal, d),
     waitMs,
   );
-  return r.how === 'update' ? `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}` : recorded(r.why, what);
+  return r.how === 'update' ? r.text : recorded(r.why, what);
+}
+
+/** `kiln approve RUN --pre TEXT`: the run holds it and answers the first request for exactly TEXT (every one, with scope run). */
+export async function sendPreApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, p: PreApproval, waitMs = UPDATE_WAIT_MS): Promise<string> {
+  const r = await deliver(
+    client,
+    () => handle.executeUpdate(preApproveUpdate, { args: [p] }),
+    () => handle.signal(preApproveSignal, p),
+    waitMs,
+  );
+  return r.how === 'update' ? r.text : recorded(r.why, `pre-approval of \`${p.text}\``);
 }
 
 const HUMAN_DONE: Record<HumanDecision['action'], string> = {
@@ -381,8 +393,12 @@ export function formatApproval(runId: string, a: PendingApproval, uiUrl?: string
     `     why: ${a.reason} (${a.rule})`,
     `     parsed:`,
     parsed,
-    `     approve: kiln approve ${runId} ${a.id}      (add --for-run to allow this kind of call for the rest of the run)`,
-    `     reject:  kiln reject ${runId} ${a.id} --reason "..."`,
+    ...(a.approvals
+      ? [`     needs:   ${approvalProgress(a)}: approve or reject in the kiln serve inbox`]
+      : [
+          `     approve: kiln approve ${runId} ${a.id}      (add --for-run to allow this kind of call for the rest of the run)`,
+          `     reject:  kiln reject ${runId} ${a.id} --reason "..."`,
+        ]),
     uiUrl ? `     or in the Web UI: ${workflowUrl(uiUrl, runId)}` : '',
   ]
     .filter(Boolean)

@@ -39,7 +39,8 @@ export function grantKeyFor(argv: readonly string[]): string {
   return `run_command:${hasSub && sub && !sub.startsWith('-') ? `${base} ${sub}` : base}`;
 }
 
-function matchesRule(rule: string, argv: readonly string[]): boolean {
+/** A `commands.allow|ask|deny` rule (and an approvals.twoPerson `command:` rule) against one parsed segment. */
+export function matchesRule(rule: string, argv: readonly string[]): boolean {
   const joined = argv.join(' ');
   const r = rule.trim();
   if (/[*?]/.test(r)) {

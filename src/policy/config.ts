@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { BUILTIN_PROTECTED, unprotectProblem } from '../checks/protected.js';
 import { KilnInputError } from '../shared/errors.js';
+import { twoPersonRuleProblem } from './approvals.js';
 import { describeIssues, parseJsonText } from '../shared/zod-error.js';
 
 /**
@@ -44,6 +45,23 @@ export const policyConfigSchema = z
       .strict()
       .default({ allow: [], ask: [], deny: [] }),
     mode: z.enum(['strict', 'default', 'auto']).optional(),
+    /** who must answer an approval (src/policy/approvals.ts); a repo may add rules, never remove one */
+    approvals: z
+      .object({
+        /** every approval needs an approver `kiln serve` authenticated; other decisions do not count */
+        authenticated: z.boolean().default(false),
+        /** kinds of call that need two different authenticated approvers: `command:<rule>`, `rule:<policy rule id>`, `tool:<name>` */
+        twoPerson: z
+          .array(
+            z.string().superRefine((r, ctx) => {
+              const problem = twoPersonRuleProblem(r);
+              if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(r)}: ${problem}` });
+            }),
+          )
+          .default([]),
+      })
+      .strict()
+      .default({ authenticated: false, twoPerson: [] }),
   })
   .strict();
 

@@ -107,6 +107,11 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
       sensitive: union(user.sensitive, repo.sensitive),
       allowSensitive,
       commands: { allow, ask: union(user.commands.ask, repo.commands.ask), deny: union(user.commands.deny, repo.commands.deny) },
+      // only ever more: a repo adds approvers' rules, and what the user required stands
+      approvals: {
+        authenticated: user.approvals.authenticated || repo.approvals.authenticated,
+        twoPerson: union(user.approvals.twoPerson, repo.approvals.twoPerson),
+      },
       ...(mode ? { mode } : {}),
     },
     ignored,

@@ -6,8 +6,9 @@
  * The kiln CLI appends the OS account it runs as, `alice [os-user alice@host]`: the account is
  * what the host's login vouched for, to whoever trusts that CLI. A name typed with `--by` that
  * differs from the account stays self-declared (the account is kept beside it). The Web UI and
- * `temporal workflow signal` send only a name: self-declared. `authenticated` is reserved for a
- * server that verifies callers (docs/team-setup.md); nothing on the embedded server produces it.
+ * `temporal workflow signal` send only a name: self-declared. `authenticated` is a decision
+ * `kiln serve` signed for its caller and the worker checked (src/activities/approvals.ts); nothing
+ * on the embedded server alone produces it.
  */
 export interface ApproverIdentity {
   kind: 'self-declared' | 'os-user' | 'authenticated';
@@ -16,6 +17,17 @@ export interface ApproverIdentity {
   /** the OS account the kiln CLI ran as, when the decision came through it */
   osUser?: string;
   host?: string;
+  /** authenticated: the tenant `kiln serve` vouched the user belongs to */
+  tenant?: string;
+  /** a signature came with the decision and did not verify: why it was not counted as authenticated */
+  unverified?: string;
+}
+
+/** "1 of 2 approvals (alice)" for an approval that needs more than anyone's one word; "" otherwise. */
+export function approvalProgress(a: { approvals?: { needed: number; authenticated: boolean; by: string[] } }): string {
+  if (!a.approvals) return '';
+  const { needed, by, authenticated } = a.approvals;
+  return `${by.length} of ${needed} approval${needed > 1 ? 's' : ''}${by.length ? ` (${by.join(', ')})` : ''}${authenticated ? ', authenticated (kiln serve)' : ''}`;
 }
 
 const OS_TAG = /^(?<name>.*?)\s*\[os-user (?<user>[^@\]\s]+)@(?<host>[^\]\s]+)\]$/;

@@ -4,12 +4,16 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, CancelRequest, HumanDecision, RunState } from './types.js';
+import type { ApprovalDecision, CancelRequest, HumanDecision, PreApproval, RunState } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
 
 export const approveUpdate = defineUpdate<string, [ApprovalDecision]>('approve');
 export const approveSignal = defineSignal<[ApprovalDecision]>('approve');
+
+/** A pre-approval: held by the run, matched when a request for exactly that command appears. */
+export const preApproveUpdate = defineUpdate<string, [PreApproval]>('preApprove');
+export const preApproveSignal = defineSignal<[PreApproval]>('preApprove');
 
 export const humanUpdate = defineUpdate<string, [HumanDecision]>('human');
 export const humanSignal = defineSignal<[HumanDecision]>('human');

@@ -12,6 +12,9 @@ export const DEFAULT_CONTEXT_TOKENS = 200_000;
 /** 150 turns ≈ 2,000 events at the measured 13.5 events (3.9 KB) per turn of `npm run bench`: far below the 51,200-event limit, and replay stays quick. */
 export const DEFAULT_TURNS_PER_RUN = 150;
 
+/** The longest command a pre-approval may name: a person types it; longer commands are approved one by one. */
+export const PRE_APPROVAL_MAX_CHARS = 2000;
+
 export const TERMINAL_PHASES: readonly Phase[] = ['succeeded', 'blocked', 'cancelled'];
 
 export type ApprovalMode = 'strict' | 'default' | 'auto';
@@ -87,6 +90,27 @@ export interface PendingApproval {
   hash?: string;
   requestedAt: string;
   expiresAt: string;
+  /** an approval the policy's approvals section governs: who must approve, who has so far */
+  approvals?: { needed: number; authenticated: boolean; by: string[] };
+}
+
+/** `kiln approve RUN --pre TEXT`: approves, ahead of time, a command that is exactly TEXT. */
+export interface PreApproval {
+  text: string;
+  /** once (default): answers the first such request; run: every one */
+  scope?: 'once' | 'run';
+  by?: string;
+}
+
+/** A pre-approval the run holds until a request matches it. */
+export interface HeldPreApproval {
+  id: string;
+  text: string;
+  scope: 'once' | 'run';
+  by: string;
+  at: string;
+  /** the approvals it answered */
+  answered: string[];
 }
 
 export interface ApprovalDecision {
@@ -190,6 +214,9 @@ export interface RunState {
   touchedFiles: string[];
   lastObservation: string;
   pendingApprovals: PendingApproval[];
+  /** pre-approvals not used up (absent in runs that never had one) */
+  preApprovals?: HeldPreApproval[];
+  preApprovalSeq?: number;
   grants: string[];
   budget: BudgetUsed;
   /** per-turn usage of the last turns (metrics.json has every turn) */

@@ -5,6 +5,7 @@
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
+import { APPROVALS_PATCH, askPeople, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';
 import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
 import { modelOptions, toolOptions, type Acts } from './options.js';
@@ -49,6 +50,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
 
   for (;;) {
+    // pre-approvals that arrived during the last turn reach the audit before the next one starts
+    await ctx.auditPreApprovals();
     await maybeContinueAsNew(ctx, loop);
     state.budget.wallMs = ctx.elapsedMs();
     const over = budgetExceeded(state.budget, input.budgets);
@@ -195,6 +198,7 @@ async function maybeContinueAsNew(ctx: RunContext, loop: LoopState): Promise<voi
   if (state.turn - ctx.turnAtRunStart < (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN) && !info.continueAsNewSuggested) return;
   if (state.pendingApprovals.length) return;
   await condition(allHandlersFinished);
+  await ctx.auditPreApprovals();
   ctx.note('note', `continuing as new after turn ${state.turn} (history ${info.historyLength} events)`);
   await continueAsNew<typeof kilnRun>(input, ctx.snapshot(loop));
 }
@@ -237,6 +241,11 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
   if (res.status !== 'ask') {
     ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
     return { kind: 'done', result: res };
+  }
+  if (patched(APPROVALS_PATCH)) {
+    const answer = await askPeople(ctx, call, res);
+    if (answer.kind === 'timeout') return { kind: 'approval_timeout', approvalId: answer.approvalId };
+    return afterDecision(ctx, acts, call, answer, exec);
   }
 
   const id = `ap-${++ctx.approvalSeq}`;
@@ -290,22 +299,40 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
     by,
     note: d.note ?? d.reason,
   });
-  ctx.approvedBy(by);
+  return afterDecision(
+    ctx,
+    acts,
+    call,
+    { approve: d.approve, by, approvers: [by], scope: d.scope ?? 'once', reason: d.reason, hash: pending.hash, grantKey: pending.grantKey },
+    exec,
+  );
+}
+
+/** A decided approval: a rejection goes back to the model; an approval runs the call it was given for (its hash). */
+async function afterDecision(
+  ctx: RunContext,
+  acts: Acts,
+  call: ToolCallView,
+  d: Omit<Extract<Answer, { kind: 'decided' }>, 'kind' | 'approvalId'>,
+  exec: (approvedHash?: string) => Promise<RunToolResult>,
+): Promise<ToolOutcome> {
+  const { state } = ctx;
+  ctx.approvedBy(...d.approvers);
   ctx.phase('editing');
   if (!d.approve) {
     const why = d.reason?.trim() || 'no reason given';
     const rejected = await acts.recordToolResult({
       ...ctx.ref(),
       toolUseId: call.id,
-      content: `A person (${by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
+      content: `A person (${d.by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
       isError: true,
     });
     return { kind: 'done', result: rejected };
   }
-  if (d.scope === 'run' && pending.grantKey && !state.grants.includes(pending.grantKey)) {
-    state.grants.push(pending.grantKey);
+  if (d.scope === 'run' && d.grantKey && !state.grants.includes(d.grantKey)) {
+    state.grants.push(d.grantKey);
   }
-  const result = await exec(pending.hash);
+  const result = await exec(d.hash);
   ctx.note('tool', `${call.summary}${outcomeSuffix(result)}`);
   return { kind: 'done', result };
 }

@@ -7,7 +7,7 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
-import type { ApprovalDecision, CancelRequest, HumanDecision, Phase, RunInput, RunState } from '../shared/types.js';
+import type { ApprovalDecision, CancelRequest, HeldPreApproval, HumanDecision, Phase, PreApproval, RunInput, RunState } from '../shared/types.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { detailsMarkdown } from './details.js';
 import { budgetShare, initialState, log, setPhase } from './machine.js';
@@ -70,6 +70,10 @@ export class RunContext {
   readonly turnAtRunStart: number;
   /** approval decisions received and not yet consumed, by approval id */
   readonly decisions = new Map<string, ApprovalDecision>();
+  /** decisions on approvals the policy's approvals section governs: every one arrives here, the attempt counts them */
+  readonly votes = new Map<string, ApprovalDecision[]>();
+  /** pre-approvals held but not yet written to the audit (the attempt writes them between its steps) */
+  private unauditedPre: HeldPreApproval[] = [];
   readonly decided: Set<string>;
   readonly expired: Set<string>;
   /** a person's decision while the run is needs_human; set by the handlers */
@@ -85,8 +89,8 @@ export class RunContext {
   prep: PrepareResult | undefined;
   /** activities on the worktree's host; undefined until the worktree exists */
   host: Acts | undefined;
-  /** who decided the last approval; the next showFleet adds them to the approvers */
-  private approver: string | undefined;
+  /** who decided the last approval (two people, for some); the next showFleet adds them to the approvers */
+  private approvers: string[] = [];
   /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
   private unwritten: number;
 
@@ -166,8 +170,8 @@ export class RunContext {
    * most one event a turn besides the phase changes (which carry the changes with them). Runs started before this change replay without them.
    */
   showFleet(also: SearchAttributeUpdatePair[] = []): void {
-    const approver = this.approver;
-    this.approver = undefined;
+    const newApprovers = this.approvers;
+    this.approvers = [];
     if (!this.input.searchAttributes || !patched(FLEET_ATTRIBUTES_PATCH)) return;
     const s = this.state;
     const has = workflowInfo().typedSearchAttributes;
@@ -175,7 +179,8 @@ export class RunContext {
     const touched = [...s.touchedFiles].sort();
     if (touched.join('\n') !== (has.get(KilnTouched) ?? []).join('\n')) updates.push({ key: KilnTouched, value: touched });
     const approvers = has.get(KilnApprovers) ?? [];
-    if (approver && !approvers.includes(approver)) updates.push({ key: KilnApprovers, value: [...approvers, approver].sort() });
+    const added = newApprovers.filter((a, i) => !approvers.includes(a) && newApprovers.indexOf(a) === i);
+    if (added.length) updates.push({ key: KilnApprovers, value: [...approvers, ...added].sort() });
     const share = Math.floor(budgetShare({ ...s.budget, wallMs: this.elapsedMs() }, this.input.budgets) / SHARE_STEP) * SHARE_STEP;
     const rounded = Math.round(share * 100) / 100;
     if (rounded !== (has.get(KilnBudgetShare) ?? 0)) updates.push({ key: KilnBudgetShare, value: rounded });
@@ -216,13 +221,58 @@ export class RunContext {
   }
 
   acceptDecision(d: ApprovalDecision): void {
+    // several people may answer one of these; the attempt decides when it is decided
+    if (this.state.pendingApprovals.find((a) => a.id === d.approvalId)?.approvals) {
+      this.votes.set(d.approvalId, [...(this.votes.get(d.approvalId) ?? []), d]);
+      return;
+    }
     this.decisions.set(d.approvalId, d);
     this.decided.add(d.approvalId);
   }
 
+  /** Holds a pre-approval until a request for exactly its command appears. */
+  holdPreApproval(p: PreApproval): HeldPreApproval {
+    const s = this.state;
+    s.preApprovalSeq = (s.preApprovalSeq ?? 0) + 1;
+    const held: HeldPreApproval = {
+      id: `pre-${s.preApprovalSeq}`,
+      text: p.text,
+      scope: p.scope ?? 'once',
+      by: p.by?.slice(0, 200) || 'unknown',
+      at: this.now(),
+      answered: [],
+    };
+    s.preApprovals = [...(s.preApprovals ?? []), held];
+    this.unauditedPre.push(held);
+    this.note(
+      'approval',
+      `${held.id} held: a command that is exactly \`${held.text.slice(0, 200)}\` is approved${held.scope === 'run' ? ' every time' : ' once'} (by ${held.by})`,
+    );
+    return held;
+  }
+
+  /** The pre-approval for exactly this command, if the run holds one. */
+  preApprovalFor(exact: string | undefined): HeldPreApproval | undefined {
+    return exact === undefined ? undefined : this.state.preApprovals?.find((p) => p.text === exact);
+  }
+
+  /** A pre-approval answered an approval: a once-only one is used up. */
+  usePreApproval(p: HeldPreApproval, approvalId: string): void {
+    p.answered.push(approvalId);
+    if (p.scope === 'once') this.state.preApprovals = this.state.preApprovals?.filter((x) => x.id !== p.id);
+  }
+
+  /** Writes the pre-approvals received since the last call to the audit, in the order they came. */
+  async auditPreApprovals(): Promise<void> {
+    while (this.unauditedPre.length) {
+      const p = this.unauditedPre.shift()!;
+      await this.audit({ kind: 'pre-approval', id: p.id, decision: 'held', scope: p.scope, what: p.text.slice(0, 600), by: p.by });
+    }
+  }
+
   /** A person decided an approval: the fleet attributes name them at the next phase change. */
-  approvedBy(by: string): void {
-    this.approver = by;
+  approvedBy(...by: string[]): void {
+    this.approvers = by;
   }
 
   /** Read through a method: handlers set it while the workflow awaits, which narrowing cannot see. */

@@ -1,14 +1,23 @@
 /**
  * The run's messages: the status query, and approvals and a person's decision, each both an
  * Update (the sender learns "accepted" or why not, from the validator) and a Signal of the same
- * name for the Web UI (a refused signal is logged, never thrown). Handlers only record what
- * arrived; the run and the attempt wait on it with condition().
+ * name for the Web UI (a refused signal is logged, never thrown); pre-approvals the same way.
+ * Handlers only record what arrived; the run and the attempt wait on it with condition().
  */
 import { setHandler } from '@temporalio/workflow';
-import { approveSignal, approveUpdate, cancelRequestSignal, humanSignal, humanUpdate, statusQuery } from '../shared/messages.js';
+import {
+  approveSignal,
+  approveUpdate,
+  cancelRequestSignal,
+  humanSignal,
+  humanUpdate,
+  preApproveSignal,
+  preApproveUpdate,
+  statusQuery,
+} from '../shared/messages.js';
 import type { HumanDecision } from '../shared/types.js';
 import type { RunContext } from './context.js';
-import { approvalProblem } from './machine.js';
+import { approvalProblem, findApproval, preApprovalProblem } from './machine.js';
 
 export function installHandlers(ctx: RunContext): void {
   const { state } = ctx;
@@ -17,7 +26,11 @@ export function installHandlers(ctx: RunContext): void {
   setHandler(
     approveUpdate,
     (d) => {
+      const counted = findApproval(state, d.approvalId)?.approvals;
       ctx.acceptDecision(d);
+      // several people answer these, and only authenticated ones count: the sender learns that, not "approved"
+      if (counted)
+        return `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId} received: it counts only from an authenticated approver (kiln serve); ${counted.by.length} of ${counted.needed} so far`;
       return `${d.approve ? 'approved' : 'rejected'} ${d.approvalId}`;
     },
     {
@@ -31,6 +44,25 @@ export function installHandlers(ctx: RunContext): void {
     const problem = approvalProblem(state, ctx.decided, ctx.expired, d);
     if (problem) ctx.note('approval', `ignored approval signal: ${problem}`);
     else ctx.acceptDecision(d);
+  });
+
+  setHandler(
+    preApproveUpdate,
+    (p) => {
+      const held = ctx.holdPreApproval(p);
+      return `${held.id} held: the run approves \`${held.text}\` ${held.scope === 'run' ? 'every time it asks for it' : 'the first time it asks for it'}`;
+    },
+    {
+      validator: (p) => {
+        const problem = preApprovalProblem(state, p);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(preApproveSignal, (p) => {
+    const problem = preApprovalProblem(state, p);
+    if (problem) ctx.note('approval', `ignored pre-approval signal: ${problem}`);
+    else ctx.holdPreApproval(p);
   });
 
   setHandler(

@@ -3,7 +3,20 @@
  * of it), plus the pure decisions the workflow takes between phases. No Temporal import, so all
  * of it is unit-tested without a server; the workflow (./run.ts, ./attempt.ts) only orchestrates.
  */
-import type { ApprovalDecision, BudgetUsed, Budgets, LogLine, Phase, PendingApproval, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
+import type {
+  ApprovalDecision,
+  BudgetUsed,
+  Budgets,
+  LogLine,
+  Phase,
+  PendingApproval,
+  PreApproval,
+  RunInput,
+  RunState,
+  Usage,
+  Verdict,
+} from '../shared/types.js';
+import { PRE_APPROVAL_MAX_CHARS, TERMINAL_PHASES } from '../shared/types.js';
 import { artifactsDir } from '../shared/paths.js';
 
 /** Phases a run works in; the rest (succeeded, blocked, cancelled) are its end states. */
@@ -208,4 +221,18 @@ export function approvalProblem(state: RunState, decided: ReadonlySet<string>, e
 
 export function findApproval(state: RunState, id: string): PendingApproval | undefined {
   return state.pendingApprovals.find((a) => a.id === id);
+}
+
+/** Pre-approvals a run holds at once: a person types each; more is a script flooding the state. */
+export const MAX_PRE_APPROVALS = 50;
+
+/** Validates a pre-approval the way approvalProblem validates a decision. */
+export function preApprovalProblem(state: RunState, p: PreApproval): string | undefined {
+  if (!p || typeof p.text !== 'string' || !p.text.trim()) return 'a pre-approval needs the exact command text';
+  if (p.text.length > PRE_APPROVAL_MAX_CHARS) return `a pre-approval names a command of at most ${PRE_APPROVAL_MAX_CHARS} characters`;
+  if (p.scope !== undefined && p.scope !== 'once' && p.scope !== 'run') return 'scope must be "once" or "run"';
+  if (p.by !== undefined && typeof p.by !== 'string') return 'by must be a name';
+  if (TERMINAL_PHASES.includes(state.phase)) return `the run already ended (${state.phase})`;
+  if ((state.preApprovals?.length ?? 0) >= MAX_PRE_APPROVALS) return `the run already holds ${MAX_PRE_APPROVALS} pre-approvals`;
+  return undefined;
 }

