@@ -4,9 +4,9 @@
  * the signature verifies for this run, this approval and this very decision. Anything else keeps
  * the kind its `by` earns (self-declared or os-user), with the reason the signature did not count.
  */
-import { loadApprovalKey, verifyApproval } from '../auth/attestation.js';
+import { loadApprovalKey, verifyApproval, verifyRunStart } from '../auth/attestation.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
-import type { ApprovalDecision } from '../shared/types.js';
+import type { ApprovalAttestation, ApprovalDecision } from '../shared/types.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Names a person reads; a longer claim is no name anyone signed for. */
@@ -35,5 +35,19 @@ export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
     if (!ok) return unverified('the signature does not verify for this run, approval and decision');
     return { kind: 'authenticated', name: a.user, tenant: a.tenant };
   }
-  return { identifyDecision };
+  /** Who started the run, when a server signed it: authenticated only if it verifies for this run. */
+  async function identifyStarter(inp: { runId: string; requestedBy: ApprovalAttestation }): Promise<ApproverIdentity> {
+    const a = inp.requestedBy;
+    const claimed: ApproverIdentity = { kind: 'self-declared', name: String(a.user).slice(0, MAX_NAME_CHARS) };
+    let key: Buffer | undefined;
+    try {
+      key = loadApprovalKey({ env: deps.env });
+    } catch (err) {
+      return { ...claimed, unverified: `this worker's approval key is unusable: ${(err as Error).message}` };
+    }
+    if (!key) return { ...claimed, unverified: 'this worker has no approval key (KILN_APPROVAL_KEY or $KILN_HOME/approval.key)' };
+    if (!verifyRunStart(key, inp.runId, a)) return { ...claimed, unverified: 'the signature does not verify for this run' };
+    return { kind: 'authenticated', name: a.user, tenant: a.tenant };
+  }
+  return { identifyDecision, identifyStarter };
 }

@@ -8,7 +8,7 @@ import type { RunRef } from './contracts.js';
 import { runDir, stateDir, readJson, writeJsonAtomic, writeWorkflowEvents } from './run-files.js';
 
 export interface AuditEntry {
-  kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval';
+  kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval' | 'start';
   id?: string;
   action?: string;
   decision?: string;

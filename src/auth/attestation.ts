@@ -91,3 +91,30 @@ export function verifyApproval(
   }).sig;
   return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(a.sig, 'hex'));
 }
+
+/**
+ * Who started a run: the server signs the run id and the authenticated user, so the audit's
+ * first line names a person the worker could check, not a field anyone could type into an input.
+ * A domain tag keeps a start signature from ever verifying as an approval, and the reverse.
+ */
+export interface RunStartClaim {
+  runId: string;
+  user: string;
+  tenant: string;
+  issuedAt: string;
+}
+
+function canonicalStart(c: RunStartClaim): string {
+  return JSON.stringify(['run-start', c.runId, c.user, c.tenant, c.issuedAt]);
+}
+
+export function signRunStart(key: Buffer, claim: RunStartClaim): ApprovalAttestation {
+  const sig = createHmac('sha256', key).update(canonicalStart(claim)).digest('hex');
+  return { user: claim.user, tenant: claim.tenant, issuedAt: claim.issuedAt, sig };
+}
+
+export function verifyRunStart(key: Buffer | undefined, runId: string, a: ApprovalAttestation | undefined): boolean {
+  if (!key || !a || typeof a.sig !== 'string' || !/^[0-9a-f]{64}$/.test(a.sig)) return false;
+  const expected = signRunStart(key, { runId, user: a.user, tenant: a.tenant, issuedAt: a.issuedAt }).sig;
+  return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(a.sig, 'hex'));
+}

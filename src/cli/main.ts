@@ -113,7 +113,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('codec-server')
-    .summary("Serve the Web UI's codec: encrypted runs readable in the UI")
+    .summary("Serve the Web UI's codec (encrypted runs)")
     .description(
       "Serve the Temporal Web UI's remote codec endpoint (POST /encode, /decode) with this machine's codec keys; only the UI's origin and holders of the token may use it",
     )

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { signApproval } from '../auth/attestation.js';
+import { signApproval, signRunStart } from '../auth/attestation.js';
 import { buildRunInput, newRunId } from '../client/run-options.js';
 import { DEFAULT_MODEL } from '../model/models.js';
 import { currentPatch } from '../client/patch.js';
@@ -217,6 +217,8 @@ export function createApp(o: AppOptions): Hono<Env> {
           now: t,
         });
         input.searchAttributes = await o.backend.searchAttributes();
+        // the worker checks this before its audit names who started the run
+        input.requestedBy = signRunStart(o.approvalKey, { runId: input.runId, user: id.user, tenant: id.tenant, issuedAt: t.toISOString() });
         const s = await o.backend.start(input, id.tenant, { startedBy: id.user, bodyHash: hash, maxUsd: input.budgets.maxUsd });
         if (!s.attached) recent.set(s.runId, { tenant: id.tenant, maxUsd: input.budgets.maxUsd, at: t.getTime() });
         return s;

@@ -39,6 +39,11 @@ export const runInputSchema = z
     allowUnverified: z.boolean().optional(),
     /** a client may protect more paths, never fewer */
     protect: z.array(z.string().min(1).max(1000)).max(200).optional(),
+    /** who started the run, as a server vouches: checked by the worker before the audit names them */
+    requestedBy: z
+      .object({ user: z.string().min(1).max(200), tenant: z.string().max(200), issuedAt: z.string().max(100), sig: z.string().regex(/^[0-9a-f]{64}$/) })
+      .strict()
+      .optional(),
   })
   .strict();
 

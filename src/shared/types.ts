@@ -64,6 +64,8 @@ export interface RunInput {
   protect?: string[];
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
+  /** set by `kiln serve`: the authenticated user who started the run, signed (src/auth/attestation.ts) */
+  requestedBy?: ApprovalAttestation;
 }
 
 export interface PlanStep {

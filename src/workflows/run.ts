@@ -217,6 +217,12 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     return false;
   }
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+  if (input.requestedBy && patched('audit-starter')) {
+    // the audit's first word on the run: who asked for it, as checked by the worker, not as typed
+    const identity = await shared.identifyStarter({ runId: input.runId, requestedBy: input.requestedBy });
+    ctx.note('note', `started by ${identity.name} (${identity.kind}${identity.tenant ? `, tenant ${identity.tenant}` : ''})`);
+    await ctx.audit({ kind: 'start', decision: 'started', what: input.goal.slice(0, 300), by: identity.name, identity });
+  }
   if (input.allowUnverified && patched('unverified-run')) {
     ctx.note('note', 'UNVERIFIED allowed: a repo with no checks may end succeeded, as the user asked (--unverified)');
     await ctx.audit({

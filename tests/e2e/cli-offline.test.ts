@@ -30,6 +30,12 @@ const COMMANDS = [
   'policy',
   'sandbox',
   'trust',
+  'codec-server',
+  'serve',
+  'token',
+  'cluster',
+  'clean',
+  'audit',
 ];
 
 /** The "Commands:" section of commander's help, as {name → description} with one line each. */

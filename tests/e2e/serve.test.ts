@@ -115,14 +115,18 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
     expect(card).toContain(runId);
     expect(card).toContain('started by alice');
     expect(await page.$eval('#who', (e) => e.textContent)).toContain('bob');
-    // page functions run in the browser; as strings they need no DOM types here
-    await page.waitForFunction(`!document.querySelector('pre[aria-label="diff so far"]').textContent.startsWith('loading')`, undefined);
+    // locators, not page functions: the inbox's CSP (no eval) applies to the test as to a user
+    await page
+      .locator('pre[aria-label="diff so far"]')
+      .filter({ hasNotText: /^loading/ })
+      .first()
+      .waitFor();
     const before = join(shots, '1-approval-waiting.png');
     await page.screenshot({ path: before, fullPage: true });
 
     const tClick = Date.now();
     await page.getByRole('button', { name: 'Approve once' }).first().click();
-    await page.waitForFunction(`document.querySelector('tr[data-run="${runId}"] .phase')?.textContent === 'succeeded'`, undefined, { timeout: 180_000 });
+    await page.locator(`tr[data-run="${runId}"] .phase`, { hasText: /^succeeded$/ }).waitFor({ timeout: 180_000 });
     expect(await page.$eval('#status', (e) => e.textContent)).toMatch(/ended: succeeded \(SCRIPTED model\)|Approved/);
     const after = join(shots, '2-run-succeeded.png');
     await page.screenshot({ path: after, fullPage: true });
@@ -139,9 +143,14 @@ describe.skipIf(!CHROMIUM)('kiln serve + inbox in headless Chromium (SCRIPTED mo
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, any>);
-    const approval = audit.find((a) => a.kind === 'approval');
+    // both people, as the worker checked them: alice started it, bob approved it, each signed by the server
+    expect(audit.find((a) => a.kind === 'start')?.identity, JSON.stringify(audit)).toEqual({ kind: 'authenticated', name: 'alice', tenant: 'acme' });
+    const approval = audit.find((a) => a.kind === 'approval' && a.decision !== 'held');
     expect(approval, JSON.stringify(audit)).toBeDefined();
-    expect(JSON.stringify(approval)).toContain('bob');
+    expect(approval!.identity).toMatchObject({ kind: 'authenticated', name: 'bob', tenant: 'acme' });
+    const verified = await kiln(['audit', 'verify', runId, '--repo', repo], { env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/ok, \d+ entries/);
     // the artifacts are readable through the API by the tenant
     const names = (await api(`/runs/${runId}/artifacts`, tokens.bob!)).body.artifacts.map((a: { name: string }) => a.name);
     expect(names).toEqual(expect.arrayContaining(['audit.jsonl', 'patch.diff']));

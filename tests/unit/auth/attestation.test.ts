@@ -2,7 +2,15 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalKeyPath, loadApprovalKey, signApproval, verifyApproval, type ApprovalClaim } from '../../../src/auth/attestation.js';
+import {
+  approvalKeyPath,
+  loadApprovalKey,
+  signApproval,
+  signRunStart,
+  verifyApproval,
+  verifyRunStart,
+  type ApprovalClaim,
+} from '../../../src/auth/attestation.js';
 
 const claim: ApprovalClaim = {
   runId: 'r1',
@@ -50,5 +58,15 @@ describe('approval attestation', () => {
   it('a key from the environment must be long enough', () => {
     expect(() => loadApprovalKey({ env: { KILN_APPROVAL_KEY: 'abcd' } })).toThrow(/at least 32 bytes/);
     expect(loadApprovalKey({ env: { KILN_APPROVAL_KEY: 'ab'.repeat(32) } })!.length).toBe(32);
+  });
+
+  it('who started a run: verifies for that run only, and never as an approval (nor the reverse)', () => {
+    const start = signRunStart(key, { runId: 'r1', user: 'alice', tenant: 'acme', issuedAt: claim.issuedAt });
+    expect(verifyRunStart(key, 'r1', start)).toBe(true);
+    expect(verifyRunStart(key, 'r2', start)).toBe(false);
+    expect(verifyRunStart(key, 'r1', { ...start, user: 'mallory' })).toBe(false);
+    expect(verifyRunStart(undefined, 'r1', start)).toBe(false);
+    expect(verifyApproval(key, { ...claim, user: 'alice', attestation: start })).toBe(false);
+    expect(verifyRunStart(key, 'r1', signApproval(key, { ...claim, user: 'alice' }))).toBe(false);
   });
 });
