@@ -15,6 +15,7 @@ import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
+import { knownWorktreeTree } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
@@ -197,7 +198,8 @@ export function agentActivities(deps: ActivityDeps) {
 export const MAX_CHECKPOINT_BYTES = 256 * 1024;
 
 async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
-  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
+  const state = stateDir(rec.input.repo, rec.input.runId);
+  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, state, await knownWorktreeTree(state));
   const bytes = Buffer.byteLength(patch);
   if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
   return { turn, patch, files: [...patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!) };
