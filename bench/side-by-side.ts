@@ -226,7 +226,10 @@ async function benchConcurrent(o: {
         async (_, i) => (await startRun(client, benchRunInput(o.repo, `fifty-${i}`, turnsEach, o.sandbox), { taskQueue: queue })).handle,
       ),
     );
-    const results = await Promise.all(handles.map((h) => h.result().catch((e: Error) => ({ state: 'failed', reason: e.message }) as const)));
+    // a blocked run fails its workflow: the reason is in the cause, "Workflow execution failed" says nothing
+    const results = await Promise.all(
+      handles.map((h) => h.result().catch((e: Error) => ({ state: 'failed', reason: (e.cause as Error | undefined)?.message ?? e.message }) as const)),
+    );
     const wallS = (performance.now() - t0) / 1000;
     const ok = results.filter((r) => r.state === 'succeeded').length;
     const bad = results.find((r) => r.state !== 'succeeded');
