@@ -128,7 +128,9 @@ export function toolActivities(deps: ActivityDeps) {
 
     // a command is judged on the files this run changed, and the same look is its "before"
     const snap =
-      call.name === 'run_command' ? await snapshotWorktree(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId), { changed: true }) : undefined;
+      call.name === 'run_command'
+        ? await snapshotWorktree(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId), { changed: true })
+        : undefined;
     const decision = await decide(rec, call, snap?.changed);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);

@@ -195,14 +195,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     o.goal = await readGoal(o);
     if (o.includeUncommitted && o.base)
       throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
-    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] = await Promise.all([
-      import('../client/run-options.js'),
-      import('../client/uncommitted.js'),
-      import('../policy/repo-config.js'),
-      import('../sandbox/shell-quote.js'),
-      import('../policy/precedence.js'),
-      import('../policy/trust.js'),
-    ]);
+    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] =
+      await Promise.all([
+        import('../client/run-options.js'),
+        import('../client/uncommitted.js'),
+        import('../policy/repo-config.js'),
+        import('../sandbox/shell-quote.js'),
+        import('../policy/precedence.js'),
+        import('../policy/trust.js'),
+      ]);
     const input = await buildRunInput(o);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
@@ -213,8 +214,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     if (start.warning) process.stderr.write(`${start.warning}\n`);
     if (start.note) say(start.note);
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
-    const [{ connectClient: connect }, { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary }] =
-      await temporal;
+    const [
+      { connectClient: connect },
+      { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary },
+    ] = await temporal;
     const { client, connection } = await connect();
     try {
       // what this repo may decide, said before the run starts (the worker applies the same rules)
@@ -594,10 +597,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   return program;
 }
 
-async function withRun(
-  runId: string,
-  fn: (handle: RunHandle, client: Client) => Promise<void>,
-): Promise<void> {
+async function withRun(runId: string, fn: (handle: RunHandle, client: Client) => Promise<void>): Promise<void> {
   const { handleFor, ensureExists } = await runsModule();
   const { client, connection } = await connectClient();
   try {
