@@ -59,7 +59,10 @@ export function agentActivities(deps: ActivityDeps) {
   const unsaved = new Map<string, Asked>();
   async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
     try {
-      return await oneTurn(inp);
+      // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
+      // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
+      // worker was alive and busy outside the model call
+      return await heartbeating(() => oneTurn(inp));
     } catch (err) {
       if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
       throw err;

@@ -93,7 +93,8 @@ export function toolActivities(deps: ActivityDeps) {
    */
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
     try {
-      return await runToolOnce(inp);
+      // the whole call heartbeats (the looks at the worktree too), so load never reads as a dead worker
+      return await heartbeating(() => runToolOnce(inp));
     } catch (err) {
       if (!isCallFault(err)) throw err;
       const rec = await loadRun(inp.repo, inp.runId);
