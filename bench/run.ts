@@ -8,8 +8,9 @@
  *                          [--sandbox bwrap|off] [--json]
  *                          [--only side-by-side,checkpoint,turns,search,redaction,policy]
  *                          [--trials 3] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
+ *                          [--before OTHER/bin/kiln.js]   (another build timed beside this one)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path, { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,6 +36,8 @@ export interface BenchArgs {
   sbsTurns: number;
   concurrent: number;
   harnesses: Harness[];
+  /** another build's bin/kiln.js, timed beside this one in the side-by-side trials */
+  before?: string;
 }
 
 const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks'] as const;
@@ -72,6 +75,10 @@ export function parseArgs(argv: string[]): BenchArgs {
       const eq = v.indexOf('=');
       if (eq < 1 || eq === v.length - 1) throw new Error(`--harness takes name=command (e.g. 'claude=claude -p "run echo"'), got ${v || 'nothing'}`);
       args.harnesses.push({ name: v.slice(0, eq), command: v.slice(eq + 1) });
+    } else if (a === '--before') {
+      const v = argv[++i];
+      if (!v || !existsSync(v)) throw new Error(`--before takes another Kiln build's bin/kiln.js, got ${v ?? 'nothing'}${v ? ' (no such file)' : ''}`);
+      args.before = path.resolve(v);
     } else if (a === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       const bad = names.find((n) => !(SECTIONS as readonly string[]).includes(n));
@@ -83,7 +90,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       args.sandbox = v;
     } else
       throw new Error(
-        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --concurrent N --harness name=command`,
+        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --concurrent N --harness name=command --before OTHER/bin/kiln.js`,
       );
   }
   return args;
@@ -110,6 +117,7 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
         harnesses: args.harnesses,
         fifty: args.concurrent,
         sandbox: args.sandbox,
+        before: args.before,
         log: progress,
       });
       out.push(sideBySideSection(sbs, heading));

@@ -32,6 +32,8 @@ export interface Harness {
   name: string;
   /** shell command run in a fresh clone of the task repo; ANTHROPIC_BASE_URL/_API_KEY are set */
   command: string;
+  /** its own environment (another Kiln build's worker queue) */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface HarnessFigures {
@@ -50,6 +52,8 @@ export interface SideBySideResult {
   harnesses: HarnessFigures[];
   /** the `kiln worker` process's peak RSS over all the trials */
   workerPeakRssMB: number;
+  /** the same for the build given with --before */
+  beforeWorkerPeakRssMB?: number;
   fifty?: FiftyFigures;
 }
 
@@ -82,8 +86,8 @@ function baseEnv(mock: MockAnthropic, server: DevServer, queue: string): NodeJS.
 }
 
 /** `kiln worker` as users start it; resolves once it says it is ready. */
-async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [KILN_BIN, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startWorkerProcess(env: NodeJS.ProcessEnv, bin = KILN_BIN): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [bin, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
   await new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`kiln worker not ready within 120 s: ${said.slice(-500)}`)), 120_000);
@@ -136,6 +140,8 @@ export async function benchSideBySide(o: {
   harnesses: Harness[];
   fifty: number;
   sandbox: 'bwrap' | 'off';
+  /** another build's bin/kiln.js, run as its own harness with its own worker: before and after */
+  before?: string;
   log: (s: string) => void;
 }): Promise<SideBySideResult> {
   const binary = findTemporalCli();
@@ -148,15 +154,19 @@ export async function benchSideBySide(o: {
     const env = baseEnv(mock, server, queue);
     const worker = await startWorkerProcess(env);
     o.log(`  dev server at ${server.address}, kiln worker ready (pid ${worker.pid}), mock at ${mock.url}`);
+    const beforeEnv = o.before ? baseEnv(mock, server, `${queue}-before`) : undefined;
+    const beforeWorker = o.before ? await startWorkerProcess(beforeEnv!, o.before) : undefined;
+    if (beforeWorker) o.log(`  before: ${o.before}, its worker ready (pid ${beforeWorker.pid})`);
     const pooled = new Map<string, { gaps: number[]; first: number[]; failures: string[]; trials: number }>();
+    const kilnRun = (bin: string) =>
+      `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} run --repo . --goal 'side-by-side benchmark' --check ${JSON.stringify(MOCK_COMMAND)} --sandbox ${o.sandbox} --approval-mode auto --max-turns ${o.turns + 5}`;
     const all: Harness[] = [
-      {
-        name: 'kiln (Temporal)',
-        command: `${JSON.stringify(process.execPath)} ${JSON.stringify(KILN_BIN)} run --repo . --goal 'side-by-side benchmark' --check ${JSON.stringify(MOCK_COMMAND)} --sandbox ${o.sandbox} --approval-mode auto --max-turns ${o.turns + 5}`,
-      },
+      { name: 'kiln (Temporal)', command: kilnRun(KILN_BIN) },
+      ...(o.before ? [{ name: 'kiln before', command: kilnRun(o.before), env: beforeEnv }] : []),
       ...o.harnesses,
     ];
     let workerPeak = NaN;
+    let beforePeak: number | undefined;
     try {
       for (let trial = 1; trial <= o.trials; trial++) {
         for (const h of all) {
@@ -165,7 +175,7 @@ export async function benchSideBySide(o: {
           mock.reset();
           o.log(`  trial ${trial} ${h.name}: starting in ${cwd}`);
           const t0 = performance.now();
-          const res = await runShell(h.command, [], { cwd, env, shell: true });
+          const res = await runShell(h.command, [], { cwd, env: h.env ?? env, shell: true });
           const p = pooled.get(h.name) ?? { gaps: [], first: [], failures: [], trials: 0 };
           pooled.set(h.name, p);
           p.trials++;
@@ -182,8 +192,10 @@ export async function benchSideBySide(o: {
         }
       }
       workerPeak = peakRssMB(worker.pid!);
+      if (beforeWorker) beforePeak = peakRssMB(beforeWorker.pid!);
     } finally {
       await stopProcess(worker);
+      if (beforeWorker) await stopProcess(beforeWorker);
     }
     const harnesses = [...pooled.entries()].map(([name, p]) => ({
       name,
@@ -195,7 +207,14 @@ export async function benchSideBySide(o: {
 
     let fifty: FiftyFigures | undefined;
     if (o.fifty > 0) fifty = await benchConcurrent({ ...o, repo, server, n: o.fifty });
-    return { turns: o.turns, trials: o.trials, harnesses, workerPeakRssMB: workerPeak, ...(fifty ? { fifty } : {}) };
+    return {
+      turns: o.turns,
+      trials: o.trials,
+      harnesses,
+      workerPeakRssMB: workerPeak,
+      ...(beforePeak !== undefined ? { beforeWorkerPeakRssMB: beforePeak } : {}),
+      ...(fifty ? { fifty } : {}),
+    };
   } finally {
     await server.stop();
     await mock.close();
@@ -226,7 +245,10 @@ async function benchConcurrent(o: {
         async (_, i) => (await startRun(client, benchRunInput(o.repo, `fifty-${i}`, turnsEach, o.sandbox), { taskQueue: queue })).handle,
       ),
     );
-    const results = await Promise.all(handles.map((h) => h.result().catch((e: Error) => ({ state: 'failed', reason: e.message }) as const)));
+    // a blocked run fails its workflow: the reason is in the cause, "Workflow execution failed" says nothing
+    const results = await Promise.all(
+      handles.map((h) => h.result().catch((e: Error) => ({ state: 'failed', reason: (e.cause as Error | undefined)?.message ?? e.message }) as const)),
+    );
     const wallS = (performance.now() - t0) / 1000;
     const ok = results.filter((r) => r.state === 'succeeded').length;
     const bad = results.find((r) => r.state !== 'succeeded');
@@ -274,7 +296,9 @@ export function sideBySideSection(r: SideBySideResult, heading: (t: string) => s
     );
     for (const f of h.failures) lines.push(`  FAILED ${f}`);
   }
-  lines.push(`kiln worker peak RSS over the trials: ${r.workerPeakRssMB} MB`);
+  lines.push(
+    `kiln worker peak RSS over the trials: ${r.workerPeakRssMB} MB${r.beforeWorkerPeakRssMB !== undefined ? ` (before: ${r.beforeWorkerPeakRssMB} MB)` : ''}`,
+  );
   if (r.fifty) {
     const f = r.fifty;
     lines.push(

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (part of `npm run setup`).
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
+
+// Node 22.1+ keeps compiled code between runs (most of a start-up is compiling the Temporal
+// client); Node 20 has no such cache, and the CLI loads only what each command needs instead
+module.enableCompileCache?.();
 
 const entry = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 if (!existsSync(entry)) {

@@ -3,9 +3,11 @@
  * worktree on this host's own queue (Temporal's worker-specific task queues pattern), so a run's
  * activities always reach the machine that holds its worktree.
  */
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { createSandbox, probeSummary } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
@@ -84,19 +86,52 @@ async function ensureSearchAttributes(connection: NativeConnection, namespace: s
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 /**
- * Bundled once per process: several workers (shared + host queue) reuse it. With encryption the
- * bundle carries the failure converter that turns workflow errors into (encrypted) payloads.
+ * Bundled once per process (several workers, shared + host queue, reuse it), by webpack in a
+ * child process: bundling in the worker left ~50 MB of webpack's working set resident for the
+ * worker's whole life (measured: 119 → 177 MB RSS after a forced GC). With encryption the bundle
+ * carries the failure converter that turns workflow errors into (encrypted) payloads.
  */
 export function workflowBundle(encrypted = false): Promise<WorkflowBundleWithSourceMap> {
   let b = bundles.get(encrypted);
   if (!b) {
-    b = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, ...(encrypted ? { failureConverterPath: FAILURE_CONVERTER_PATH } : {}) });
+    b = bundleInChild(WORKFLOWS_PATH, encrypted ? FAILURE_CONVERTER_PATH : undefined);
     bundles.set(encrypted, b);
   }
   return b;
 }
 
-const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
+/** The child's whole program: bundle the workflows it is given, print the bundle as JSON. */
+const BUNDLE_CHILD = `
+const [worker, workflowsPath, failureConverterPath] = process.argv.slice(1);
+const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+const { bundleWorkflowCode } = await import(worker);
+const b = await bundleWorkflowCode({ workflowsPath, logger: quiet, ...(failureConverterPath ? { failureConverterPath } : {}) });
+process.stdout.write(JSON.stringify({ code: b.code, sourceMap: b.sourceMap }));
+`;
+
+function bundleInChild(workflowsPath: string, failureConverterPath?: string): Promise<WorkflowBundleWithSourceMap> {
+  const worker = pathToFileURL(createRequire(import.meta.url).resolve('@temporalio/worker')).href;
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', BUNDLE_CHILD, worker, workflowsPath, ...(failureConverterPath ? [failureConverterPath] : [])],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`bundling the workflows (${workflowsPath}) failed: ${err.trim() || `exit ${code}`}`));
+      try {
+        resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as WorkflowBundleWithSourceMap);
+      } catch (e) {
+        reject(new Error(`bundling the workflows printed no bundle: ${(e as Error).message}; ${err.trim()}`));
+      }
+    });
+  });
+}
 
 export async function startWorker(
   opts: {

@@ -15,6 +15,7 @@ import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
+import { knownWorktreeTree } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
@@ -58,7 +59,10 @@ export function agentActivities(deps: ActivityDeps) {
   const unsaved = new Map<string, Asked>();
   async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
     try {
-      return await oneTurn(inp);
+      // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
+      // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
+      // worker was alive and busy outside the model call
+      return await heartbeating(() => oneTurn(inp));
     } catch (err) {
       if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
       throw err;
@@ -197,7 +201,8 @@ export function agentActivities(deps: ActivityDeps) {
 export const MAX_CHECKPOINT_BYTES = 256 * 1024;
 
 async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
-  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId));
+  const state = stateDir(rec.input.repo, rec.input.runId);
+  const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, state, await knownWorktreeTree(state));
   const bytes = Buffer.byteLength(patch);
   if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
   return { turn, patch, files: [...patch.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!) };

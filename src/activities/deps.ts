@@ -23,10 +23,14 @@ export interface ActivityDeps {
   operator: OperatorConfig;
 }
 
+/** Model clients kept (most recently used first out last): one per run in flight, or about. */
+const MAX_MODEL_CLIENTS = 64;
+
 export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
   // the worker's own secrets (API keys, tokens) are masked in everything it records
   registerKnownSecrets(secretEnvValues(env));
   const sandboxes = new Map<string, Promise<Sandbox>>();
+  const models = new Map<string, Promise<ModelClient>>();
   return {
     hostQueue: hostTaskQueue(env.KILN_HOST ?? hostname()),
     sandbox(mode) {
@@ -39,7 +43,18 @@ export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps 
       }
       return s;
     },
-    model: (spec, runId) => createModelClient({ spec, runId, env }),
+    model(spec, runId) {
+      // one client per run, reused turn after turn; a failed one (no key yet) is made again next time
+      const key = `${spec}\0${runId}`;
+      let c = models.get(key);
+      if (!c) {
+        c = createModelClient({ spec, runId, env });
+        c.catch(() => models.delete(key));
+        if (models.size >= MAX_MODEL_CLIENTS) models.delete(models.keys().next().value!);
+      } else models.delete(key);
+      models.set(key, c);
+      return c;
+    },
     crash: crashPointsFromEnv(env),
     env,
     operator: operatorConfigFromEnv(env),

@@ -91,8 +91,10 @@ export async function writeWorkflowEvents(repo: string, runId: string, lines: Lo
   const last = Number((await readFile(seqFile, 'utf8').catch(() => '0')).trim()) || 0;
   const fresh = lines.filter((l) => l.seq > last);
   if (!fresh.length) return;
-  const file = join(runDir(repo, runId), 'events.jsonl');
-  for (const l of fresh) await appendJsonl(file, { at: l.at, type: l.kind, seq: l.seq, text: l.text });
+  // one write for the lot: a turn hands several lines, each its own open/append/close before
+  const text = fresh.map((l) => redact(JSON.stringify({ at: l.at, type: l.kind, seq: l.seq, text: l.text })) + '\n').join('');
+  await mkdir(runDir(repo, runId), { recursive: true });
+  await appendFile(join(runDir(repo, runId), 'events.jsonl'), text);
   await writeTextAtomic(seqFile, String(fresh[fresh.length - 1]!.seq));
 }
 

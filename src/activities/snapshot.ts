@@ -4,7 +4,7 @@
  * files are not changes: they never reach the patch or the verified tree either.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
 import { runExcludePathspecs } from './clutter.js';
@@ -14,12 +14,50 @@ import { treeChanges } from './verify-tree.js';
 export const MAX_CHANGED_PATHS = 50;
 
 export async function snapshotTree(worktree: string, base: string, stateDir: string): Promise<string> {
+  return (await snapshotWorktree(worktree, base, stateDir)).tree;
+}
+
+/**
+ * The worktree as a tree through the run's kept index and, when asked, the paths it changes
+ * against the base (what the policy needs to judge a command): one git set-up for both, and no
+ * fresh index that would re-hash every file of the repo.
+ */
+export async function snapshotWorktree(
+  worktree: string,
+  base: string,
+  stateDir: string,
+  o: { changed?: boolean } = {},
+): Promise<{ tree: string; changed?: string[] }> {
   const index = join(stateDir, 'snapshot.index');
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
   await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(stateDir))]);
-  return (await g.run(['write-tree'])).trim();
+  const tree = (await g.run(['write-tree'])).trim();
+  if (!o.changed) return { tree };
+  const names = await g.run(['diff-tree', '-r', '-z', '--name-only', '--no-renames', base, tree]);
+  return { tree, changed: names.split('\0').filter(Boolean) };
+}
+
+/**
+ * The worktree's tree as the last command left it. Only commands and the edit tools change a
+ * worktree once it is prepared; an edit forgets this first, so while it is here the worktree is
+ * that tree and the next checkpoint needs no git at all.
+ */
+const SEEN_FILE = 'worktree-tree';
+
+export async function rememberWorktreeTree(stateDir: string, tree: string): Promise<void> {
+  await writeFile(join(stateDir, SEEN_FILE), tree);
+}
+
+export async function forgetWorktreeTree(stateDir: string): Promise<void> {
+  await rm(join(stateDir, SEEN_FILE), { force: true });
+}
+
+export async function knownWorktreeTree(stateDir: string): Promise<string | undefined> {
+  const tree = (await readFile(join(stateDir, SEEN_FILE), 'utf8').catch(() => '')).trim();
+  // half a write (a crash) is no tree: the checkpoint then looks for itself
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree) ? tree : undefined;
 }
 
 export async function pathsChangedBetween(worktree: string, before: string, after: string): Promise<string[]> {

@@ -35,10 +35,9 @@ import {
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
-import { changedFiles } from './workspace.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
-import { MAX_CHANGED_PATHS, pathsChangedBetween, snapshotTree } from './snapshot.js';
+import { MAX_CHANGED_PATHS, forgetWorktreeTree, pathsChangedBetween, rememberWorktreeTree, snapshotTree, snapshotWorktree } from './snapshot.js';
 import {
   appendEvent,
   appendJsonl,
@@ -107,7 +106,8 @@ export function toolActivities(deps: ActivityDeps) {
    */
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
     try {
-      return await runToolOnce(inp);
+      // the whole call heartbeats (the looks at the worktree too), so load never reads as a dead worker
+      return await heartbeating(() => runToolOnce(inp));
     } catch (err) {
       if (!isCallFault(err)) throw err;
       const rec = await loadRun(inp.repo, inp.runId);
@@ -140,7 +140,12 @@ export function toolActivities(deps: ActivityDeps) {
         { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error },
       );
 
-    const { decision, needs } = await decide(rec, call);
+    // a command is judged on the files this run changed, and the same look is its "before"
+    const snap =
+      call.name === 'run_command'
+        ? await snapshotWorktree(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId), { changed: true })
+        : undefined;
+    const { decision, needs } = await decide(rec, call, snap?.changed);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
     if (decision.decision === 'deny') {
@@ -163,7 +168,7 @@ export function toolActivities(deps: ActivityDeps) {
         };
       }
     }
-    return execute(rec, call, parsed, decision, summary);
+    return execute(rec, call, parsed, decision, summary, snap?.tree);
   }
 
   /** A result the workflow decided (a person's rejection), stored like any other. */
@@ -188,10 +193,9 @@ export function toolActivities(deps: ActivityDeps) {
     );
   }
 
-  async function decide(rec: RunRecord, call: StoredCall): Promise<{ decision: PolicyDecision; needs: ApprovalNeeds }> {
+  /** `changed`: the files this run changed, for a command (one that runs a file this run wrote asks, showing it) */
+  async function decide(rec: RunRecord, call: StoredCall, changed: string[] | undefined): Promise<{ decision: PolicyDecision; needs: ApprovalNeeds }> {
     const { config, mode } = await runPolicy(rec, deps.env);
-    // a command that runs a file this run wrote asks, showing the file: the policy needs the list
-    const changed = call.name === 'run_command' ? await changedFiles(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId)) : undefined;
     const decision = await evaluate(call.name, call.input, {
       workspace: rec.worktree,
       config,
@@ -212,6 +216,7 @@ export function toolActivities(deps: ActivityDeps) {
     parsed: Extract<ParsedToolInput, { ok: true }>,
     decision: PolicyDecision,
     summary: string,
+    treeBefore: string | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const effect = TOOL_CATALOG[parsed.name].effect;
@@ -221,7 +226,7 @@ export function toolActivities(deps: ActivityDeps) {
       record: (content, view) =>
         record(rec, call, { content, isError: false }, { status: 'done', ok: true, effect, summary: view.summary, ...(view.plan ? { plan: view.plan } : {}) }),
       edit: (tool, value) => editOnce(rec, call, tool, value, summary),
-      command: (command, timeoutMs) => runCommand(rec, call, command, timeoutMs, decision, summary),
+      command: (command, timeoutMs) => runCommand(rec, call, command, timeoutMs, decision, summary, treeBefore),
       logDecision: (entry) => appendJsonl(join(runDir(repo, runId), 'decisions.jsonl'), { at: new Date().toISOString(), ...entry }),
     };
     return runToolCall(host, parsed);
@@ -240,6 +245,8 @@ export function toolActivities(deps: ActivityDeps) {
       const p = prepareEdit(ws, tool, value);
       if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
       prepared = p;
+      // the worktree is about to change outside a command: the next checkpoint must look again
+      await forgetWorktreeTree(stateDir(repo, runId));
       await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
     }
     const out = await commitEdit(ws, prepared);
@@ -254,6 +261,7 @@ export function toolActivities(deps: ActivityDeps) {
     timeoutMs: number | undefined,
     decision: PolicyDecision,
     summary: string,
+    treeBefore: string | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const sp = startedPath(repo, runId, call.id);
@@ -275,7 +283,9 @@ export function toolActivities(deps: ActivityDeps) {
     }
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
     const state = stateDir(repo, runId);
-    const before = await snapshotTree(rec.worktree, rec.baseCommit, state);
+    // until the look after the command, nobody may take the worktree for the tree seen last
+    await forgetWorktreeTree(state);
+    const before = treeBefore ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
     // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
     const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
@@ -301,7 +311,10 @@ export function toolActivities(deps: ActivityDeps) {
     // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
     if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
     // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
-    const changed = await pathsChangedBetween(rec.worktree, before, await snapshotTree(rec.worktree, rec.baseCommit, state));
+    // a fresh git set-up: the command may have changed the repository's config (drivers)
+    const after = await snapshotTree(rec.worktree, rec.baseCommit, state);
+    await rememberWorktreeTree(state, after);
+    const changed = await pathsChangedBetween(rec.worktree, before, after);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
     const kept = await log.close(`\n[${status}]\n`);
     const body = redact(res.output);

@@ -23,6 +23,7 @@ import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
+import { forgetWorktreeTree } from './snapshot.js';
 import { tmpdir } from 'node:os';
 import {
   appendEvent,
@@ -68,6 +69,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
       await git(repo, ['worktree', 'add', '--detach', wt, base]);
     }
+    // setup and a restored checkpoint change the worktree outside any command
+    await forgetWorktreeTree(stateDir(repo, input.runId));
     const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
     // config errors are KilnErrors: the activity boundary makes them non-retryable (activities/failure.ts)
@@ -333,10 +336,25 @@ async function againstBase<T>(
  * reused without a diff. Only the checkpoint uses this index: `kiln diff` and the finalizer may
  * run beside it and keep their throwaway ones, so no two gits share an index.lock.
  */
-export async function checkpointDiff(worktree: string, base: string, scratchDir: string): Promise<{ patch: string; reused: boolean }> {
+export async function checkpointDiff(
+  worktree: string,
+  base: string,
+  scratchDir: string,
+  /** the worktree's tree as the last command left it (snapshot.ts), when nothing changed it since */
+  known?: string,
+): Promise<{ patch: string; reused: boolean }> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `checkpoint-index-${base}`);
   const memo = join(scratchDir, 'checkpoint-last.json');
+  if (known) {
+    // a command that changed nothing (most of them) leaves the last checkpoint as it was: no git;
+    // one that changed files already made the tree, so only the diff is left to take
+    const last = await readJson<{ base: string; tree: string; patch: string }>(memo);
+    if (last && last.base === base && last.tree === known) return { patch: last.patch, reused: true };
+    const patch = redact(await git(worktree, ['diff', '--binary', '--no-color', base, known]));
+    await writeJsonAtomic(memo, { base, tree: known, patch });
+    return { patch, reused: false };
+  }
   const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
   const g = (await hardenedGit(worktree, { indexFile: index })).run;
   if (!existsSync(index)) await g(['read-tree', base]);

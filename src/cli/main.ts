@@ -4,44 +4,21 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { cancelRequestSignal } from '../shared/messages.js';
 import { join } from 'node:path';
 import { hostname, userInfo } from 'node:os';
 import { cliApprover } from '../shared/approver.js';
-import { describeRunSettings, loadRunSettings } from '../policy/precedence.js';
-import { kilnHomeDir } from '../policy/trust.js';
-import { connectClient } from '../temporal/connection.js';
 import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
 import { colourOn, paintSummary } from './colour.js';
-import { buildRunInput, type RunFlags } from '../client/run-options.js';
-import { baseForRun } from '../client/uncommitted.js';
-import { loadRepoConfig } from '../policy/repo-config.js';
-import { shellQuote } from '../sandbox/shell-quote.js';
-import {
-  ensureExists,
-  follow,
-  formatLine,
-  formatSummary,
-  handleFor,
-  jsonSummary,
-  outcome,
-  readState,
-  sendApproval,
-  sendPreApproval,
-  sendHuman,
-  startRun,
-  hasKilnSearchAttributes,
-  formatEvents,
-  startInput,
-  waitingRuns,
-  webUiUrl,
-  workflowUrl,
-  Contact,
-} from '../client/runs.js';
-import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
-import { fleetQuery, hasFilters, repoKey, type FleetFilters } from '../client/fleet-query.js';
-import { artifactsDir } from '../shared/paths.js';
+import type { RunFlags } from '../client/run-options.js';
+import type { FleetFilters } from '../client/fleet-query.js';
+import type { Client } from '@temporalio/client';
+
+// Each command loads what it needs when it runs: the Temporal client alone (gRPC, protobuf
+// descriptors) is most of a start-up, and `kiln --help` or a flag error needs none of it.
+const runsModule = () => import('../client/runs.js');
+const connectClient = async () => (await import('../temporal/connection.js')).connectClient();
+type RunHandle = ReturnType<Awaited<ReturnType<typeof runsModule>>['handleFor']>;
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -298,9 +275,21 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--json', 'JSON lines on stdout: one event a line, the summary last (progress goes to stderr)')
     .addOption(new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'));
   run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json'; includeUncommitted?: boolean }) => {
+    // the Temporal client loads while git and the config files are read; a bad flag still fails first
+    const temporal = Promise.all([import('../temporal/connection.js'), runsModule()]);
+    temporal.catch(() => undefined);
     o.goal = await readGoal(o);
     if (o.includeUncommitted && o.base)
       throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
+    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] =
+      await Promise.all([
+        import('../client/run-options.js'),
+        import('../client/uncommitted.js'),
+        import('../policy/repo-config.js'),
+        import('../sandbox/shell-quote.js'),
+        import('../policy/precedence.js'),
+        import('../policy/trust.js'),
+      ]);
     const input = await buildRunInput(o);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
@@ -311,7 +300,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     if (start.warning) process.stderr.write(`${start.warning}\n`);
     if (start.note) say(start.note);
     const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
-    const { client, connection } = await connectClient();
+    const [
+      { connectClient: connect },
+      { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary },
+    ] = await temporal;
+    const { client, connection } = await connect();
     try {
       // what this repo may decide, said before the run starts (the worker applies the same rules)
       for (const line of describeRunSettings(settings)) say(line);
@@ -361,6 +354,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .option('--json', 'print the state as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
+      const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
         if (!st) {
@@ -395,9 +389,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (o: FleetFilters & { limit: string; json?: boolean; showQuery?: boolean }) => {
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
+      const { fleetQuery, hasFilters, repoKey } = await import('../client/fleet-query.js');
       const filters: FleetFilters = { ...o, repo: o.repo === undefined ? undefined : await repoKey(o.repo) };
       const query = fleetQuery(filters);
       if (o.showQuery) return out(query);
+      const [{ hasKilnSearchAttributes }, { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince }] = await Promise.all([
+        runsModule(),
+        import('../temporal/search-attributes.js'),
+      ]);
       const { client, connection } = await connectClient();
       try {
         if (hasFilters(filters) && !(await hasKilnSearchAttributes(client))) {
@@ -445,6 +444,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<run>')
     .option('--json', 'print the outcome as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
+      const { outcome, Contact, jsonSummary, formatSummary } = await runsModule();
       await withRun(runId, async (handle) => {
         const r = await outcome(handle, undefined, new Contact(runId, (l) => process.stderr.write(`${l}\n`)));
         out(o.json ? jsonSummary(r) : paintSummary(formatSummary(r), colourOn()));
@@ -470,6 +470,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         o: { by?: string; note?: string; forRun?: boolean; pre?: string; scope?: 'once' | 'run' },
       ) => {
         const scope = o.scope ?? (o.forRun ? 'run' : 'once');
+        const { sendApproval, sendPreApproval } = await runsModule();
         if (o.pre !== undefined) {
           if (!runArg || approvalId)
             throw new UsageError('--pre approves a command ahead of time: name the run and no approval (kiln approve RUN --pre "npm run lint")');
@@ -502,6 +503,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .requiredOption('--reason <text>', 'why (the model reads it)')
     .option('--by <name>', 'who rejects (default: your OS user)')
     .action(async (runId: string, approvalId: string, o: { reason: string; by?: string }) => {
+      const { sendApproval } = await runsModule();
       await withRun(runId, async (handle, client) => {
         out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: cliApprover(o.by, osAccount()) }));
       });
@@ -517,6 +519,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     c.option('--by <name>', 'who decides (default: your OS user)').action(async (runId: string, ...rest: unknown[]) => {
       const text = action === 'hint' ? (rest[0] as string) : undefined;
       const o = rest[action === 'hint' ? 1 : 0] as { by?: string };
+      const { sendHuman } = await runsModule();
       await withRun(runId, async (handle, client) => {
         out(await sendHuman(client, handle, { action, text, by: cliApprover(o.by, osAccount()) }));
       });
@@ -531,6 +534,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--by <name>', "who cancels (default: your OS user; recorded in audit.jsonl and the run's reason)")
     .option('--reason <text>', 'why (recorded with it)')
     .action(async (runId: string, o: { by?: string; reason?: string }) => {
+      const { cancelRequestSignal } = await import('../shared/messages.js');
       await withRun(runId, async (handle, client) => {
         const d = await handle.describe();
         if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
@@ -573,7 +577,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--json', 'print events.jsonl as it is (every event, one JSON object a line)')
     .action(async (runId: string, o: { repo?: string; json?: boolean }) => {
       // the artifacts are on disk: no server needed
+      const { artifactsDir } = await import('../shared/paths.js');
       const local = o.repo ? await readFile(join(artifactsDir(o.repo, runId), 'events.jsonl'), 'utf8').catch(() => undefined) : undefined;
+      const { formatEvents, formatLine, readState, startInput } = await runsModule();
       if (local) return o.json ? out(local.trimEnd()) : formatEvents(local).forEach((l) => out(l));
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
@@ -596,6 +602,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (runId: string, o: { repo?: string }) => {
       const { auditVerify } = await import('./commands/audit.js');
       if (o.repo) return out(await auditVerify(o.repo, runId));
+      const { readState, startInput } = await runsModule();
       await withRun(runId, async (handle) => {
         const repo = (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
         if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
@@ -613,6 +620,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { currentPatch, finishedPatch } = await import('../client/patch.js');
       const left = o.repo ? await finishedPatch(o.repo, runId) : undefined;
       if (left !== undefined) return out(left);
+      const { readState, startInput } = await runsModule();
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
         const repo = o.repo ?? st?.repo ?? (await startInput(handle))?.repo;
@@ -709,10 +717,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   return program;
 }
 
-async function withRun(
-  runId: string,
-  fn: (handle: ReturnType<typeof handleFor>, client: Awaited<ReturnType<typeof connectClient>>['client']) => Promise<void>,
-): Promise<void> {
+async function withRun(runId: string, fn: (handle: RunHandle, client: Client) => Promise<void>): Promise<void> {
+  const { handleFor, ensureExists } = await runsModule();
   const { client, connection } = await connectClient();
   try {
     const handle = handleFor(client, runId);
@@ -725,6 +731,7 @@ async function withRun(
 
 /** `kiln approve` with no run: the one run that waits for an approval, if there is exactly one. */
 async function onlyWaitingRun(): Promise<string> {
+  const { waitingRuns } = await runsModule();
   const { client, connection } = await connectClient();
   try {
     const runs = await waitingRuns(client);
@@ -736,7 +743,8 @@ async function onlyWaitingRun(): Promise<string> {
   }
 }
 
-async function onlyPending(handle: ReturnType<typeof handleFor>): Promise<string> {
+async function onlyPending(handle: RunHandle): Promise<string> {
+  const { readState } = await runsModule();
   const st = await readState(handle);
   if (!st) throw new UsageError('no worker answers right now, so the pending approval is unknown: name it (kiln approve RUN APPROVAL)');
   const ids = st.pendingApprovals.map((a) => a.id);

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
 import { callPath } from '../../../src/activities/tools.js';
+import { knownWorktreeTree } from '../../../src/activities/snapshot.js';
+import { checkpointDiff, diffAgainstBase } from '../../../src/activities/workspace.js';
 import { writeJsonAtomic } from '../../../src/activities/run-files.js';
 import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
 import { repoWith } from '../../helpers/repo.js';
@@ -105,5 +107,33 @@ describe('runTool', () => {
     expect(ignored.status === 'done' && ignored.changedPaths).toBeUndefined();
     const look = await call('toolu_9', 'run_command', { command: 'cat a.txt', reason: 'look' });
     expect(look.status === 'done' && look.changedPaths).toBeUndefined();
+  });
+
+  it('the checkpoint after a command that changed nothing reuses the last one; after a change or an edit it is the fresh diff', async () => {
+    const { prep, call, repo, input } = await prepared();
+    const state = join(repo, '.kiln', 'runs', input.runId, 'state');
+    const checkpoint = async () => checkpointDiff(prep.worktree, prep.baseCommit, state, await knownWorktreeTree(state));
+    const fresh = () => diffAgainstBase(prep.worktree, prep.baseCommit, join(state, 'fresh'));
+
+    await call('toolu_1', 'run_command', { command: 'echo one > one.txt', reason: 'change' });
+    const first = await checkpoint();
+    expect(first.patch).toContain('+one');
+    expect(first.patch).toBe(await fresh());
+    await call('toolu_2', 'run_command', { command: 'echo nothing', reason: 'look' });
+    expect(await checkpoint()).toEqual({ patch: first.patch, reused: true });
+
+    // a command that changes a file: the tree it left is diffed, equal to the one-shot diff
+    await call('toolu_3', 'run_command', { command: 'echo two >> one.txt', reason: 'change' });
+    const second = await checkpoint();
+    expect(second.reused).toBe(false);
+    expect(second.patch).toContain('+two');
+    expect(second.patch).toBe(await fresh());
+
+    // an edit changes the worktree outside a command: the tree seen last is no longer trusted
+    await call('toolu_4', 'edit', { path: 'a.txt', old_string: 'alpha', new_string: 'gamma' });
+    expect(await knownWorktreeTree(state)).toBeUndefined();
+    const third = await checkpoint();
+    expect(third.patch).toContain('+gamma');
+    expect(third.patch).toBe(await fresh());
   });
 });

@@ -27,6 +27,9 @@ describe('the bench', () => {
     expect(parseArgs(['--turns', '5', '--search-files', '100', '--json'])).toMatchObject({ turns: 5, searchFiles: 100, json: true });
     expect(() => parseArgs(['--turns', 'many'])).toThrow(/--turns needs an integer/);
     expect(() => parseArgs(['--sandbox', 'docker'])).toThrow(/bwrap or off/);
+    // --before: another build to time beside this one, which must be there
+    expect(parseArgs(['--before', 'bin/kiln.js']).before).toMatch(/\/bin\/kiln\.js$/);
+    expect(() => parseArgs(['--before', '/nowhere/bin/kiln.js'])).toThrow(/--before takes another Kiln build.*no such file/);
   });
 
   it('redaction finds every planted secret and reports a throughput', () => {
