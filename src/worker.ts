@@ -3,8 +3,9 @@
  * worktree on this host's own queue (Temporal's worker-specific task queues pattern), so a run's
  * activities always reach the machine that holds its worktree.
  */
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { extname } from 'node:path';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkerDeploymentOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { createSandbox, probeSummary } from './sandbox/index.js';
@@ -13,6 +14,7 @@ import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
 import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
+import { buildIdOf, checkBuildId, deploymentNameFor, takeNewRuns, versioningUnsupported, type DeploymentVersion } from './temporal/deployment.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -25,6 +27,10 @@ export interface RunningWorker {
   hostQueue: string;
   /** what start-up did about Kiln's search attributes, in one line for the operator */
   searchAttributes: string;
+  /** this worker's deployment version; undefined when it runs unversioned */
+  version?: DeploymentVersion;
+  /** the build, and whether it takes new runs, in one line for the operator */
+  versioning: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -78,11 +84,64 @@ async function ensureSearchAttributes(connection: NativeConnection, namespace: s
   }
 }
 
+/** Kiln's own root (where package.json is), from src/ or dist/src/ alike. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Bundled once per process: several workers (shared + host queue) reuse it. */
+/**
+ * Bundled once per process: several workers (shared + host queue) reuse it. Modules are named
+ * relative to Kiln's root, not the working directory, so the same code is the same build id
+ * wherever a host starts its worker.
+ */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: quietLogger,
+    webpackConfigHook: (config) => ({ ...config, context: packageRoot() }),
+  });
   return bundle;
+}
+
+/**
+ * How a worker takes part in Worker Versioning. buildId: default KILN_BUILD_ID, else derived
+ * from the workflow bundle. off: run unversioned (KILN_VERSIONING=off). takeNewRuns: see
+ * takeNewRuns() in temporal/deployment.ts.
+ */
+export interface VersioningOptions {
+  buildId?: string;
+  deploymentName?: string;
+  off?: boolean;
+  takeNewRuns?: 'if-none' | 'always';
+}
+
+/** Versioned unless switched off or the server cannot: a run then finishes on the build that started it. */
+async function versioningFor(
+  connection: NativeConnection,
+  namespace: string,
+  taskQueue: string,
+  code: string,
+  o: VersioningOptions,
+): Promise<{ version?: DeploymentVersion; line: string }> {
+  const off = 'runs are not pinned to a build: after an upgrade a newer worker replays runs in flight (keep workflow changes behind patched())';
+  if (o.off ?? process.env.KILN_VERSIONING === 'off') return { line: `versioning: OFF (KILN_VERSIONING=off) — ${off}` };
+  const env = process.env.KILN_BUILD_ID?.trim();
+  const buildId = o.buildId ?? (env ? checkBuildId(env, 'KILN_BUILD_ID') : buildIdOf(code));
+  const deploymentName = o.deploymentName ?? deploymentNameFor(taskQueue);
+  const why = await versioningUnsupported(connection, namespace);
+  if (why) return { line: `versioning: OFF — ${why}; ${off}` };
+  return { version: { deploymentName, buildId }, line: '' };
+}
+
+/**
+ * PINNED: a run stays on the build that started it until it ends, so workflow code may change
+ * between builds without `patched()`; the old build's workers must run until its runs drain.
+ */
+function deploymentOptions(version: DeploymentVersion | undefined): WorkerDeploymentOptions | undefined {
+  return version && { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
 }
 
 const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
@@ -93,6 +152,7 @@ export async function startWorker(
     connection?: NativeConnection;
     taskQueue?: string;
     deps?: ActivityDeps;
+    versioning?: VersioningOptions;
   } = {},
 ): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
@@ -101,16 +161,21 @@ export async function startWorker(
   const searchAttributes = await ensureSearchAttributes(connection, settings.namespace);
   const activities = createActivities(deps);
   const workflowBundle_ = await workflowBundle();
+  const taskQueue = opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const versioning = await versioningFor(connection, settings.namespace, taskQueue, workflowBundle_.code, opts.versioning ?? {});
   const shared = await Worker.create({
     connection,
     namespace: settings.namespace,
-    taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
+    workerDeploymentOptions: deploymentOptions(versioning.version),
     workflowBundle: workflowBundle_,
     activities,
     interceptors: { activity: [retryTrace] },
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
+  // unversioned: a host queue belongs to one machine, not to a build; a pinned run's activities
+  // reach its worktree's host whichever build that host runs (activity inputs stay compatible)
   const host = await Worker.create({
     connection,
     namespace: settings.namespace,
@@ -121,10 +186,29 @@ export async function startWorker(
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
+  let versioningLine = versioning.line;
+  if (versioning.version) {
+    const v = versioning.version;
+    // the server knows a version only from its workers' polls, so this waits for the first ones
+    try {
+      versioningLine = `versioning: ${await Promise.race([
+        takeNewRuns(connection, settings.namespace, v, opts.versioning?.takeNewRuns ?? 'if-none'),
+        run.then(() => 'the worker stopped before it was registered'),
+      ])}`;
+    } catch (err) {
+      shared.shutdown();
+      host.shutdown();
+      await run.catch(() => undefined);
+      if (!opts.connection) await connection.close();
+      throw err;
+    }
+  }
   let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
     searchAttributes,
+    version: versioning.version,
+    versioning: versioningLine,
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
@@ -145,6 +229,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
       process.stdout.write(`${w.searchAttributes}\n`);
+      process.stdout.write(`${w.versioning}\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
       process.stdout.write(`${modelStatus()}\n`);

@@ -77,7 +77,10 @@ export async function startEmbedded(o: {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
-  const worker = o.worker ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps }) : undefined;
+  // the only worker there is: its build takes new runs even when an earlier `kiln dev` set another
+  const worker = o.worker
+    ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps, versioning: { takeNewRuns: 'always' } })
+    : undefined;
   return {
     address,
     uiUrl,
