@@ -137,8 +137,11 @@ async function versioningFor(
 }
 
 /**
- * PINNED: a run stays on the build that started it until it ends, so workflow code may change
- * between builds without `patched()`; the old build's workers must run until its runs drain.
+ * PINNED: a run stays on the build that started it until it ends, so a deploy does not replay it
+ * on new code; the old build's workers must run until its runs drain. Said here, not in the
+ * workflow (setWorkflowOptions): an unversioned worker's task completions are refused by the
+ * server when the workflow names a behaviour. patched() stays the rule for workflow changes all
+ * the same: unversioned workers and runs moved to another build by hand replay across builds.
  */
 function deploymentOptions(version: DeploymentVersion | undefined): WorkerDeploymentOptions | undefined {
   return version && { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };

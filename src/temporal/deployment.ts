@@ -91,7 +91,12 @@ export interface DeploymentState {
   /** status: inactive, current, ramping, draining (runs pinned to it are open) or drained */
   versions: { buildId: string; status: string }[];
   conflictToken?: Uint8Array | null;
+  /** false while a routing change is still reaching the task queues (new runs may yet go to the old current) */
+  propagated: boolean;
 }
+
+/** temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS */
+const ROUTING_UPDATE_IN_PROGRESS = 1;
 
 /** temporal.api.enums.v1.WorkerDeploymentVersionStatus, as words */
 const VERSION_STATUS = ['unspecified', 'inactive', 'current', 'ramping', 'draining', 'drained'];
@@ -113,6 +118,7 @@ export async function describeDeployment(conn: HasWorkflowService, namespace: st
       status: VERSION_STATUS[s.status ?? 0] ?? 'unknown',
     })),
     conflictToken: res.conflictToken,
+    propagated: info?.routingConfigUpdateState !== ROUTING_UPDATE_IN_PROGRESS,
   };
 }
 
@@ -168,12 +174,12 @@ export async function takeNewRuns(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const d = await describeDeployment(conn, namespace, v.deploymentName);
-    if (d && d.current === v.buildId) return `build ${v.buildId} of deployment ${v.deploymentName} takes new runs`;
+    if (d && d.current === v.buildId && (d.propagated || Date.now() > deadline)) return `build ${v.buildId} of deployment ${v.deploymentName} takes new runs`;
     if (d?.current && when === 'if-none') {
       return `build ${v.buildId} of deployment ${v.deploymentName} is ready, but build ${d.current} takes new runs: \`kiln deploy set-current --build-id ${v.buildId}\` moves new runs here (runs in flight stay on their build)`;
     }
     // the version appears once the server has seen this worker's polls
-    if (d?.versions.some((x) => x.buildId === v.buildId)) {
+    if (d?.current !== v.buildId && d?.versions.some((x) => x.buildId === v.buildId)) {
       try {
         // the token makes two first workers starting at once agree on one of them
         await setCurrentVersion(conn, namespace, v, { conflictToken: d.conflictToken });
@@ -185,6 +191,17 @@ export async function takeNewRuns(
     if (Date.now() > deadline) {
       return `build ${v.buildId} of deployment ${v.deploymentName} was not registered by the server within ${timeoutMs / 1000} s, so it was not made current: \`kiln deploy set-current --build-id ${v.buildId}\``;
     }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Until new runs really go to the current build: the server moves its task queues after it answers. */
+export async function waitPropagated(conn: HasWorkflowService, namespace: string, deploymentName: string, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await describeDeployment(conn, namespace, deploymentName);
+    if (d?.propagated) return true;
+    if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 200));
   }
 }

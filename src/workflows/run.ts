@@ -5,7 +5,7 @@
  * attempt's turn loop is ./attempt.ts, the messages are ./handlers.ts and the state is
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, patched, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
@@ -29,11 +29,6 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   }
   return r;
 }
-
-// A run finishes on the build that started it (Worker Versioning), so a deploy does not replay it
-// on new code. patched() stays the rule all the same: unversioned workers (servers without the
-// deployment API) and runs moved to another build by hand still replay across builds.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, kilnRun);
 
 /** a blocked run fails the workflow with a typed failure instead of completing (issue 13) */
 const NOT_ACHIEVED_PATCH = 'blocked-run-fails';

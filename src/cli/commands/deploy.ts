@@ -1,6 +1,6 @@
 /** `kiln deploy status` and `kiln deploy set-current`: which build takes new runs, and which still drain. */
 import { connectClient, temporalSettings } from '../../temporal/connection.js';
-import { checkBuildId, deploymentNameFor, describeDeployment, setCurrentVersion, versioningUnsupported } from '../../temporal/deployment.js';
+import { checkBuildId, deploymentNameFor, describeDeployment, setCurrentVersion, versioningUnsupported, waitPropagated } from '../../temporal/deployment.js';
 import { CliError } from '../../shared/errors.js';
 
 function target(o: { deployment?: string }): { namespace: string; deploymentName: string } {
@@ -37,6 +37,9 @@ export async function deploySetCurrent(o: { buildId: string; deployment?: string
     const before = await describeDeployment(connection, namespace, deploymentName);
     if (before?.current === buildId) return out(`build ${buildId} already takes new runs of deployment ${deploymentName}`);
     await setCurrentVersion(connection, namespace, { deploymentName, buildId }, { identity: 'kiln deploy set-current' });
+    if (!(await waitPropagated(connection, namespace, deploymentName))) {
+      out(`build ${buildId} is current, but the server is still moving task queues to it: a run started in the next moments may still go to the old build`);
+    }
     out(`build ${buildId} now takes new runs of deployment ${deploymentName}`);
     if (before?.current) out(`runs started on build ${before.current} finish there: keep its workers until \`kiln deploy status\` says it is drained`);
   } finally {

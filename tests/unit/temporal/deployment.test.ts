@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildIdOf, checkBuildId, deploymentNameFor } from '../../../src/temporal/deployment.js';
+import { buildIdOf, checkBuildId, deploymentNameFor, versioningUnsupported } from '../../../src/temporal/deployment.js';
 import { UsageError } from '../../../src/shared/errors.js';
 
 const map = (path: string) => `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify({ sources: [path] })).toString('base64')}`;
@@ -35,5 +35,29 @@ describe('deployment name', () => {
   it('refuses a dot, which the server refuses, before any worker starts', () => {
     expect(() => deploymentNameFor('kiln', { KILN_DEPLOYMENT: 'team.a' })).toThrow(/KILN_DEPLOYMENT.*no dots/);
     expect(() => deploymentNameFor('q.1', {})).toThrow(/from the task queue.*set KILN_DEPLOYMENT/);
+  });
+});
+
+describe('whether the server takes versioned workers', () => {
+  const server = (err?: { code: number; message: string }) =>
+    ({
+      workflowService: {
+        listWorkerDeployments: () => (err ? Promise.reject(Object.assign(new Error(err.message), { code: err.code })) : Promise.resolve({})),
+      },
+    }) as unknown as Parameters<typeof versioningUnsupported>[0];
+
+  it('a server with the deployment API: versioned', async () => {
+    expect(await versioningUnsupported(server(), 'default')).toBeUndefined();
+  });
+
+  it('an old server, or one with it switched off: unversioned, with the reason and the fix', async () => {
+    expect(await versioningUnsupported(server({ code: 12, message: '12 UNIMPLEMENTED: unknown method' }), 'default')).toMatch(/no Worker Deployment API.*1\.28/);
+    expect(
+      await versioningUnsupported(server({ code: 7, message: '7 PERMISSION_DENIED: Worker Deployment Versions are disabled on this namespace.' }), 'team'),
+    ).toMatch(/disabled in namespace team: set .*system\.enableDeploymentVersions=true/);
+  });
+
+  it('anything else (the server is down) is an error, not a silent fallback', async () => {
+    await expect(versioningUnsupported(server({ code: 14, message: '14 UNAVAILABLE: connection refused' }), 'default')).rejects.toThrow(/UNAVAILABLE/);
   });
 });
