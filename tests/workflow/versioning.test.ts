@@ -141,6 +141,11 @@ describe('upgrade-safe runs: two builds at once', () => {
     expect(status.stdout).toMatch(new RegExp(`\\* ${b.buildId}\\s+current`));
     expect(status.stdout).toMatch(new RegExp(`  ${a.buildId}\\s+draining — runs pinned to it are open`));
 
+    // the query docs/cluster.md gives for the runs that keep a build from draining
+    expect(await eventually(() => env.client.workflow.count(`TemporalWorkerDeploymentVersion='${queue}:${a.buildId}' AND ExecutionStatus='Running'`))).toEqual(
+      expect.objectContaining({ count: 1 }),
+    );
+
     const r2 = await start();
     const st2 = await waitingForApproval(r2);
     expect(await pinnedTo(r2)).toEqual({ behavior: PINNED, buildId: b.buildId, deploymentName: queue });
@@ -191,6 +196,16 @@ describe('upgrade-safe runs: two builds at once', () => {
     await r.terminate('control test done');
   }, 300_000);
 });
+
+/** visibility is eventually consistent: the first answer with a count, within 15 s */
+async function eventually(f: () => Promise<{ count: number }>): Promise<{ count: number }> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await f();
+    if (r.count > 0 || Date.now() > deadline) return r;
+    await new Promise((res) => setTimeout(res, 300));
+  }
+}
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
 function bundle(root: string) {
