@@ -44,7 +44,9 @@ export function buildIdOf(bundleCode: string, version = KILN_VERSION): string {
 /** A build id given by hand (--build-id, KILN_BUILD_ID): what the CLI and the Web UI show. */
 export function checkBuildId(id: string, from: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$/.test(id)) {
-    throw new UsageError(`${from} ${JSON.stringify(id)}: expected letters, digits and . _ + - (at most 100, starting with a letter or digit), e.g. 1.4.2 or a git sha`);
+    throw new UsageError(
+      `${from} ${JSON.stringify(id)}: expected letters, digits and . _ + - (at most 100, starting with a letter or digit), e.g. 1.4.2 or a git sha`,
+    );
   }
   return id;
 }
@@ -80,7 +82,8 @@ export async function versioningUnsupported(conn: HasWorkflowService, namespace:
     if (code === PERMISSION_DENIED && /disabled/i.test(message)) {
       return `Worker Deployment Versions are disabled in namespace ${namespace}: set the server's dynamic config system.enableDeploymentVersions=true and frontend.workerVersioningWorkflowAPIs=true`;
     }
-    if (code === PERMISSION_DENIED || code === UNAUTHENTICATED) return `this client may not use the Worker Deployment API in namespace ${namespace} (${message})`;
+    if (code === PERMISSION_DENIED || code === UNAUTHENTICATED)
+      return `this client may not use the Worker Deployment API in namespace ${namespace} (${message})`;
     throw err;
   }
 }

@@ -38,10 +38,7 @@ function buildB(): string {
   const head = 'export async function kilnRun(input, carry) {\n';
   const src = readFileSync(run, 'utf8');
   expect(src, 'the compiled workflow changed shape: update this test').toContain(head);
-  writeFileSync(
-    run,
-    `import { sleep as buildBTimer } from '@temporalio/workflow';\n${src.replace(head, `${head}    await buildBTimer(${B_TIMER_MS});\n`)}`,
-  );
+  writeFileSync(run, `import { sleep as buildBTimer } from '@temporalio/workflow';\n${src.replace(head, `${head}    await buildBTimer(${B_TIMER_MS});\n`)}`);
   return root;
 }
 
@@ -66,6 +63,9 @@ afterAll(async () => {
 async function worker(entry: string): Promise<{ w: WorkerProcess; buildId: string }> {
   const w = await spawnWorker(wenv, entry);
   workers.push(w);
+  // the status lines follow the ready line
+  const said = Date.now() + 10_000;
+  while (!/versioning: .*\n/.test(w.output()) && Date.now() < said) await new Promise((r) => setTimeout(r, 50));
   const m = /versioning: build (\S+) of deployment (\S+)/.exec(w.output());
   expect(m, `the worker should say its build; output:\n${w.output()}`).not.toBeNull();
   expect(m![2]).toBe(queue);
@@ -102,9 +102,12 @@ async function pinnedTo(h: Handle): Promise<{ behavior: number; buildId: string;
 async function historyOf(h: Handle) {
   const history = await h.fetchHistory();
   const events = history.events ?? [];
-  const completedBy = new Set(events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId] : [])));
+  const completedBy = new Set(
+    events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId] : [])),
+  );
   const failed = events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes!.failure?.message);
-  const ms = (t: temporal.api.history.v1.ITimerStartedEventAttributes) => Number(t.startToFireTimeout?.seconds ?? 0) * 1000 + (t.startToFireTimeout?.nanos ?? 0) / 1e6;
+  const ms = (t: temporal.api.history.v1.ITimerStartedEventAttributes) =>
+    Number(t.startToFireTimeout?.seconds ?? 0) * 1000 + (t.startToFireTimeout?.nanos ?? 0) / 1e6;
   const bTimer = events.some((e) => e.timerStartedEventAttributes && ms(e.timerStartedEventAttributes) === B_TIMER_MS);
   return { history, completedBy: [...completedBy], failed, bTimer };
 }
@@ -178,6 +181,8 @@ describe('upgrade-safe runs: two builds at once', () => {
     const off = { ...wenv, KILN_TASK_QUEUE: q, KILN_HOST: q, KILN_VERSIONING: 'off' };
     const a = await spawnWorker(off, WORKER_ENTRY);
     workers.push(a);
+    const said = Date.now() + 10_000;
+    while (!a.output().includes('versioning:') && Date.now() < said) await new Promise((r) => setTimeout(r, 50));
     expect(a.output()).toContain('versioning: OFF (KILN_VERSIONING=off)');
     const r = await start(q);
     const st = await waitingForApproval(r);

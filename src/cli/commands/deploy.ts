@@ -5,7 +5,10 @@ import { CliError } from '../../shared/errors.js';
 
 function target(o: { deployment?: string }): { namespace: string; deploymentName: string } {
   const s = temporalSettings();
-  return { namespace: s.namespace, deploymentName: deploymentNameFor(s.taskQueue, o.deployment ? { ...process.env, KILN_DEPLOYMENT: o.deployment } : process.env) };
+  return {
+    namespace: s.namespace,
+    deploymentName: deploymentNameFor(s.taskQueue, o.deployment ? { ...process.env, KILN_DEPLOYMENT: o.deployment } : process.env),
+  };
 }
 
 export async function deployStatus(o: { deployment?: string }, out: (s: string) => void): Promise<void> {
@@ -19,7 +22,8 @@ export async function deployStatus(o: { deployment?: string }, out: (s: string) 
     out(`deployment ${deploymentName} (namespace ${namespace}): new runs go to ${d.current ? `build ${d.current}` : 'unversioned workers'}`);
     for (const v of d.versions) {
       // draining: runs pinned to it are open, so its workers must keep running; drained: they may stop
-      const note = v.status === 'draining' ? ' — runs pinned to it are open: keep its workers' : v.status === 'drained' ? ' — no open runs: its workers may stop' : '';
+      const note =
+        v.status === 'draining' ? ' — runs pinned to it are open: keep its workers' : v.status === 'drained' ? ' — no open runs: its workers may stop' : '';
       out(`  ${v.buildId === d.current ? '*' : ' '} ${v.buildId}  ${v.status}${note}`);
     }
   } finally {

@@ -51,7 +51,9 @@ describe('whether the server takes versioned workers', () => {
   });
 
   it('an old server, or one with it switched off: unversioned, with the reason and the fix', async () => {
-    expect(await versioningUnsupported(server({ code: 12, message: '12 UNIMPLEMENTED: unknown method' }), 'default')).toMatch(/no Worker Deployment API.*1\.28/);
+    expect(await versioningUnsupported(server({ code: 12, message: '12 UNIMPLEMENTED: unknown method' }), 'default')).toMatch(
+      /no Worker Deployment API.*1\.28/,
+    );
     expect(
       await versioningUnsupported(server({ code: 7, message: '7 PERMISSION_DENIED: Worker Deployment Versions are disabled on this namespace.' }), 'team'),
     ).toMatch(/disabled in namespace team: set .*system\.enableDeploymentVersions=true/);
