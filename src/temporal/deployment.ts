@@ -17,7 +17,7 @@ export interface DeploymentVersion {
 interface HasWorkflowService {
   workflowService: Pick<
     temporal.api.workflowservice.v1.WorkflowService,
-    'listWorkerDeployments' | 'describeWorkerDeployment' | 'setWorkerDeploymentCurrentVersion'
+    'listWorkerDeployments' | 'describeWorkerDeployment' | 'setWorkerDeploymentCurrentVersion' | 'countWorkflowExecutions'
   >;
 }
 
@@ -207,4 +207,15 @@ export async function waitPropagated(conn: HasWorkflowService, namespace: string
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** The visibility query for a deployment's open runs pinned to builds other than this one (system search attributes). */
+export function otherBuildsQuery(v: DeploymentVersion): string {
+  return `TemporalWorkerDeployment='${v.deploymentName}' AND TemporalWorkerDeploymentVersion!='${v.deploymentName}:${v.buildId}' AND ExecutionStatus='Running'`;
+}
+
+/** How many open runs are pinned to other builds: on a one-worker setup (`kiln dev`) they wait for a build that is gone. */
+export async function openRunsOnOtherBuilds(conn: HasWorkflowService, namespace: string, v: DeploymentVersion): Promise<number> {
+  const res = await conn.workflowService.countWorkflowExecutions({ namespace, query: otherBuildsQuery(v) });
+  return Number(res.count ?? 0);
 }

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/client/runs.js';
+import { openRunsOnOtherBuilds } from '../../src/temporal/deployment.js';
 import { approveSignal, statusQuery } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
@@ -148,6 +149,10 @@ describe('upgrade-safe runs: two builds at once', () => {
     expect(await eventually(() => env.client.workflow.count(`TemporalWorkerDeploymentVersion='${queue}:${a.buildId}' AND ExecutionStatus='Running'`))).toEqual(
       expect.objectContaining({ count: 1 }),
     );
+
+    // what `kiln dev` counts at start: runs a build other than its own holds
+    expect(await openRunsOnOtherBuilds(env.connection, 'default', { deploymentName: queue, buildId: b.buildId })).toBe(1);
+    expect(await openRunsOnOtherBuilds(env.connection, 'default', { deploymentName: queue, buildId: a.buildId })).toBe(0);
 
     const r2 = await start();
     const st2 = await waitingForApproval(r2);
