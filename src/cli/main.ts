@@ -10,7 +10,7 @@ import { hostname, userInfo } from 'node:os';
 import { cliApprover } from '../shared/approver.js';
 import { describeRunSettings, loadRunSettings } from '../policy/precedence.js';
 import { kilnHomeDir } from '../policy/trust.js';
-import { connectClient } from '../temporal/connection.js';
+import { connectClient, temporalSettings } from '../temporal/connection.js';
 import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
 import { colourOn, paintSummary } from './colour.js';
@@ -125,6 +125,20 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--take-new-runs', 'make this build current at start even if another one is (default: only when none is)')
     .option('--no-versioning', 'run unversioned: runs are not pinned to a build (also KILN_VERSIONING=off)')
     .action(async (o: { allowSandboxOff?: boolean; buildId?: string; deployment?: string; takeNewRuns?: boolean; versioning: boolean }) => {
+      // bad flags are said before anything starts (a Temporal Runtime would keep the process alive after the error)
+      const { checkBuildId, deploymentNameFor } = await import('../temporal/deployment.js');
+      const versioned = o.versioning && process.env.KILN_VERSIONING !== 'off';
+      const envBuild = process.env.KILN_BUILD_ID?.trim();
+      const buildId = !versioned
+        ? undefined
+        : o.buildId !== undefined
+          ? checkBuildId(o.buildId, '--build-id')
+          : envBuild
+            ? checkBuildId(envBuild, 'KILN_BUILD_ID')
+            : undefined;
+      const deploymentName = versioned
+        ? deploymentNameFor(temporalSettings().taskQueue, o.deployment === undefined ? process.env : { ...process.env, KILN_DEPLOYMENT: o.deployment })
+        : undefined;
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN');
@@ -140,13 +154,12 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
       const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
-      const { checkBuildId } = await import('../temporal/deployment.js');
       const w = await startWorker({
         deps,
         versioning: {
-          buildId: o.buildId === undefined ? undefined : checkBuildId(o.buildId, '--build-id'),
-          deploymentName: o.deployment,
-          off: o.versioning ? undefined : true,
+          buildId,
+          deploymentName,
+          off: versioned ? undefined : true,
           takeNewRuns: o.takeNewRuns ? 'always' : 'if-none',
         },
       });

@@ -61,7 +61,7 @@ export function deploymentNameFor(taskQueue: string, env: NodeJS.ProcessEnv = pr
   // the server's own rule: "worker deployment name cannot contain '.'"
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_:/-]{0,99}$/.test(name)) {
     throw new UsageError(
-      `deployment name ${JSON.stringify(name)}${env.KILN_DEPLOYMENT ? ' (KILN_DEPLOYMENT)' : ' (from the task queue)'}: expected letters, digits and _ - : / (no dots); set KILN_DEPLOYMENT`,
+      `deployment name ${JSON.stringify(name)}${env.KILN_DEPLOYMENT ? ' (--deployment / KILN_DEPLOYMENT)' : ' (from the task queue)'}: expected letters, digits and _ - : / (no dots); set KILN_DEPLOYMENT`,
     );
   }
   return name;
