@@ -3,10 +3,11 @@
  * worktree on this host's own queue (Temporal's worker-specific task queues pattern), so a run's
  * activities always reach the machine that holds its worktree.
  */
-import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerDeploymentOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { extname } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { createSandbox, probeSummary } from './sandbox/index.js';
@@ -17,6 +18,7 @@ import { retryTrace } from './activities/retry-trace.js';
 import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
 import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataConverter } from './codec/data-converter.js';
 import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
+import { buildIdOf, checkBuildId, deploymentNameFor, takeNewRuns, versioningUnsupported, type DeploymentVersion } from './temporal/deployment.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -31,6 +33,10 @@ export interface RunningWorker {
   searchAttributes: string;
   /** whether this worker encrypts history, in one line for the operator */
   codec: string;
+  /** this worker's deployment version; undefined when it runs unversioned */
+  version?: DeploymentVersion;
+  /** the build, and whether it takes new runs, in one line for the operator */
+  versioning: string;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -84,12 +90,64 @@ async function ensureSearchAttributes(connection: NativeConnection, namespace: s
   }
 }
 
+/** Kiln's own root (where package.json is), from src/ or dist/src/ alike. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/**
+ * How a worker takes part in Worker Versioning. buildId: default KILN_BUILD_ID, else derived
+ * from the workflow bundle. off: run unversioned (KILN_VERSIONING=off). takeNewRuns: see
+ * takeNewRuns() in temporal/deployment.ts.
+ */
+export interface VersioningOptions {
+  buildId?: string;
+  deploymentName?: string;
+  off?: boolean;
+  takeNewRuns?: 'if-none' | 'always';
+}
+
+/** Versioned unless switched off or the server cannot: a run then finishes on the build that started it. */
+async function versioningFor(
+  connection: NativeConnection,
+  namespace: string,
+  taskQueue: string,
+  code: string,
+  o: VersioningOptions,
+): Promise<{ version?: DeploymentVersion; line: string }> {
+  const off = 'runs are not pinned to a build: after an upgrade a newer worker replays runs in flight (keep workflow changes behind patched())';
+  if (o.off ?? process.env.KILN_VERSIONING === 'off') return { line: `versioning: OFF (KILN_VERSIONING=off) — ${off}` };
+  const env = process.env.KILN_BUILD_ID?.trim();
+  const buildId = o.buildId ?? (env ? checkBuildId(env, 'KILN_BUILD_ID') : buildIdOf(code));
+  const deploymentName = o.deploymentName ?? deploymentNameFor(taskQueue);
+  const why = await versioningUnsupported(connection, namespace);
+  if (why) return { line: `versioning: OFF — ${why}; ${off}` };
+  return { version: { deploymentName, buildId }, line: '' };
+}
+
+/**
+ * PINNED: a run stays on the build that started it until it ends, so a deploy does not replay it
+ * on new code; the old build's workers must run until its runs drain. Said here, not in the
+ * workflow (setWorkflowOptions): an unversioned worker's task completions are refused by the
+ * server when the workflow names a behaviour. patched() stays the rule for workflow changes all
+ * the same: unversioned workers and runs moved to another build by hand replay across builds.
+ */
+function deploymentOptions(version: DeploymentVersion | undefined): WorkerDeploymentOptions | undefined {
+  return version && { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
+}
+
+const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
+
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 /**
  * Bundled once per process (several workers, shared + host queue, reuse it), by webpack in a
  * child process: bundling in the worker left ~50 MB of webpack's working set resident for the
  * worker's whole life (measured: 119 → 177 MB RSS after a forced GC). With encryption the bundle
- * carries the failure converter that turns workflow errors into (encrypted) payloads.
+ * carries the failure converter that turns workflow errors into (encrypted) payloads. Modules are
+ * named relative to Kiln's root, not the working directory, so the same code is the same build id
+ * wherever a host starts its worker.
  */
 export function workflowBundle(encrypted = false): Promise<WorkflowBundleWithSourceMap> {
   let b = bundles.get(encrypted);
@@ -102,10 +160,15 @@ export function workflowBundle(encrypted = false): Promise<WorkflowBundleWithSou
 
 /** The child's whole program: bundle the workflows it is given, print the bundle as JSON. */
 const BUNDLE_CHILD = `
-const [worker, workflowsPath, failureConverterPath] = process.argv.slice(1);
+const [worker, root, workflowsPath, failureConverterPath] = process.argv.slice(1);
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 const { bundleWorkflowCode } = await import(worker);
-const b = await bundleWorkflowCode({ workflowsPath, logger: quiet, ...(failureConverterPath ? { failureConverterPath } : {}) });
+const b = await bundleWorkflowCode({
+  workflowsPath,
+  logger: quiet,
+  webpackConfigHook: (config) => ({ ...config, context: root }),
+  ...(failureConverterPath ? { failureConverterPath } : {}),
+});
 process.stdout.write(JSON.stringify({ code: b.code, sourceMap: b.sourceMap }));
 `;
 
@@ -114,7 +177,7 @@ function bundleInChild(workflowsPath: string, failureConverterPath?: string): Pr
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--input-type=module', '-e', BUNDLE_CHILD, worker, workflowsPath, ...(failureConverterPath ? [failureConverterPath] : [])],
+      ['--input-type=module', '-e', BUNDLE_CHILD, worker, packageRoot(), workflowsPath, ...(failureConverterPath ? [failureConverterPath] : [])],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const out: Buffer[] = [];
@@ -141,6 +204,7 @@ export async function startWorker(
     deps?: ActivityDeps;
     /** default: the keys in this process's environment (KILN_CODEC_KEYS_FILE, KILN_CODEC_KEY) */
     dataConverter?: KilnDataConverter;
+    versioning?: VersioningOptions;
   } = {},
 ): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
@@ -151,17 +215,22 @@ export async function startWorker(
   const searchAttributes = await ensureSearchAttributes(connection, settings.namespace);
   const activities = createActivities(deps);
   const workflowBundle_ = await workflowBundle(converter.keyId !== undefined);
+  const taskQueue = opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const versioning = await versioningFor(connection, settings.namespace, taskQueue, workflowBundle_.code, opts.versioning ?? {});
   const shared = await Worker.create({
     connection,
     dataConverter: converter.dataConverter,
     namespace: settings.namespace,
-    taskQueue: opts.taskQueue ?? settings.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
+    workerDeploymentOptions: deploymentOptions(versioning.version),
     workflowBundle: workflowBundle_,
     activities,
     interceptors: { activity: [retryTrace] },
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
+  // unversioned: a host queue belongs to one machine, not to a build; a pinned run's activities
+  // reach its worktree's host whichever build that host runs (activity inputs stay compatible)
   const host = await Worker.create({
     connection,
     namespace: settings.namespace,
@@ -173,11 +242,30 @@ export async function startWorker(
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
+  let versioningLine = versioning.line;
+  if (versioning.version) {
+    const v = versioning.version;
+    // the server knows a version only from its workers' polls, so this waits for the first ones
+    try {
+      versioningLine = `versioning: ${await Promise.race([
+        takeNewRuns(connection, settings.namespace, v, opts.versioning?.takeNewRuns ?? 'if-none'),
+        run.then(() => 'the worker stopped before it was registered'),
+      ])}`;
+    } catch (err) {
+      shared.shutdown();
+      host.shutdown();
+      await run.catch(() => undefined);
+      if (!opts.connection) await connection.close();
+      throw err;
+    }
+  }
   let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
     searchAttributes,
     codec: codecStatus(converter),
+    version: versioning.version,
+    versioning: versioningLine,
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
@@ -201,6 +289,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.stdout.write(`${w.searchAttributes}\n`);
       process.stdout.write(`${w.codec}\n`);
       process.stdout.write(`${metricsStatus(metrics)}\n`);
+      process.stdout.write(`${w.versioning}\n`);
       process.stdout.write(`${await sandboxStatus()}\n`);
       process.stdout.write(`${operatorStatus(defaultDeps().operator)}\n`);
       process.stdout.write(`${modelStatus()}\n`);

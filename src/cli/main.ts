@@ -175,8 +175,27 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .summary('Run a worker against TEMPORAL_ADDRESS')
     .description("Run a worker against TEMPORAL_ADDRESS (workflows plus this host's activities)")
     .option('--allow-sandbox-off', 'let runs ask for --sandbox off (unsafe; also KILN_ALLOW_SANDBOX_OFF=1)')
+    .option('--build-id <id>', "this worker's build (also KILN_BUILD_ID; default: Kiln's version and a hash of the workflow code)")
+    .option('--deployment <name>', 'the Worker Deployment it belongs to (also KILN_DEPLOYMENT; default: the task queue, kiln)')
+    .option('--take-new-runs', 'make this build current at start even if another one is (default: only when none is)')
+    .option('--no-versioning', 'run unversioned: runs are not pinned to a build (also KILN_VERSIONING=off)')
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (also KILN_METRICS_ADDR)')
-    .action(async (o: { allowSandboxOff?: boolean; metrics?: string }) => {
+    .action(async (o: { allowSandboxOff?: boolean; buildId?: string; deployment?: string; takeNewRuns?: boolean; versioning: boolean; metrics?: string }) => {
+      // bad flags are said before anything starts (a Temporal Runtime would keep the process alive after the error)
+      const { checkBuildId, deploymentNameFor } = await import('../temporal/deployment.js');
+      const { temporalSettings } = await import('../temporal/connection.js');
+      const versioned = o.versioning && process.env.KILN_VERSIONING !== 'off';
+      const envBuild = process.env.KILN_BUILD_ID?.trim();
+      const buildId = !versioned
+        ? undefined
+        : o.buildId !== undefined
+          ? checkBuildId(o.buildId, '--build-id')
+          : envBuild
+            ? checkBuildId(envBuild, 'KILN_BUILD_ID')
+            : undefined;
+      const deploymentName = versioned
+        ? deploymentNameFor(temporalSettings().taskQueue, o.deployment === undefined ? process.env : { ...process.env, KILN_DEPLOYMENT: o.deployment })
+        : undefined;
       const { installQuietRuntime } = await import('./quiet-runtime.js');
       const { metricsAddress, metricsStatus } = await import('../temporal/metrics.js');
       const metrics = o.metrics
@@ -198,13 +217,22 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
       const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
-      const w = await startWorker({ deps });
+      const w = await startWorker({
+        deps,
+        versioning: {
+          buildId,
+          deploymentName,
+          off: versioned ? undefined : true,
+          takeNewRuns: o.takeNewRuns ? 'always' : 'if-none',
+        },
+      });
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
       out(`kiln worker ready (host queue ${w.hostQueue}); Ctrl-C stops it`);
       out(w.searchAttributes);
       out(w.codec);
       out(metricsStatus(metrics));
+      out(w.versioning);
       out(await sandboxStatus());
       out(operatorStatus(deps.operator));
       out(modelStatus());
@@ -227,6 +255,28 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       process.once('SIGTERM', stop);
       await w.run;
       await shutdown();
+    });
+
+  const deploy = program
+    .command('deploy')
+    .summary('Which worker build takes new runs')
+    .description('Worker Versioning: a run finishes on the build that started it; the current build takes new runs (see docs/cluster.md, "Upgrading workers")');
+  deploy
+    .command('status')
+    .description('List the builds of the deployment: which is current, which still have open runs (draining)')
+    .option('--deployment <name>', 'the Worker Deployment (default: KILN_DEPLOYMENT, else the task queue)')
+    .action(async (o: { deployment?: string }) => {
+      const { deployStatus } = await import('./commands/deploy.js');
+      await deployStatus(o, out);
+    });
+  deploy
+    .command('set-current')
+    .description('Send new runs to this build; runs in flight stay on theirs (its workers must be polling)')
+    .requiredOption('--build-id <id>', 'the build, as `kiln worker` printed it')
+    .option('--deployment <name>', 'the Worker Deployment (default: KILN_DEPLOYMENT, else the task queue)')
+    .action(async (o: { buildId: string; deployment?: string }) => {
+      const { deploySetCurrent } = await import('./commands/deploy.js');
+      await deploySetCurrent(o, out);
     });
 
   program

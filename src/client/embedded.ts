@@ -82,8 +82,14 @@ export async function startEmbedded(o: {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
+  // the only worker there is: its build takes new runs even when an earlier `kiln dev` set another
   const worker = o.worker
-    ? await startWorker({ settings: { ...temporalSettings(), address, namespace: 'default' }, deps, dataConverter: converter })
+    ? await startWorker({
+        settings: { ...temporalSettings(), address, namespace: 'default' },
+        deps,
+        dataConverter: converter,
+        versioning: { takeNewRuns: 'always' },
+      })
     : undefined;
   return {
     address,

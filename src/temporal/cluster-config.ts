@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_DYNAMIC_CONFIG } from './dev-server.js';
+import { AGENT_DYNAMIC_CONFIG, VERSIONING_DYNAMIC_CONFIG } from './dev-server.js';
 
 export interface ClusterPorts {
   frontend: number;
@@ -42,6 +42,7 @@ export const DEFAULT_SHARDS = 4;
 export function agentDynamicConfig(): Record<string, unknown> {
   return {
     ...AGENT_DYNAMIC_CONFIG,
+    ...VERSIONING_DYNAMIC_CONFIG,
     // as the module's development-sql.yaml: SQL visibility stores ids in VARCHAR(255) columns,
     // so a longer id must be refused at the start, not fail later (Kiln's run ids are ≤ 101)
     'limit.maxIDLength': 255,

@@ -24,9 +24,18 @@ export const AGENT_DYNAMIC_CONFIG: Record<string, number> = {
   'history.outboundProcessorMaxPollRPS': 10_000,
 };
 
-/** AGENT_DYNAMIC_CONFIG as `temporal server start-dev` flags, for every place that starts one. */
+/**
+ * Worker Versioning (a run finishes on the build that started it): on by default since server
+ * 1.28, said here so a server whose defaults differ still takes Kiln's versioned workers.
+ */
+export const VERSIONING_DYNAMIC_CONFIG: Record<string, boolean> = {
+  'system.enableDeploymentVersions': true,
+  'frontend.workerVersioningWorkflowAPIs': true,
+};
+
+/** AGENT_DYNAMIC_CONFIG and VERSIONING_DYNAMIC_CONFIG as `temporal server start-dev` flags, for every place that starts one. */
 export function agentDynamicConfigArgs(): string[] {
-  return Object.entries(AGENT_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]);
+  return Object.entries({ ...AGENT_DYNAMIC_CONFIG, ...VERSIONING_DYNAMIC_CONFIG }).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]);
 }
 
 /** Bad input (a port to change), so the CLI exits 2. */

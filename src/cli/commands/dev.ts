@@ -9,6 +9,7 @@ import { codecStatus, dataConverterFor } from '../../codec/data-converter.js';
 import { freePort } from '../../temporal/dev-server.js';
 import { metricsStatus } from '../../temporal/metrics.js';
 import { openCodecServer } from './codec-server.js';
+import { openRunsOnOtherBuilds, otherBuildsQuery } from '../../temporal/deployment.js';
 
 export async function runDev(
   o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string },
@@ -44,6 +45,14 @@ export async function runDev(
   if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
   if (env.worker) out(`                     ${modelStatus()}`);
   if (env.worker) out(`                     ${metricsStatus(process.env.KILN_METRICS_ADDR?.trim() || undefined)}`);
+  if (env.worker) out(`                     ${env.worker.versioning}`);
+  const stranded = env.worker?.version && (await openRunsOnOtherBuilds(env.client.connection, 'default', env.worker.version).catch(() => 0));
+  if (stranded && env.worker?.version) {
+    const v = env.worker.version;
+    out(
+      `                     ${stranded} open run(s) were started by another build of Kiln and stay on it (Worker Versioning); no worker of that build runs here. To finish them on this build (safe when the change was behind patched()): temporal workflow update-options --query "${otherBuildsQuery(v)}" --versioning-override-behavior pinned --versioning-override-deployment-name ${v.deploymentName} --versioning-override-build-id ${v.buildId} (docs/cluster.md, "Upgrading workers")`,
+    );
+  }
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
   const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };

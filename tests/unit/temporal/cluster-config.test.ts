@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentDynamicConfig, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
-import { AGENT_DYNAMIC_CONFIG } from '../../../src/temporal/dev-server.js';
+import { AGENT_DYNAMIC_CONFIG, agentDynamicConfigArgs } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {
   frontend: 17233,
@@ -48,6 +48,15 @@ describe('the generated cluster config', () => {
     expect(dyn['history.transferProcessorMaxPollRPS'][0].value).toBeGreaterThan(20);
   });
 
+  it('turns Worker Versioning on, as kiln dev does (a run finishes on the build that started it)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
+    const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4 });
+    const dyn = load(dynamicFile);
+    expect(dyn['system.enableDeploymentVersions']).toEqual([{ value: true, constraints: {} }]);
+    expect(dyn['frontend.workerVersioningWorkflowAPIs']).toEqual([{ value: true, constraints: {} }]);
+    expect(agentDynamicConfigArgs()).toEqual(expect.arrayContaining(['system.enableDeploymentVersions=true', 'frontend.workerVersioningWorkflowAPIs=true']));
+  });
+
   it('dynamic: {} leaves the server defaults (the baseline the docs measure against)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
     const { dynamicFile } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4, dynamic: {} });
@@ -61,8 +70,8 @@ describe('docker-compose.yml', () => {
     const compose = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
     expect(compose).toContain('./deploy/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/kiln.yaml');
     const file = readFileSync(join(root, 'deploy', 'dynamicconfig.yaml'), 'utf8');
-    // key:\n  - value: N
-    const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
+    // key:\n  - value: N (or true/false)
+    const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+|true|false)/gm)].map((m) => [m[1], JSON.parse(m[2]!) as unknown]));
     expect(values).toEqual(agentDynamicConfig());
   });
 });
