@@ -138,7 +138,6 @@ function deploymentOptions(version: DeploymentVersion | undefined): WorkerDeploy
   return version && { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
 }
 
-const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 /**
