@@ -138,7 +138,6 @@ function deploymentOptions(version: DeploymentVersion | undefined): WorkerDeploy
   return version && { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
 }
 
-
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 /**
  * Bundled once per process (several workers, shared + host queue, reuse it), by webpack in a
