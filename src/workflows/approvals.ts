@@ -32,17 +32,10 @@ export type Answer =
       grantKey?: string;
     };
 
-export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): Promise<Answer> {
-  const { state, input } = ctx;
-  await ctx.auditPreApprovals();
-  const id = `ap-${++ctx.approvalSeq}`;
-  // a pre-approval is one person's word ahead of time: it never answers a call that needs more
-  const preApprovable = res.needs ? undefined : res.exact;
-  const early = ctx.preApprovalFor(preApprovable);
-  if (early) return usePreApproval(ctx, id, early, res);
-
+/** The request a person sees for a call the policy asks about; the workflow clock, so replay gives the same times. */
+export function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: number): PendingApproval {
   const requested = new Date();
-  const pending: PendingApproval = {
+  return {
     id,
     toolUseId: call.id,
     tool: call.name,
@@ -53,7 +46,21 @@ export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): 
     grantKey: res.grantKey,
     hash: res.hash,
     requestedAt: requested.toISOString(),
-    expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
+    expiresAt: new Date(requested.getTime() + timeoutMs).toISOString(),
+  };
+}
+
+export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): Promise<Answer> {
+  const { state, input } = ctx;
+  await ctx.auditPreApprovals();
+  const id = `ap-${++ctx.approvalSeq}`;
+  // a pre-approval is one person's word ahead of time: it never answers a call that needs more
+  const preApprovable = res.needs ? undefined : res.exact;
+  const early = ctx.preApprovalFor(preApprovable);
+  if (early) return usePreApproval(ctx, id, early, res);
+
+  const pending: PendingApproval = {
+    ...pendingFor(id, call, res, input.approvalTimeoutMs),
     ...(res.needs ? { approvals: { needed: res.needs.approvers, authenticated: res.needs.authenticated, by: [] } } : {}),
   };
   state.pendingApprovals.push(pending);

@@ -5,7 +5,7 @@
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
-import { APPROVALS_PATCH, askPeople, type Answer } from './approvals.js';
+import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';
 import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
 import { modelOptions, toolOptions, type Acts } from './options.js';
@@ -249,20 +249,7 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
   }
 
   const id = `ap-${++ctx.approvalSeq}`;
-  const requested = new Date();
-  state.pendingApprovals.push({
-    id,
-    toolUseId: call.id,
-    tool: call.name,
-    summary: res.summary,
-    segments: res.segments,
-    rule: res.rule,
-    reason: res.reason,
-    grantKey: res.grantKey,
-    hash: res.hash,
-    requestedAt: requested.toISOString(),
-    expiresAt: new Date(requested.getTime() + input.approvalTimeoutMs).toISOString(),
-  });
+  state.pendingApprovals.push(pendingFor(id, call, res, input.approvalTimeoutMs));
   ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
   approvalRequested(call.name);
   let answered: boolean;

@@ -51,44 +51,28 @@ describe('replay of recorded histories', () => {
   });
 
   it('keeps both sides of every patched() change: runs from before and after it', () => {
-    const marker = (f: string) =>
-      (load(f).events ?? []).some((e) => {
-        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-        return data ? Buffer.from(data).toString().includes('batch-read-tools') : false;
-      });
-    expect(marker('revoked-session.json')).toBe(false);
-    expect(marker('revoked-session-batched.json')).toBe(true);
-    const fleet = (f: string) =>
+    /** whether the history records patched(name)'s marker */
+    const marked = (f: string, name: string) =>
       (load(f).events ?? []).some((e) =>
         Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
           .toString()
-          .includes('fleet-search-attributes'),
+          .includes(name),
       );
-    expect(fleet('revoked-session.json')).toBe(false);
-    expect(fleet('fleet-attributes.json')).toBe(true);
-    const refusedMarker = (f: string) =>
-      (load(f).events ?? []).some((e) =>
-        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
-          .toString()
-          .includes('validate-run-input'),
-      );
+    expect(marked('revoked-session.json', 'batch-read-tools')).toBe(false);
+    expect(marked('revoked-session-batched.json', 'batch-read-tools')).toBe(true);
+    expect(marked('revoked-session.json', 'fleet-search-attributes')).toBe(false);
+    expect(marked('fleet-attributes.json', 'fleet-search-attributes')).toBe(true);
     // a well-formed request never records the marker: runs from before the check replay unchanged
-    expect(refusedMarker('revoked-session.json')).toBe(false);
-    expect(refusedMarker('refused-input.json')).toBe(true);
+    expect(marked('revoked-session.json', 'validate-run-input')).toBe(false);
+    expect(marked('refused-input.json', 'validate-run-input')).toBe(true);
     const treeBound = (f: string) => (load(f).events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'currentTree');
     expect(treeBound('revoked-session.json')).toBe(false);
     expect(treeBound('verified-tree.json')).toBe(true);
     expect(treeBound('stale-verdict.json')).toBe(true);
-    const approvals = (f: string) =>
-      (load(f).events ?? []).some((e) =>
-        Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? [])
-          .toString()
-          .includes('two-approvers'),
-      );
-    expect(approvals('reject.json')).toBe(false);
-    expect(approvals('grant-for-run.json')).toBe(false);
-    expect(approvals('two-approvers.json')).toBe(true);
-    expect(approvals('pre-approval.json')).toBe(true);
+    expect(marked('reject.json', 'two-approvers')).toBe(false);
+    expect(marked('grant-for-run.json', 'two-approvers')).toBe(false);
+    expect(marked('two-approvers.json', 'two-approvers')).toBe(true);
+    expect(marked('pre-approval.json', 'two-approvers')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {
