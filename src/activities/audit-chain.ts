@@ -74,13 +74,13 @@ export type HeadCheck = { ok: true } | { ok: false; problem: string };
 export function compareAuditHead(text: string, recorded: AuditHead): HeadCheck {
   const head = auditHeadOf(text);
   const entries = head?.seq ?? 0;
-  if (entries < recorded.seq)
-    return { ok: false, problem: `has ${entries} entries, the run recorded ${recorded.seq}: lines were removed from the end` };
+  if (entries < recorded.seq) return { ok: false, problem: `has ${entries} entries, the run recorded ${recorded.seq}: lines were removed from the end` };
   if (entries > recorded.seq)
     return {
       ok: false,
       problem: `has ${entries} entries, the run recorded ${recorded.seq}: ${entries - recorded.seq === 1 ? `line ${entries} was` : `lines ${recorded.seq + 1}-${entries} were`} added after the run wrote its last one`,
     };
-  if (head!.hash !== recorded.hash) return { ok: false, problem: `line ${entries} (the last) was changed after it was written: its hash is not the one the run recorded` };
+  if (head!.hash !== recorded.hash)
+    return { ok: false, problem: `line ${entries} (the last) was changed after it was written: its hash is not the one the run recorded` };
   return { ok: true };
 }

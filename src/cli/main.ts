@@ -651,7 +651,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .command('verify')
     .argument('<run>')
     .option('--repo <dir>', 'the repo that holds the run (default: asked from Temporal)')
-    .option('--offline', "check the chain only, without Temporal: a cut or an edit of the last line is not seen (needs --repo)")
+    .option('--offline', 'check the chain only, without Temporal: a cut or an edit of the last line is not seen (needs --repo)')
     .action(async (runId: string, o: { repo?: string; offline?: boolean }) => {
       const { auditVerify } = await import('./commands/audit.js');
       if (o.offline) {

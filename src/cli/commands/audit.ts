@@ -16,8 +16,7 @@ export async function auditVerify(repo: string, runId: string, recorded?: Record
   const r = verifyAuditChain(text, runId);
   if (!r.ok) throw new CliError(`audit.jsonl line ${r.line} ${r.problem} (${file})`);
   if (!recorded) return `ok, ${r.entries} entries, chain only: the head was not compared with the run's record (--offline) (${file})`;
-  if (!recorded.head)
-    return `ok, ${r.entries} entries, chain only: ${recorded.from} keeps no head (a run from before heads were kept) (${file})`;
+  if (!recorded.head) return `ok, ${r.entries} entries, chain only: ${recorded.from} keeps no head (a run from before heads were kept) (${file})`;
   const h = compareAuditHead(text, recorded.head);
   if (!h.ok) throw new CliError(`audit.jsonl ${h.problem} (head from ${recorded.from}) (${file})`);
   return `ok, ${r.entries} entries, head matches the run's record (${recorded.from}) (${file})`;

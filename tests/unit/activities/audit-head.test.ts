@@ -14,7 +14,8 @@ async function writtenAudit(n = 4) {
   const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-head-'));
   const { recordAudit } = auditActivities();
   let head: AuditHead | undefined;
-  for (let i = 1; i <= n; i++) head = await recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: `ap-${i}`, decision: 'approved', by: `person${i}` } });
+  for (let i = 1; i <= n; i++)
+    head = await recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: `ap-${i}`, decision: 'approved', by: `person${i}` } });
   const file = auditFile(repo, 'r1');
   return { repo, file, head: head!, lines: readFileSync(file, 'utf8').trim().split('\n') };
 }
@@ -40,7 +41,10 @@ describe("the audit chain's head, compared with the run's record", () => {
     const { repo, file, head, lines } = await writtenAudit();
     rewrite(file, lines.slice(0, 3));
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toEqual({ ok: true, entries: 3 });
-    expect(compareAuditHead(readFileSync(file, 'utf8'), head)).toMatchObject({ ok: false, problem: expect.stringMatching(/has 3 entries, the run recorded 4: lines were removed from the end/) });
+    expect(compareAuditHead(readFileSync(file, 'utf8'), head)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/has 3 entries, the run recorded 4: lines were removed from the end/),
+    });
     await expect(auditVerify(repo, 'r1', fromRun(head))).rejects.toThrow(/removed from the end/);
     writeFileSync(file, '');
     expect(compareAuditHead('', head)).toMatchObject({ ok: false, problem: expect.stringMatching(/has 0 entries/) });
@@ -55,13 +59,22 @@ describe("the audit chain's head, compared with the run's record", () => {
 
   it('attack: a forged line appended with a correct seq and prev: the chain holds, the head does not', async () => {
     const { repo, file, head, lines } = await writtenAudit();
-    const forged = JSON.stringify({ seq: 5, prev: sha256Hex(lines[3]!), at: new Date().toISOString(), runId: 'r1', kind: 'approval', id: 'ap-9', decision: 'approved', by: 'mallory' });
+    const forged = JSON.stringify({
+      seq: 5,
+      prev: sha256Hex(lines[3]!),
+      at: new Date().toISOString(),
+      runId: 'r1',
+      kind: 'approval',
+      id: 'ap-9',
+      decision: 'approved',
+      by: 'mallory',
+    });
     rewrite(file, [...lines, forged]);
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toEqual({ ok: true, entries: 5 });
     await expect(auditVerify(repo, 'r1', fromRun(head))).rejects.toThrow(/line 5 was added after the run wrote its last one/);
   });
 
-  it('without the run\'s record (--offline, or a run from before heads) the answer says it checked the chain only', async () => {
+  it("without the run's record (--offline, or a run from before heads) the answer says it checked the chain only", async () => {
     const { repo, file, lines } = await writtenAudit();
     rewrite(file, lines.slice(0, 3));
     expect(await auditVerify(repo, 'r1')).toMatch(/^ok, 3 entries, chain only: the head was not compared/);
