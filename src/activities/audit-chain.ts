@@ -3,8 +3,10 @@
  * of the line before it as written (the first line: of a genesis text naming the run). An edited
  * line no longer hashes to what the next line recorded; a removed or moved line is out of its
  * place. This makes edits evident to `kiln audit verify`, not impossible: whoever rewrites the
- * whole file from the edit on can recompute the chain, and an edit of the last line shows only
- * against a copy of its hash kept elsewhere.
+ * whole file from the edit on can recompute the chain. The end of the chain is anchored outside
+ * the file: each write returns the new head (AuditHead), the workflow keeps it in its state and
+ * history, and verify compares the file's last line with it (compareAuditHead), so a cut, an
+ * edited last line or an appended line shows too.
  */
 import { createHash } from 'node:crypto';
 
@@ -52,4 +54,33 @@ export function verifyAuditChain(text: string, runId: string): ChainCheck {
     prev = sha256Hex(line);
   }
   return { ok: true, entries: lines.length };
+}
+
+/** The chain's end as the run recorded it: the last line's place and sha256. */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+/** The head of an audit.jsonl text, or undefined when it has no line. */
+export function auditHeadOf(text: string): AuditHead | undefined {
+  const last = lastLine(text);
+  return last ? { seq: last.count, hash: sha256Hex(last.line) } : undefined;
+}
+
+export type HeadCheck = { ok: true } | { ok: false; problem: string };
+
+/** Whether the file ends where the run's record says it does: catches a cut, an edited last line, an appended line. */
+export function compareAuditHead(text: string, recorded: AuditHead): HeadCheck {
+  const head = auditHeadOf(text);
+  const entries = head?.seq ?? 0;
+  if (entries < recorded.seq) return { ok: false, problem: `has ${entries} entries, the run recorded ${recorded.seq}: lines were removed from the end` };
+  if (entries > recorded.seq)
+    return {
+      ok: false,
+      problem: `has ${entries} entries, the run recorded ${recorded.seq}: ${entries - recorded.seq === 1 ? `line ${entries} was` : `lines ${recorded.seq + 1}-${entries} were`} added after the run wrote its last one`,
+    };
+  if (head!.hash !== recorded.hash)
+    return { ok: false, problem: `line ${entries} (the last) was changed after it was written: its hash is not the one the run recorded` };
+  return { ok: true };
 }

@@ -3,7 +3,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { redact } from '../redact/index.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
-import { auditGenesis, lastLine, sha256Hex } from './audit-chain.js';
+import { auditGenesis, auditHeadOf, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
 import type { RunRef } from './contracts.js';
 import { runDir, stateDir, readJson, writeJsonAtomic, writeWorkflowEvents } from './run-files.js';
 
@@ -41,15 +41,17 @@ function serialized<T>(file: string, fn: () => Promise<T>): Promise<T> {
 }
 
 export function auditActivities() {
-  async function recordAudit(inp: RunRef & { entry: AuditEntry }): Promise<void> {
+  /** Returns the chain's new head, which the workflow keeps so that verify can see the file's end was not changed. */
+  async function recordAudit(inp: RunRef & { entry: AuditEntry }): Promise<AuditHead> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const file = auditFile(inp.repo, inp.runId);
-    await serialized(file, async () => {
+    return serialized(file, async () => {
       // one line per decision (and per person, when several decide one approval) even when the activity is retried
       const key = `${inp.entry.kind}:${inp.entry.id ?? ''}:${inp.entry.action ?? inp.entry.decision ?? ''}:${inp.entry.by}:${inp.entry.answered ?? ''}`;
       const seenFile = join(stateDir(inp.repo, inp.runId), 'audit-keys.json');
       const seen = (await readJson<string[]>(seenFile)) ?? [];
-      if (seen.includes(key) && inp.entry.kind !== 'human') return;
+      // a retry whose line is already written: the line is the file's last one (the workflow awaits each write)
+      if (seen.includes(key) && inp.entry.kind !== 'human') return auditHeadOf(await readFile(file, 'utf8').catch(() => '')) ?? { seq: 0, hash: '' };
       const entry =
         inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by)
           ? { ...inp.entry, identity: inp.entry.identity ?? identifyApprover(inp.entry.by) }
@@ -60,6 +62,7 @@ export function auditActivities() {
       await mkdir(dirname(file), { recursive: true });
       await appendFile(file, `${line}\n`);
       await writeJsonAtomic(seenFile, [...seen, key]);
+      return { seq: (head?.count ?? 0) + 1, hash: sha256Hex(line) };
     });
   }
   return { recordAudit };

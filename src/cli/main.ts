@@ -645,18 +645,30 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('audit')
     .summary("Check a run's audit log")
-    .description("audit verify RUN: recompute the hash chain of the run's audit.jsonl; exits non-zero naming the first line that does not hold")
+    .description(
+      "audit verify RUN: recompute the hash chain of the run's audit.jsonl and check it ends at the head the run recorded (asked from Temporal); exits non-zero naming what does not hold",
+    )
     .command('verify')
     .argument('<run>')
     .option('--repo <dir>', 'the repo that holds the run (default: asked from Temporal)')
-    .action(async (runId: string, o: { repo?: string }) => {
+    .option('--offline', 'check the chain only, without Temporal: a cut or an edit of the last line is not seen (needs --repo)')
+    .action(async (runId: string, o: { repo?: string; offline?: boolean }) => {
       const { auditVerify } = await import('./commands/audit.js');
-      if (o.repo) return out(await auditVerify(o.repo, runId));
+      if (o.offline) {
+        if (!o.repo) throw new UsageError('--offline reads the file only: pass --repo DIR');
+        return out(await auditVerify(o.repo, runId));
+      }
       const { readState, startInput } = await runsModule();
-      await withRun(runId, async (handle) => {
-        const repo = (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
+      const { recordedAuditHead } = await import('../client/audit-head.js');
+      await withRun(runId, async (handle, client) => {
+        const repo = o.repo ?? (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
         if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
-        out(await auditVerify(repo, runId));
+        out(await auditVerify(repo, runId, await recordedAuditHead(handle, client)));
+      }).catch(async (err: unknown) => {
+        const { TemporalUnreachableError } = await import('../temporal/connection.js');
+        if (err instanceof TemporalUnreachableError && o.repo)
+          throw new TemporalUnreachableError(`${err.message}; or pass --offline to check the chain only (the head the run recorded is in Temporal)`);
+        throw err;
       });
     });
 

@@ -233,6 +233,8 @@ export interface RunState {
   acceptedBy?: string;
   log: LogLine[];
   logSeq: number;
+  /** the audit chain's end as the last write returned it: `kiln audit verify` checks audit.jsonl ends there (absent before the first audit line) */
+  auditHead?: { seq: number; hash: string };
 }
 
 export interface RunResult {

@@ -213,11 +213,13 @@ export class RunContext {
   }
 
   /** Audit lines go to the worktree's host, or to any worker when that host is gone. */
-  audit(entry: AuditEntry): Promise<void> {
-    return (this.host ?? shared).recordAudit({ ...this.ref(), entry }).catch((err: unknown) => {
+  async audit(entry: AuditEntry): Promise<void> {
+    const head = await (this.host ?? shared).recordAudit({ ...this.ref(), entry }).catch((err: unknown) => {
       if (!isHostLost(err)) throw err;
       return shared.recordAudit({ ...this.ref(), entry });
     });
+    // the chain's end, kept outside the file (state, history) for `kiln audit verify`; histories from before return nothing
+    if (head && typeof head.seq === 'number') this.state.auditHead = { seq: head.seq, hash: head.hash };
   }
 
   acceptDecision(d: ApprovalDecision): void {
