@@ -126,7 +126,8 @@ function card(item) {
     el(
       'h3',
       { id: `${id}-h` },
-      `${a.tool}: ${a.summary}`,
+      // the summary already names the tool ("run_command: npm run lint")
+      a.summary.startsWith(`${a.tool}:`) ? a.summary : `${a.tool}: ${a.summary}`,
       item.scripted ? ' ' : null,
       item.scripted ? el('span', { class: 'scripted', text: 'SCRIPTED model' }) : null,
     ),
