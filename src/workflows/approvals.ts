@@ -11,6 +11,7 @@ import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import type { ApprovalDecision, HeldPreApproval, PendingApproval } from '../shared/types.js';
 import type { RunContext } from './context.js';
 import { shared } from './options.js';
+import { approvalEnded, approvalRequested } from './metrics.js';
 
 /** Workflow code that issues other commands than before (identity checks, pre-approvals, votes) runs behind it. */
 export const APPROVALS_PATCH = 'two-approvers';
@@ -69,7 +70,15 @@ export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): 
     : '';
   ctx.phase('awaiting_approval', `${id}: ${res.summary}${needs}`);
   const summary = `approval ${id} times out: ${call.summary}`.slice(0, 200);
-  const answer = res.needs ? await countVotes(ctx, pending, summary) : await oneDecision(ctx, pending, preApprovable, summary);
+  approvalRequested(call.name);
+  let answer: Answer | 'timeout';
+  try {
+    answer = res.needs ? await countVotes(ctx, pending, summary) : await oneDecision(ctx, pending, preApprovable, summary);
+  } catch (err) {
+    approvalEnded(call.name, 'cancelled');
+    throw err;
+  }
+  approvalEnded(call.name, answer === 'timeout' ? 'timeout' : answer.kind === 'decided' && answer.approve ? 'approved' : 'rejected');
   if (answer === 'timeout') {
     state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
     ctx.votes.delete(id);
