@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startRun } from '../src/client/runs.js';
+import { outcome, startRun } from '../src/client/runs.js';
 import type { RunInput, RunResult } from '../src/shared/types.js';
 import { startCluster } from '../src/temporal/cluster.js';
 
@@ -131,6 +131,8 @@ export async function benchCluster(a: Args, print: (s: string) => void): Promise
       heartbeatTimeoutMs: 10_000,
       commandTimeoutMs: 60_000,
       searchAttributes: true,
+      // the bench repo has no checks: without this a run waits for a person (no checks → needs_human)
+      allowUnverified: true,
     }));
     print(
       `  ${a.runs} runs of ${a.turns} turns over two hosts (${a.serverDefaults ? 'server default dynamic config' : "Kiln's agent dynamic config"}, ${a.shards} shards)`,
@@ -139,7 +141,8 @@ export async function benchCluster(a: Args, print: (s: string) => void): Promise
     const settled = await Promise.allSettled(
       inputs.map(async (i) => {
         const { handle } = await startRun(client, i, { taskQueue: queue });
-        const r: RunResult = await handle.result();
+        // a blocked run fails its workflow (KilnRunNotAchieved): outcome() reads its result either way
+        const r: RunResult = await outcome(handle);
         return { r };
       }),
     );
@@ -161,6 +164,7 @@ export async function benchCluster(a: Args, print: (s: string) => void): Promise
       reasons: [...new Set(reasons)].slice(0, 5),
     };
     print(`  ${ok}/${a.runs} succeeded, ${failures} failed, in ${figures.wallSeconds} s: ${figures.runsPerMinute} runs/minute`);
+    for (const r of figures.reasons) print(`  failed: ${r}`);
     return figures;
   } finally {
     for (const h of hosts) h.kill('SIGKILL');
