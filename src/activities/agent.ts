@@ -121,9 +121,10 @@ export function agentActivities(deps: ActivityDeps) {
       await pendingCheckpoint?.catch(() => undefined);
       throw err;
     }
-    const checkpoint = await pendingCheckpoint;
+    // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)
     unsaved.set(key, asked);
     if (unsaved.size > MAX_UNSAVED) unsaved.delete(unsaved.keys().next().value!);
+    const checkpoint = await pendingCheckpoint;
     const { res, usage, costUsd } = asked;
     messages = asked.messages;
 
@@ -177,6 +178,11 @@ export function agentActivities(deps: ActivityDeps) {
     convo.messages = [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }];
     convo.replies[String(inp.turn)] = result;
     // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+    // the cost ledger first: once the conversation holds the reply, a retry never comes back here
+    while (asked.ledgerBacklog.length) {
+      await appendJsonl(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog[0]!);
+      asked.ledgerBacklog.shift();
+    }
     await writeTextAtomic(file, JSON.stringify(convo));
     unsaved.delete(key);
     await recordTurnMetrics(inp, result);
@@ -267,6 +273,8 @@ interface Asked {
   usage: Usage;
   costUsd: number;
   scripted: boolean;
+  /** ledger lines a full disk kept out of model-calls.jsonl: written once the turn is saved */
+  ledgerBacklog: Record<string, unknown>[];
 }
 
 /**
@@ -296,6 +304,9 @@ async function askModel(
   let messages = start.map((m) => (m.role === 'assistant' && Array.isArray(m.content) && !m.content.length ? { ...m, content: assistantContent([]) } : m));
   const usage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   let cost = 0;
+  // a reply is paid for the moment it arrives: a full disk while noting it must not lose it (the
+  // retry would call the model again), so the line waits in memory until the turn is saved
+  const ledgerBacklog: Record<string, unknown>[] = [];
   for (let refused = 0; ; refused++) {
     // the same logical call (run, attempt, turn, repair) has the same key on every retry
     const idempotencyKey = `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`;
@@ -325,13 +336,17 @@ async function askModel(
       }).catch(() => undefined);
       throw inTurn(err, inp.turn);
     }
-    await appendJsonl(ledger, {
+    const answered = {
       at: new Date().toISOString(),
       call: idempotencyKey,
       event: 'answered',
       stopReason: res.stopReason,
       usage: res.usage,
       costUsd: res.costUsd,
+    };
+    await appendJsonl(ledger, answered).catch((err: unknown) => {
+      if (!isDiskFull(err)) throw err;
+      ledgerBacklog.push(answered);
     });
     usage.input += res.usage.input;
     usage.output += res.usage.output;
@@ -339,8 +354,10 @@ async function askModel(
     usage.cacheWrite += res.usage.cacheWrite;
     cost += res.costUsd;
     const problem = refusal(res);
-    if (!problem) return { res, messages, usage, costUsd: Math.round(cost * 1e6) / 1e6, scripted: client.scripted };
-    await appendEvent(inp.repo, inp.runId, { type: 'refused_reply', turn: inp.turn, problem });
+    if (!problem) return { res, messages, usage, costUsd: Math.round(cost * 1e6) / 1e6, scripted: client.scripted, ledgerBacklog };
+    await appendEvent(inp.repo, inp.runId, { type: 'refused_reply', turn: inp.turn, problem }).catch((err: unknown) => {
+      if (!isDiskFull(err)) throw err;
+    });
     if (refused >= MAX_REFUSED_REPLIES) {
       throw ApplicationFailure.create({
         type: 'ModelFatalError',

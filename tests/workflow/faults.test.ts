@@ -233,11 +233,14 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), fill]);
       return reply(use('finish', { summary: 'done' }));
     });
+    const asked = api.requests.length;
     try {
       const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
       const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
       expect(`${r.reason}`).toMatch(/disk/i);
+      // the reply that arrived as the disk filled is paid for: noting it may fail, asking again must not
+      expect(api.requests.length - asked).toBe(2);
       // the run ends with its result: completed, or failed as "not achieved" (a blocked run) — never an activity failure
       const status = (await handle.describe()).status.name;
       if (status !== 'COMPLETED') {
