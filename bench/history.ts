@@ -23,6 +23,53 @@ export interface HistoryFigures {
   turnsToByteLimit: number;
   /** most frequent event types, for reading where the events go */
   byType: Record<string, number>;
+  /** where the run's wall time went, from the events' own timestamps (ms, summed over the run) */
+  time: TimeSplit;
+}
+
+/**
+ * The server's clock on each hand-off: a task waiting to be picked up (dispatch), a worker running
+ * it (activity by type, workflow code), and the gaps between one task's end and the next's start.
+ */
+export interface TimeSplit {
+  activityDispatchMs: number;
+  activityRunMs: Record<string, number>;
+  workflowTaskDispatchMs: number;
+  workflowTaskRunMs: number;
+  workflowTasks: number;
+  activities: number;
+}
+
+function ms(e: proto.temporal.api.history.v1.IHistoryEvent): number {
+  const t = e.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
+}
+
+export function splitTime(history: History): TimeSplit {
+  const T = temporal.api.enums.v1.EventType;
+  const byId = new Map<number, proto.temporal.api.history.v1.IHistoryEvent>();
+  const out: TimeSplit = { activityDispatchMs: 0, activityRunMs: {}, workflowTaskDispatchMs: 0, workflowTaskRunMs: 0, workflowTasks: 0, activities: 0 };
+  for (const e of history.events ?? []) {
+    byId.set(Number(e.eventId), e);
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      out.activityDispatchMs += ms(e) - ms(byId.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId))!);
+    } else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED || e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_FAILED) {
+      const a = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes!;
+      const sched = byId.get(Number(a.scheduledEventId))!;
+      const name = sched.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      out.activityRunMs[name] = round((out.activityRunMs[name] ?? 0) + ms(e) - ms(byId.get(Number(a.startedEventId))!), 1);
+      out.activities += 1;
+    } else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
+      out.workflowTaskDispatchMs += ms(e) - ms(byId.get(Number(e.workflowTaskStartedEventAttributes!.scheduledEventId))!);
+    } else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      out.workflowTaskRunMs += ms(e) - ms(byId.get(Number(e.workflowTaskCompletedEventAttributes!.startedEventId))!);
+      out.workflowTasks += 1;
+    }
+  }
+  out.activityDispatchMs = round(out.activityDispatchMs, 1);
+  out.workflowTaskDispatchMs = round(out.workflowTaskDispatchMs, 1);
+  out.workflowTaskRunMs = round(out.workflowTaskRunMs, 1);
+  return out;
 }
 
 export function measureHistory(history: History, turns: number): HistoryFigures {
@@ -44,5 +91,6 @@ export function measureHistory(history: History, turns: number): HistoryFigures 
     turnsToEventLimit: Math.floor(HISTORY_EVENT_LIMIT / eventsPerTurn),
     turnsToByteLimit: Math.floor(HISTORY_BYTE_LIMIT / bytesPerTurn),
     byType: Object.fromEntries(Object.entries(byType).sort((a, b) => b[1] - a[1])),
+    time: splitTime(history),
   };
 }

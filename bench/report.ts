@@ -1,6 +1,6 @@
 /** Plain-text sections of the benchmark report: one heading each, figures aligned for reading. */
 import type { BenchSearchResult } from './search.js';
-import { HISTORY_BYTE_LIMIT, HISTORY_EVENT_LIMIT } from './history.js';
+import { HISTORY_BYTE_LIMIT, HISTORY_EVENT_LIMIT, type TimeSplit } from './history.js';
 import type { HostFacts } from './host-facts.js';
 import type { PolicyRow } from './policy-latency.js';
 import type { RedactionRow } from './redaction.js';
@@ -55,6 +55,21 @@ export function historySection(r: TurnBenchResult): string[] {
     `by type      ${top}`,
     `limits       ${HISTORY_EVENT_LIMIT} events → ~${h.turnsToEventLimit} turns;  ${HISTORY_BYTE_LIMIT / 1024 ** 2} MB → ~${h.turnsToByteLimit} turns (Temporal's default hard limits)`,
     `first limit  ${h.turnsToEventLimit <= h.turnsToByteLimit ? 'the event count' : 'the size'}, at ~${Math.min(h.turnsToEventLimit, h.turnsToByteLimit)} turns of this shape`,
+    ...timeLines(h.time, h.turns),
+  ];
+}
+
+/** Per turn, from the server's timestamps: what waits in Temporal and what runs in the worker. */
+function timeLines(t: TimeSplit, turns: number): string[] {
+  const per = (v: number) => `${(v / turns).toFixed(1)} ms`;
+  const acts = Object.entries(t.activityRunMs)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${per(v)}`)
+    .join(', ');
+  return [
+    `time a turn  ${(t.activities / turns).toFixed(1)} activities, ${(t.workflowTasks / turns).toFixed(1)} workflow tasks`,
+    `  waiting    activity dispatch ${per(t.activityDispatchMs)}, workflow task dispatch ${per(t.workflowTaskDispatchMs)}`,
+    `  running    workflow code ${per(t.workflowTaskRunMs)}; ${acts}`,
   ];
 }
 
