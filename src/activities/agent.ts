@@ -16,7 +16,8 @@ import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
 import { knownWorktreeTree } from './snapshot.js';
-import type { AgentTurnInput, Checkpoint, AgentTurnResult, ToolCallView } from './contracts.js';
+import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
+import { runAhead } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
@@ -55,18 +56,22 @@ interface Conversation {
 /** Replies kept in memory until saved; a handful of runs' turns at most. */
 const MAX_UNSAVED = 64;
 
-export function agentActivities(deps: ActivityDeps) {
+export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToolInput) => Promise<RunToolResult> }) {
   const unsaved = new Map<string, Asked>();
   async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
+    let turn: AgentTurnResult;
     try {
       // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
       // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
       // worker was alive and busy outside the model call
-      return await heartbeating(() => oneTurn(inp));
+      turn = await heartbeating(() => oneTurn(inp));
     } catch (err) {
       if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
       throw err;
     }
+    // runTool heartbeats and turns its own faults into tool results, as it does on its own
+    const ran = await runAhead(inp, turn, tools.runTool);
+    return ran.length ? { ...turn, ran } : turn;
   }
 
   async function oneTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {

@@ -47,6 +47,11 @@ export interface AgentTurnInput extends RunRef {
   toolResults?: Record<string, { content: string; isError: boolean }>;
   /** what is left of the run's token budget: it caps the turn's max_tokens */
   tokensLeft?: number;
+  /**
+   * Run the reply's calls in this activity, in order, while each is the worker's to decide (see
+   * run-ahead.ts): the grants are the run's, as runTool would get them. Absent: calls only.
+   */
+  runAhead?: { grants: string[] };
 }
 
 export interface AgentTurnResult {
@@ -61,6 +66,8 @@ export interface AgentTurnResult {
   costUsd: number;
   /** the turn did not start: its input alone would pass the token budget (names the budget) */
   budgetStop?: string;
+  /** the leading calls run in this activity (runAhead), each result exactly as runTool's */
+  ran?: Array<{ id: string; result: RunToolResult }>;
 }
 
 export interface RunToolInput extends RunRef {

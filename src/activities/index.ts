@@ -9,10 +9,12 @@ import { workspaceActivities } from './workspace.js';
 
 /** All of Kiln's activities over injected dependencies (tests pass fakes), their errors classified. */
 export function createActivities(deps: ActivityDeps) {
+  const tools = toolActivities(deps);
   return classified({
     ...workspaceActivities(deps),
-    ...agentActivities(deps),
-    ...toolActivities(deps),
+    // a turn runs its calls through the same runTool the workflow schedules (run-ahead.ts)
+    ...agentActivities(deps, tools),
+    ...tools,
     ...verifyActivities(deps),
     ...auditActivities(),
     ...approvalActivities(deps),

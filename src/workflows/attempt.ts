@@ -8,7 +8,7 @@ import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
 import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';
 import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
-import { modelOptions, toolOptions, type Acts } from './options.js';
+import { modelOptions, toolOptions, turnAheadOptions, type Acts } from './options.js';
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
 import { approvalEnded, approvalRequested, toolDenied, turnDone } from './metrics.js';
@@ -21,6 +21,8 @@ const REFLECT_TOOL = 'reflect';
 const GATE_PATCH = 'gate-checks-by-what-runs';
 /** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
 const LIVE_PATCH = 'live-view-notes';
+/** a turn's calls run in the model turn's activity (issue 14: half the hand-offs a turn) */
+const RUN_AHEAD_PATCH = 'turn-runs-ahead';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -58,7 +60,10 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     if (over) return { kind: 'budget', which: over };
 
     state.turn += 1;
-    const turn = await acts.agentTurn.executeWithOptions({ ...modelOptions(input), summary: `turn ${state.turn}: model` }, [
+    // the turn runs its calls in the same activity while they are the worker's to decide; a retry
+    // that must reflect first keeps one activity per call, since the loop below bounces them
+    const ahead = !loop.needReflection && patched(RUN_AHEAD_PATCH);
+    const turn = await acts.agentTurn.executeWithOptions({ ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` }, [
       {
         ...ctx.ref(),
         turn: state.turn,
@@ -68,6 +73,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         checkpoint: loop.dirty,
         memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
         tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
+        ...(ahead ? { runAhead: { grants: state.grants } } : {}),
       },
     ]);
     if (turn.budgetStop) {
@@ -112,7 +118,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       }
     }
 
-    const prefetched = await prefetchReads(ctx, acts, turn.calls);
+    const prefetched = ahead ? new Map((turn.ran ?? []).map((r) => [r.id, r.result])) : await prefetchReads(ctx, acts, turn.calls);
     for (const call of turn.calls) {
       let result: { text: string; isError: boolean; malformed: boolean };
       if (call.inputError) {

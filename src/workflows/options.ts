@@ -62,6 +62,21 @@ export function modelOptions(input: RunInput) {
   };
 }
 
+/**
+ * A turn that runs its calls too (activities/run-ahead.ts): the model call's limits plus one
+ * command's, and a cancelled run waits for that command to stop, as a lone runTool does.
+ */
+export function turnAheadOptions(input: RunInput) {
+  const o = modelOptions(input);
+  const command = input.commandTimeoutMs + 60_000;
+  return {
+    ...o,
+    startToCloseTimeout: 10 * 60_000 + command,
+    scheduleToCloseTimeout: 20 * 60_000 + command,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+}
+
 /** All attempts of one model turn; each attempt is cut sooner by the worker's first-byte and idle limits. */
 export const MODEL_TURN_DEADLINE = '20 minutes';
 

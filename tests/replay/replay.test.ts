@@ -46,6 +46,9 @@ describe('replay of recorded histories', () => {
         'verified-tree.json',
         'pre-approval.json',
         'two-approvers.json',
+        'run-ahead.json',
+        'run-ahead-crash-during-command.json',
+        'run-ahead-approvals.json',
       ]),
     );
   });
@@ -73,6 +76,9 @@ describe('replay of recorded histories', () => {
     expect(marked('grant-for-run.json', 'two-approvers')).toBe(false);
     expect(marked('two-approvers.json', 'two-approvers')).toBe(true);
     expect(marked('pre-approval.json', 'two-approvers')).toBe(true);
+    // runs from before a turn ran its own calls replay with one activity per call
+    for (const f of ['every-tool.json', 'crash-during-command.json', 'pre-approval.json']) expect(marked(f, 'turn-runs-ahead')).toBe(false);
+    for (const f of ['run-ahead.json', 'run-ahead-crash-during-command.json', 'run-ahead-approvals.json']) expect(marked(f, 'turn-runs-ahead')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {
