@@ -70,6 +70,13 @@ export interface AgentTurnResult {
   ran?: Array<{ id: string; result: RunToolResult }>;
 }
 
+/** A turn's heartbeat details while one of its calls runs (the live view shows it as running). */
+export interface RunningCall {
+  /** the call's bounded, redacted summary */
+  running: string;
+  turn: number;
+}
+
 export interface RunToolInput extends RunRef {
   toolUseId: string;
   /** set when a person approved this exact parsed call */

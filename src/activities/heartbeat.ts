@@ -4,6 +4,13 @@ import { Context } from '@temporalio/activity';
 export const HEARTBEAT_EVERY_MS = 1000;
 
 /**
+ * What the activity is doing, for whoever looks (the live view, the Web UI's pending activity):
+ * the innermost heartbeating() that said something. A nested call that says nothing (runTool
+ * inside a turn) must not blank what the turn said.
+ */
+const saying = new WeakMap<Context, () => unknown>();
+
+/**
  * Keeps an activity visibly alive while a long call runs, so a dead worker is noticed within
  * the heartbeat timeout instead of the start-to-close timeout. Outside an activity it just runs.
  */
@@ -15,11 +22,18 @@ export async function heartbeating<T>(fn: () => Promise<T>, details?: () => unkn
     return fn();
   }
   const c = ctx;
-  c.heartbeat(details?.());
-  const timer = setInterval(() => c.heartbeat(details?.()), HEARTBEAT_EVERY_MS);
+  const outer = saying.get(c);
+  const say = details ?? outer;
+  if (details) saying.set(c, details);
+  c.heartbeat(say?.());
+  const timer = setInterval(() => c.heartbeat(say?.()), HEARTBEAT_EVERY_MS);
   try {
     return await fn();
   } finally {
     clearInterval(timer);
+    if (details) {
+      if (outer) saying.set(c, outer);
+      else saying.delete(c);
+    }
   }
 }

@@ -7,7 +7,8 @@
  * model's finish, a malformed call. One command at most: a command may run for the whole command
  * timeout, and the turn's timeouts allow one.
  */
-import type { AgentTurnInput, AgentTurnResult, RunToolInput, RunToolResult } from './contracts.js';
+import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
+import { heartbeating } from './heartbeat.js';
 
 /** The workflow's own protocol: its stop gate answers finish. */
 const WORKFLOW_TOOLS = new Set(['finish']);
@@ -23,7 +24,11 @@ export async function runAhead(
   for (const call of turn.calls) {
     if (call.inputError || WORKFLOW_TOOLS.has(call.name)) break;
     if (call.name === 'run_command' && commands++ > 0) break;
-    const result = await runTool({ runId: inp.runId, repo: inp.repo, toolUseId: call.id, grants: inp.runAhead.grants });
+    // the workflow hears of the call only when the turn ends: the live view reads it from here
+    const result = await heartbeating(
+      () => runTool({ runId: inp.runId, repo: inp.repo, toolUseId: call.id, grants: inp.runAhead!.grants }),
+      () => ({ running: call.summary, turn: inp.turn }) satisfies RunningCall,
+    );
     // an ask goes back to the workflow, which asks people and runs the call again with their answer
     if (result.status === 'ask') break;
     out.push({ id: call.id, result });

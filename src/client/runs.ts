@@ -24,6 +24,7 @@ import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../temporal/search-attri
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
+import { runningCall } from './running-call.js';
 
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;
@@ -285,6 +286,9 @@ export interface FollowOptions {
   onLine?: (l: LogLine) => void;
 }
 
+/** A turn quiet this long is asked what it is running (one describe call, at most this often). */
+const RUNNING_AFTER_MS = 1500;
+
 /** How long a live view keeps trying to reach a server that went away before it gives up. */
 export const RECONNECT_FOR_MS = 5 * 60_000;
 
@@ -349,6 +353,8 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
   let lastSeq = 0;
   const announced = new Set<string>();
   let warnedNoWorker = false;
+  let quietSince = Date.now();
+  let lookedAt = 0;
   for (;;) {
     const st = await readState(handle);
     if (st) {
@@ -357,7 +363,20 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
         o.print(formatLine(l));
         o.onLine?.(l);
       }
+      if (st.logSeq > lastSeq) quietSince = Date.now();
       lastSeq = Math.max(lastSeq, st.logSeq);
+      // a quiet turn may be running a command inside it: say which, once, as a lone call would
+      const now = Date.now();
+      if ((st.phase === 'planning' || st.phase === 'editing') && now - quietSince >= RUNNING_AFTER_MS && now - lookedAt >= RUNNING_AFTER_MS) {
+        lookedAt = now;
+        const call = await runningCall(handle).catch(() => undefined);
+        if (call && !announced.has(`running:${call.turn}:${call.running}`)) {
+          announced.add(`running:${call.turn}:${call.running}`);
+          const line: LogLine = { seq: lastSeq, at: new Date().toISOString(), kind: 'tool', text: `${call.running} … running` };
+          o.print(formatLine(line));
+          o.onLine?.(line);
+        }
+      }
       for (const a of st.pendingApprovals) {
         if (announced.has(a.id)) continue;
         announced.add(a.id);

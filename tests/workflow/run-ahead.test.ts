@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outcome } from '../../src/client/runs.js';
+import { follow, outcome } from '../../src/client/runs.js';
 import { approveSignal } from '../../src/shared/messages.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
@@ -94,5 +94,26 @@ describe('a turn that runs its own calls', () => {
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('+after the ask');
     expect(patch).toContain('+before the ask');
+  });
+
+  it('the live view shows a command running inside a turn before it ends, as it shows a lone one', async () => {
+    const repo = repoWith(FILES);
+    const model = `scripted:${writeScript(join(repo, '..'), 'slow-command', {
+      name: 'slow-command',
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'sleep 4', reason: 'a slow step' } }] },
+        { tool_use: [{ name: 'create_file', input: { path: 'notes.txt', content: 'slept\n' } }, finish] },
+      ],
+    })}`;
+    const handle = await t.start(testInput({ repo, model, checks: [], allowUnverified: true }));
+    const lines: Array<{ at: number; text: string }> = [];
+    await follow(handle, { print: (text) => lines.push({ at: Date.now(), text }), pollMs: 200 });
+    expect((await outcome(handle)).state).toBe('succeeded');
+    const running = lines.find((l) => l.text.includes('run_command: sleep 4 … running'));
+    const done = lines.find((l) => /run_command: sleep 4 → exit code 0/.test(l.text));
+    expect(running, lines.map((l) => l.text).join('\n')).toBeDefined();
+    expect(done, lines.map((l) => l.text).join('\n')).toBeDefined();
+    expect(running!.at).toBeLessThan(done!.at - 1000);
+    expect(lines.filter((l) => l.text.includes('… running'))).toHaveLength(1);
   });
 });
