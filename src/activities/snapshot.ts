@@ -46,8 +46,25 @@ export async function snapshotWorktree(
  */
 const SEEN_FILE = 'worktree-tree';
 
-export async function rememberWorktreeTree(stateDir: string, tree: string): Promise<void> {
+/** The paths that tree changes against the base, kept with it: a pure function of the two. */
+const SEEN_CHANGED_FILE = 'worktree-changed.json';
+
+export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[]): Promise<void> {
+  if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree, changed }));
   await writeFile(join(stateDir, SEEN_FILE), tree);
+}
+
+/**
+ * The look the last command left, while nothing has changed the worktree since: the next
+ * command's "before" with no git at all (four git processes a command, most of a quick turn).
+ */
+export async function knownSnapshot(stateDir: string): Promise<{ tree: string; changed: string[] } | undefined> {
+  const tree = await knownWorktreeTree(stateDir);
+  if (!tree) return undefined;
+  const memo = JSON.parse(await readFile(join(stateDir, SEEN_CHANGED_FILE), 'utf8').catch(() => 'null')) as { tree?: unknown; changed?: unknown } | null;
+  return memo?.tree === tree && Array.isArray(memo.changed) && memo.changed.every((p) => typeof p === 'string')
+    ? { tree, changed: memo.changed as string[] }
+    : undefined;
 }
 
 export async function forgetWorktreeTree(stateDir: string): Promise<void> {

@@ -37,7 +37,7 @@ import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
-import { MAX_CHANGED_PATHS, forgetWorktreeTree, pathsChangedBetween, rememberWorktreeTree, snapshotTree, snapshotWorktree } from './snapshot.js';
+import { MAX_CHANGED_PATHS, forgetWorktreeTree, knownSnapshot, pathsChangedBetween, rememberWorktreeTree, snapshotTree, snapshotWorktree } from './snapshot.js';
 import {
   appendEvent,
   appendJsonl,
@@ -141,10 +141,9 @@ export function toolActivities(deps: ActivityDeps) {
       );
 
     // a command is judged on the files this run changed, and the same look is its "before"
+    const st = stateDir(rec.input.repo, rec.input.runId);
     const snap =
-      call.name === 'run_command'
-        ? await snapshotWorktree(rec.worktree, rec.baseCommit, stateDir(rec.input.repo, rec.input.runId), { changed: true })
-        : undefined;
+      call.name === 'run_command' ? ((await knownSnapshot(st)) ?? (await snapshotWorktree(rec.worktree, rec.baseCommit, st, { changed: true }))) : undefined;
     const { decision, needs } = await decide(rec, call, snap?.changed);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
@@ -312,8 +311,9 @@ export function toolActivities(deps: ActivityDeps) {
     if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
     // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
     // a fresh git set-up: the command may have changed the repository's config (drivers)
-    const after = await snapshotTree(rec.worktree, rec.baseCommit, state);
-    await rememberWorktreeTree(state, after);
+    // with what it changes against the base: the next command's policy look needs no git
+    const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true });
+    await rememberWorktreeTree(state, after, afterChanged);
     const changed = await pathsChangedBetween(rec.worktree, before, after);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
     const kept = await log.close(`\n[${status}]\n`);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
 import { callPath } from '../../../src/activities/tools.js';
-import { knownWorktreeTree } from '../../../src/activities/snapshot.js';
+import { knownSnapshot, knownWorktreeTree } from '../../../src/activities/snapshot.js';
 import { checkpointDiff, diffAgainstBase } from '../../../src/activities/workspace.js';
 import { writeJsonAtomic } from '../../../src/activities/run-files.js';
 import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
@@ -83,6 +83,21 @@ describe('runTool', () => {
     // the look-alike: a file the run did not write is read by the policy as any other path
     const read = await call('toolu_8', 'run_command', { command: 'cat a.txt', reason: 'look' });
     expect(read.status).not.toBe('ask');
+  });
+
+  it("attack: a script a command wrote is the run's own for the next command too, though that look is kept, not taken again", async () => {
+    const { prep, call, repo, input } = await prepared();
+    const state = join(repo, '.kiln', 'runs', input.runId, 'state');
+    const wrote = await call('toolu_1', 'run_command', { command: "printf 'echo pwned > out.txt\\n' > run.sh", reason: 'write a script' });
+    expect(wrote).toMatchObject({ status: 'done', changedPaths: ['run.sh'] });
+    // the next command's "before" comes from this kept look: it must name the script
+    expect(await knownSnapshot(state)).toEqual({ tree: await knownWorktreeTree(state), changed: ['run.sh'] });
+    const res = await call('toolu_2', 'run_command', { command: 'bash run.sh', reason: 'try it' });
+    expect(res.status).toBe('ask');
+    expect(existsSync(join(prep.worktree, 'out.txt'))).toBe(false);
+    // control: a file that is the base's own runs without asking, through the same kept look
+    const control = await call('toolu_3', 'run_command', { command: 'cat a.txt', reason: 'look' });
+    expect(control).toMatchObject({ status: 'done', ok: true });
   });
 
   it('a command that needs approval is not run until approved with the matching hash', async () => {
