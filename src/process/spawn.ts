@@ -151,7 +151,9 @@ class Spawner {
     // The kernel kills it when the worker dies, however the worker dies; commands started with
     // PDEATHSIG (the sandbox launcher) then die with it. Without setpriv, the closed channel does.
     const [file, args] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', process.execPath, main]] : [process.execPath, [main]];
-    this.child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    // every request carries its command's whole environment; the worker's secrets stay out of this one
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}) };
+    this.child = spawn(file, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     this.pid = this.child.pid;
     this.child.on('message', (m: FromSpawner) => this.running.get(m.id)?.receive(m));
     this.child.on('error', (err) => this.died(`could not be started: ${err.message}`));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signalGroup, spawnCommand, spawnerPid, useSpawner, type CommandProcess, type CommandOptions } from '../../../src/process/spawn.js';
@@ -197,4 +197,18 @@ describe('when the spawner dies', () => {
     expect((await run('echo direct')).stdout.toString()).toBe('direct\n');
     release = useSpawner();
   });
+});
+
+test('the spawner itself does not hold the worker’s environment; a command given none gets the worker’s, as with node’s spawn', async () => {
+  process.env.KILN_TEST_SPAWNER_SECRET = 'sekrit';
+  const release = useSpawner();
+  try {
+    const environ = readFileSync(`/proc/${spawnerPid()}/environ`, 'utf8');
+    expect(environ).toContain('PATH=');
+    expect(environ).not.toContain('KILN_TEST_SPAWNER_SECRET');
+    expect((await run('echo "$KILN_TEST_SPAWNER_SECRET"')).stdout.toString()).toBe('sekrit\n');
+  } finally {
+    release();
+    delete process.env.KILN_TEST_SPAWNER_SECRET;
+  }
 });
