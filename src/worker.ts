@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
+import { useSpawner } from './process/spawn.js';
 import { createSandbox, probeSummary } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
@@ -239,6 +240,8 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
+  // commands start in a small helper process: forking this big one blocks its event loop (spawn.ts)
+  const releaseSpawner = useSpawner();
   const run = Promise.all([shared.run(), host.run()]).then(() => undefined);
   let versioningLine = versioning.line;
   if (versioning.version) {
@@ -253,6 +256,7 @@ export async function startWorker(
       shared.shutdown();
       host.shutdown();
       await run.catch(() => undefined);
+      releaseSpawner();
       if (!opts.connection) await connection.close();
       throw err;
     }
@@ -270,7 +274,7 @@ export async function startWorker(
       stopping ??= (async () => {
         if (shared.getState() === 'RUNNING') shared.shutdown();
         if (host.getState() === 'RUNNING') host.shutdown();
-        await run;
+        await run.finally(releaseSpawner);
         if (!opts.connection) await connection.close();
       })();
       return stopping;

@@ -1,6 +1,6 @@
 import { rgPath } from '@vscode/ripgrep';
-import { execa } from 'execa';
 import path from 'node:path';
+import { collect } from '../process/collect.js';
 import { listWorkspaceFiles } from '../tools/list-files.js';
 import { workspaceRealpath } from '../tools/safe-fs.js';
 import { SECRET_FILE_GLOBS } from '../tools/search.js';
@@ -29,7 +29,7 @@ export interface RankOptions {
 
 /** Matching-line counts per file for one literal keyword, case-insensitive. */
 export async function countMatches(workspace: string, keyword: string): Promise<Map<string, number>> {
-  const res = await execa(
+  const res = await collect(
     rgPath,
     [
       '--count',
@@ -45,7 +45,7 @@ export async function countMatches(workspace: string, keyword: string): Promise<
       '--',
       '.',
     ],
-    { cwd: workspaceRealpath(workspace), reject: false, stdin: 'ignore', maxBuffer: 256 * 1024 * 1024, timeout: 60_000 },
+    { cwd: workspaceRealpath(workspace), maxBytes: 256 * 1024 * 1024, timeoutMs: 60_000 },
   );
   const counts = new Map<string, number>();
   for (const line of res.stdout.split('\n')) {

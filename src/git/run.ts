@@ -3,9 +3,10 @@
  * environment, stdin closed, capped output and a timeout; filter, diff and merge drivers the
  * repository's config defines are blanked by name. Plain child processes, not simple-git (it
  * waits ~50 ms after every command that prints nothing) nor execa (measured ~10 ms more per call
- * here than node's own spawn): the checkpoint runs three git commands per turn.
+ * here than node's own spawn): the checkpoint runs three git commands per turn. In the worker they
+ * are started by its spawner (process/spawn.ts), which keeps fork's cost off the event loop.
  */
-import { spawn } from 'node:child_process';
+import { spawnCommand } from '../process/spawn.js';
 import { KilnError } from '../shared/errors.js';
 import { configEnv, DIFF_SUBCOMMANDS, DRIVER_KEYS, gitHardeningEnv, hardenedGitArgs, HARDENED_DIFF_FLAGS } from './hardening.js';
 
@@ -62,7 +63,7 @@ function exec(dir: string, sub: string, args: readonly string[], env: Record<str
   const argv = [...hardenedGitArgs(), sub, ...args];
   const fail = (why: string) => new GitError(argv, `git ${sub} in ${dir}: ${why}`);
   return new Promise((resolve, reject) => {
-    const child = spawn('git', argv, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    const child = spawnCommand('git', argv, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let bytes = 0;
@@ -74,10 +75,10 @@ function exec(dir: string, sub: string, args: readonly string[], env: Record<str
         child.kill('SIGKILL');
       } else into.push(chunk);
     };
-    child.stdout.on('data', take(out));
-    child.stderr.on('data', take(err));
-    child.on('error', (e) => reject(fail(e.message)));
-    child.on('close', (code, signal) => {
+    child.stdout!.on('data', take(out));
+    child.stderr!.on('data', take(err));
+    child.on('error', (e: Error) => reject(fail(e.message)));
+    child.on('close', (code: number | null, signal: string | null) => {
       if (over) return reject(fail('printed more than the cap'));
       if (code === null) return reject(fail(signal === 'SIGTERM' ? 'timed out' : `killed by ${signal}`));
       resolve({ exitCode: code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });

@@ -8,7 +8,7 @@ import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from 
 import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js';
 import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
-import { closeQuietly, openKeyringFilter } from './seccomp.js';
+import { keyringFilterFile } from './seccomp.js';
 import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
@@ -139,50 +139,46 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
     }
     const hidden = privateEntries();
     const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
-    const seccompFd = config.keyringFilter ? openKeyringFilter() : undefined;
+    const seccompFile = config.keyringFilter ? (keyringFilterFile() ?? undefined) : undefined;
     const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
-    try {
-      const argv = [
-        ...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup),
-        config.bwrapPath,
-        ...bwrapArgs({
-          workspace,
-          network,
-          env,
-          home: SANDBOX_HOME,
-          shell,
-          command,
-          tmpfsBytes: config.limits.tmpfsBytes,
-          shmBytes: config.limits.shmBytes,
-          system: systemMounts(hidden.skipped),
-          hidden,
-          sensitive,
-          emptyFile: emptyFile(),
-          statusFd: STATUS_FD,
-          ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
-          ...(seccompFd !== undefined ? { seccompFd: SECCOMP_FD } : {}),
-          ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
-          ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
-          ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
-          ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
-        }),
-      ];
-      const result = await launchAndWait(
-        {
-          argv,
-          env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-          cwd: workspace,
-          bwrapStatus: true,
-          ...(cgroup ? { cgroup } : {}),
-          ...(seccompFd !== undefined ? { seccompFd } : {}),
-          ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
-        },
-        runOpts,
-      );
-      return { ...result, sandboxed: true };
-    } finally {
-      closeQuietly(seccompFd);
-    }
+    const argv = [
+      ...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup),
+      config.bwrapPath,
+      ...bwrapArgs({
+        workspace,
+        network,
+        env,
+        home: SANDBOX_HOME,
+        shell,
+        command,
+        tmpfsBytes: config.limits.tmpfsBytes,
+        shmBytes: config.limits.shmBytes,
+        system: systemMounts(hidden.skipped),
+        hidden,
+        sensitive,
+        emptyFile: emptyFile(),
+        statusFd: STATUS_FD,
+        ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
+        ...(seccompFile !== undefined ? { seccompFd: SECCOMP_FD } : {}),
+        ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
+        ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+        ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
+        ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
+      }),
+    ];
+    const result = await launchAndWait(
+      {
+        argv,
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+        cwd: workspace,
+        bwrapStatus: true,
+        ...(cgroup ? { cgroup } : {}),
+        ...(seccompFile !== undefined ? { seccompFile } : {}),
+        ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
+      },
+      runOpts,
+    );
+    return { ...result, sandboxed: true };
   }
 
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.

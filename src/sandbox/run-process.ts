@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { signalGroup as signalProcessGroup, spawnCommand } from '../process/spawn.js';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
 import type { RunCgroup } from './cgroup.js';
 import { SandboxNetworkError, SandboxSpawnError } from './errors.js';
@@ -30,8 +30,11 @@ export interface LaunchSpec {
   /** bwrap reports on fd 3 whether it got as far as running the command */
   bwrapStatus: boolean;
   cgroup?: RunCgroup;
-  /** an open fd on a compiled seccomp program, handed to the launched process as fd 4 */
-  seccompFd?: number;
+  /**
+   * the compiled seccomp program, opened for the launched process as fd 4 by whichever process
+   * spawns it (fds do not cross to the worker's spawner)
+   */
+  seccompFile?: string;
   /**
    * Network for the sandbox, set up from outside once it exists: bwrap writes the child's pid on
    * INFO_FD, the sandbox's shell says it is ready on READY_FD and holds the command until a byte
@@ -86,7 +89,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       });
       return;
     }
-    const child = spawn('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(procsFiles.length), ...procsFiles, ...spec.argv], {
+    const child = spawnCommand('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(procsFiles.length), ...procsFiles, ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       // Own process group, so a timeout can kill the command and everything it started.
@@ -96,7 +99,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
         'pipe',
         'ignore',
         spec.bwrapStatus ? 'pipe' : 'ignore',
-        spec.seccompFd ?? 'ignore',
+        spec.seccompFile !== undefined ? { file: spec.seccompFile } : 'ignore',
         spec.attachNetwork ? 'pipe' : 'ignore',
         spec.attachNetwork ? 'pipe' : 'ignore',
         spec.attachNetwork ? 'pipe' : 'ignore',
@@ -115,14 +118,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const signalGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        /* the group is gone */
-      }
-    };
+    const signalGroup = (sig: NodeJS.Signals) => signalProcessGroup(child, sig);
     const terminate = () => {
       if (killRequested) return;
       killRequested = true;
@@ -228,15 +224,16 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       });
     };
 
-    child.on('error', (err) => {
+    child.on('error', (err: Error) => {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
       opts.signal?.removeEventListener('abort', onAbort);
       void spec.cgroup?.remove();
-      rejectPromise(new SandboxSpawnError(`could not start the command launcher: ${err.message}`));
+      // the launcher could not start, or the worker's spawner died under it (the message says which)
+      rejectPromise(new SandboxSpawnError(`${exited ? 'the command launcher failed' : 'could not start the command launcher'}: ${err.message}`));
     });
-    child.on('exit', (code, sig) => {
+    child.on('exit', (code: number | null, sig: string | null) => {
       exited = true;
       exitCode = code;
       exitSignal = sig;

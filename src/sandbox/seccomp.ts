@@ -1,4 +1,3 @@
-import { closeSync, openSync } from 'node:fs';
 import { scratchFile } from './scratch-files.js';
 
 /**
@@ -80,19 +79,4 @@ export function keyringFilter(arch: string = process.arch): Buffer | undefined {
 export function keyringFilterFile(): string | null {
   const prog = keyringFilter();
   return prog ? scratchFile('keyring.bpf', prog) : null;
-}
-
-/** An fd on the filter for one bwrap start (bwrap reads it to EOF), or undefined with no filter. */
-export function openKeyringFilter(): number | undefined {
-  const file = keyringFilterFile();
-  return file ? openSync(file, 'r') : undefined;
-}
-
-export function closeQuietly(fd: number | undefined): void {
-  if (fd === undefined) return;
-  try {
-    closeSync(fd);
-  } catch {
-    /* already closed */
-  }
 }

@@ -1,6 +1,6 @@
 import { rgPath } from '@vscode/ripgrep';
-import { execa } from 'execa';
 import { hardenedGit } from '../git/run.js';
+import { collect } from '../process/collect.js';
 import picomatch from 'picomatch';
 import { capText, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
@@ -28,14 +28,10 @@ export async function listWorkspaceFiles(workspace: string): Promise<string[]> {
     const gone = new Set(deleted.exitCode === 0 ? splitNul(deleted.stdout) : []);
     files = [...new Set(splitNul(git.stdout))].filter((f) => !gone.has(f));
   } else {
-    const rg = await execa(rgPath, ['--files', '--hidden', '--glob', '!.git', '--null'], {
-      cwd,
-      reject: false,
-      stdin: 'ignore',
-      maxBuffer: 512 * 1024 * 1024,
-    });
+    const rg = await collect(rgPath, ['--files', '--hidden', '--glob', '!.git', '--null'], { cwd, maxBytes: 512 * 1024 * 1024 });
+    if (rg.overCap) throw new Error('listing files failed: the file list is over 512 MB');
     if (rg.exitCode !== 0 && rg.exitCode !== 1) {
-      throw new Error(`listing files failed: ${rg.stderr || git.stderr}`);
+      throw new Error(`listing files failed: ${rg.error ?? (rg.stderr || git.stderr)}`);
     }
     files = splitNul(rg.stdout).map((f) => f.replace(/^\.\//, ''));
   }

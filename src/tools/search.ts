@@ -1,6 +1,6 @@
 import { rgPath } from '@vscode/ripgrep';
-import { execa } from 'execa';
 import readline from 'node:readline';
+import { spawnCommand } from '../process/spawn.js';
 import { capText, fail, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
 import type { SearchInput } from './inputs.js';
@@ -70,13 +70,20 @@ function ripgrepArgs(o: SearchOptions): string[] {
 export async function searchMatches(workspace: string, o: SearchOptions): Promise<SearchResult> {
   const cwd = workspaceRealpath(workspace);
   const limit = o.maxCollected ?? SEARCH_MAX_COLLECTED;
-  const sub = execa(rgPath, ripgrepArgs(o), {
-    cwd,
-    reject: false,
-    stdin: 'ignore',
-    buffer: { stdout: false, stderr: true },
-    timeout: SEARCH_TIMEOUT_MS,
+  const sub = spawnCommand(rgPath, ripgrepArgs(o), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    sub.kill('SIGTERM');
+  }, SEARCH_TIMEOUT_MS);
+  let stderr = '';
+  let spawnError: string | undefined;
+  sub.stderr!.on('data', (d: Buffer) => {
+    // ripgrep's complaint is a line or two; a flood of per-file warnings is not kept whole
+    if (stderr.length < 64 * 1024) stderr += d.toString('utf8');
   });
+  sub.on('error', (e: Error) => (spawnError = e.message));
+  const closed = new Promise<number | null>((resolve) => sub.on('close', (code: number | null) => resolve(code)));
   const matches: SearchMatch[] = [];
   let total = 0;
   let stopped = false;
@@ -90,18 +97,22 @@ export async function searchMatches(workspace: string, o: SearchOptions): Promis
     if (colon < 0 || !Number.isInteger(line)) continue;
     if (matches.length >= limit) {
       stopped = true;
-      sub.kill();
+      sub.kill('SIGTERM');
       break;
     }
     total++;
     matches.push({ path: raw.slice(0, nul).replace(/^\.\//, ''), line, text: rest.slice(colon + 1) });
   }
   rl.close();
-  const res = await sub;
+  // what is left unread after a stop is not wanted
+  if (stopped) sub.stdout!.resume();
+  const exitCode = await closed;
+  clearTimeout(timer);
   matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
-  if (res.timedOut) return { matches, total, complete: false, error: `search timed out after ${SEARCH_TIMEOUT_MS / 1000}s` };
-  if (!stopped && res.exitCode === 2 && total === 0) {
-    const msg = String(res.stderr ?? '').trim() || 'ripgrep failed';
+  if (spawnError !== undefined) return { matches, total, complete: false, error: `ripgrep could not be started: ${spawnError}` };
+  if (timedOut) return { matches, total, complete: false, error: `search timed out after ${SEARCH_TIMEOUT_MS / 1000}s` };
+  if (!stopped && exitCode === 2 && total === 0) {
+    const msg = stderr.trim() || 'ripgrep failed';
     return { matches, total, complete: true, error: msg };
   }
   return { matches, total, complete: !stopped };

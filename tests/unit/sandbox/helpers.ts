@@ -1,3 +1,4 @@
+import { useSpawner } from '../../../src/process/spawn.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,3 +49,7 @@ export function makeRepo(base?: string): string {
   git(repo, 'commit', '-q', '-m', 'initial');
   return repo;
 }
+
+// KILN_TEST_SPAWNER=1 runs every sandbox test's commands through the worker's spawner
+// (src/process/spawn.ts), as in a worker; through-spawner.test.ts always does for a few.
+if (process.env.KILN_TEST_SPAWNER === '1') useSpawner();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createSandbox } from '../../../src/sandbox/index.js';
 import { join, resolve } from 'node:path';
 import { cleanupTempDirs, survivors, tempDir, uniqueMarker } from './helpers.js';
@@ -35,6 +35,8 @@ beforeAll(() => {
       '--skipLibCheck',
       '--strict',
       join(root, 'src/sandbox/index.ts'),
+      join(root, 'src/process/spawn.ts'),
+      join(root, 'src/process/spawner-main.ts'),
     ],
     { cwd: root, stdio: 'inherit' },
   );
@@ -42,19 +44,33 @@ beforeAll(() => {
 }, 60_000);
 afterAll(cleanupTempDirs);
 
-async function killWorkerMidCommand(mode: 'bwrap' | 'off', marker: string): Promise<number> {
+/** Running, not a zombie waiting for a parent that is gone. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The dead worker's pid, and its spawner's when it had one. */
+async function killWorkerMidCommand(mode: 'bwrap' | 'off', marker: string, viaSpawner = false): Promise<{ workerPid: number; spawnerPid?: number }> {
   const ws = tempDir('ws');
   const script = join(compiled, `worker-${marker}.mjs`);
   writeFileSync(
     script,
     `import { createSandbox } from './sandbox/index.js';
+import { spawnerPid, useSpawner } from './process/spawn.js';
+${viaSpawner ? 'useSpawner();' : ''}
 const sb = await createSandbox({ mode: '${mode}' });
-console.log('ready');
+console.log('ready', spawnerPid() ?? '');
 // the shell stays and waits for a child that carries the marker in its own argv
 await sb.run('node -e "setTimeout(()=>{},1e6)" ${marker}; echo never', { workspace: ${JSON.stringify(ws)}, timeoutMs: 600000 });`,
   );
   const worker = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((r) => worker.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && r()));
+  const ready = await new Promise<string>((r) => worker.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && r(d.toString())));
+  const spawnerPid = Number(/ready (\d+)/.exec(ready)?.[1]) || undefined;
+  expect(spawnerPid !== undefined).toBe(viaSpawner);
   // wait until the marked child runs (not just the launcher, which is still being set up)
   const shellRunning = () => survivors(marker).some((l) => /^\d+ node -e /.test(l));
   for (let i = 0; i < 50 && !shellRunning(); i++) await new Promise((r) => setTimeout(r, 100));
@@ -62,12 +78,12 @@ await sb.run('node -e "setTimeout(()=>{},1e6)" ${marker}; echo never', { workspa
   worker.kill('SIGKILL');
   await new Promise((r) => worker.on('exit', r));
   for (let i = 0; i < 20 && survivors(marker).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  return worker.pid!;
+  return { workerPid: worker.pid!, ...(spawnerPid ? { spawnerPid } : {}) };
 }
 
 test('a worker killed with SIGKILL takes its sandboxed command with it', async () => {
   const marker = uniqueMarker('deadworker');
-  const workerPid = await killWorkerMidCommand('bwrap', marker);
+  const { workerPid } = await killWorkerMidCommand('bwrap', marker);
   expect(survivors(marker)).toEqual([]);
   // the dead worker's cgroups are reaped by the next worker's first run (here: this process)
   const pidsRoot = '/sys/fs/cgroup/pids';
@@ -84,3 +100,17 @@ test("in mode 'off' too", async () => {
   await killWorkerMidCommand('off', marker);
   expect(survivors(marker)).toEqual([]);
 }, 30_000);
+
+// In the worker the launcher's parent is the spawner: the worker's death kills the spawner
+// (its own PDEATHSIG), whose death kills the launcher (the launcher's).
+test.each(['bwrap', 'off'] as const)(
+  'through the worker’s spawner (%s), the spawner and the command die with the worker',
+  async (mode) => {
+    const marker = uniqueMarker(`deadspawner${mode}`);
+    const { spawnerPid } = await killWorkerMidCommand(mode, marker, true);
+    for (let i = 0; i < 20 && running(spawnerPid!); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(running(spawnerPid!)).toBe(false);
+    expect(survivors(marker)).toEqual([]);
+  },
+  30_000,
+);
