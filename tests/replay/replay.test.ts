@@ -46,6 +46,7 @@ describe('replay of recorded histories', () => {
         'verified-tree.json',
         'pre-approval.json',
         'two-approvers.json',
+        'baseline-apart.json',
       ]),
     );
   });
@@ -73,6 +74,9 @@ describe('replay of recorded histories', () => {
     expect(marked('grant-for-run.json', 'two-approvers')).toBe(false);
     expect(marked('two-approvers.json', 'two-approvers')).toBe(true);
     expect(marked('pre-approval.json', 'two-approvers')).toBe(true);
+    // the baseline taken beside the first turns (takeBaseline) and, before it, inside prepareWorkspace
+    expect(marked('revoked-session.json', 'baseline-beside-turns')).toBe(false);
+    expect(marked('baseline-apart.json', 'baseline-beside-turns')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {
