@@ -51,19 +51,11 @@ export function workspaceActivities(deps: ActivityDeps) {
   async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions): Promise<PrepareResult> {
     const input = honouredRequest(request, deps);
     const repo = resolve(input.repo);
-    const common = resolve(repo, (await git(repo, ['rev-parse', '--git-common-dir'])).trim());
-    await excludeKilnDir(common);
-
     const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
+    const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
+    await excludeKilnDir(resolve(repo, found.common));
     const wt = worktreeDir(repo, input.runId);
-    let base = existing?.baseCommit;
-    if (!base) {
-      try {
-        base = (await git(repo, ['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
-      } catch {
-        throw new KilnConfigError(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`);
-      }
-    }
+    const base = existing?.baseCommit ?? found.base!;
     if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
     if (!(await isWorktree(repo, wt))) {
       await mkdir(dirname(wt), { recursive: true });
@@ -303,6 +295,25 @@ async function applyCheckpoint(wt: string, r: RebuildRequest, scratch: string): 
       turn: r.turn,
       note: `the checkpoint did not apply (${(err as Error).message.split('\n')[0]}); the worktree is at the base commit`,
     };
+  }
+}
+
+/**
+ * The repository's common git dir and, when asked, the base commit, in one git process (each
+ * spawn from a worker of a few hundred MB costs milliseconds, more on a busy machine, and this
+ * is on the way to the model's first turn); when that fails, one at a time, for the error that says which.
+ */
+async function gitDirAndBase(repo: string, ref: string | undefined): Promise<{ common: string; base?: string }> {
+  const verify = ref === undefined ? [] : ['--verify', `${ref}^{commit}`];
+  const both = await git(repo, ['rev-parse', '--git-common-dir', ...verify]).catch(() => undefined);
+  const lines = both?.trim().split('\n');
+  if (lines && lines.length === 1 + (ref === undefined ? 0 : 1)) return { common: lines[0]!, base: lines[1] };
+  const common = (await git(repo, ['rev-parse', '--git-common-dir'])).trim();
+  if (ref === undefined) return { common };
+  try {
+    return { common, base: (await git(repo, ['rev-parse', '--verify', `${ref}^{commit}`])).trim() };
+  } catch {
+    throw new KilnConfigError(`base ${ref} is not a commit in ${repo}`);
   }
 }
 
