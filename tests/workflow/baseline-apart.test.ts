@@ -51,7 +51,8 @@ async function activityTimes(h: RunHandle): Promise<Record<string, { started: nu
   const out: Record<string, { started: number[]; ended: number[] }> = {};
   const slot = (id: unknown) => (out[typeOf.get(Number(id))!] ??= { started: [], ended: [] });
   for (const e of events) {
-    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) typeOf.set(Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!);
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+      typeOf.set(Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!);
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) slot(e.activityTaskStartedEventAttributes!.scheduledEventId).started.push(at(e));
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) slot(e.activityTaskCompletedEventAttributes!.scheduledEventId).ended.push(at(e));
   }
