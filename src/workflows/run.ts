@@ -108,7 +108,10 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
         } else {
           ctx.phase('verifying');
           // the verdict is judged against the baseline taken beside the turns
-          if (ctx.baseline) await ctx.baseline.settled;
+          if (ctx.baseline) {
+            ctx.baseline.want();
+            await ctx.baseline.settled;
+          }
           ctx.baseline = undefined;
           try {
             verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(input), summary: `verify attempt ${state.attempt}` }, [
@@ -251,23 +254,26 @@ async function prepare(ctx: RunContext): Promise<boolean> {
 const BASELINE_APART_PATCH = 'baseline-beside-turns';
 
 /**
- * Starts the baseline on the worktree's host without waiting for it: the first model turn goes
- * out at once, and the first verify awaits it. A baseline that fails or is lost with its host
- * is not the run's end: verify takes it itself when baseline.json is missing.
+ * The baseline on the worktree's host, without holding back the model: it starts once the first
+ * turn is done (its git and sandbox would otherwise share the worker with the first model
+ * request), or when the first verify wants it, which awaits it. A baseline that fails or is lost
+ * with its host is not the run's end: verify takes it itself when baseline.json is missing.
  */
 function takeBaselineBeside(ctx: RunContext): void {
   const scope = new CancellationScope();
+  let wanted = false;
   const settled = scope
-    .run(() =>
-      ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), summary: 'baseline: the checks on the pristine base' }, [
+    .run(async () => {
+      await condition(() => wanted || ctx.state.turn > 1);
+      await ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), summary: 'baseline: the checks on the pristine base' }, [
         { runId: ctx.input.runId, repo: ctx.input.repo },
-      ]),
-    )
+      ]);
+    })
     .then(
       () => undefined,
       () => undefined,
     );
-  ctx.baseline = { settled, cancel: () => scope.cancel() };
+  ctx.baseline = { settled, want: () => void (wanted = true), cancel: () => scope.cancel() };
 }
 
 /** A run that ends or moves host before its first verify does not leave its baseline running. */

@@ -47,6 +47,7 @@ describe('replay of recorded histories', () => {
         'pre-approval.json',
         'two-approvers.json',
         'baseline-apart.json',
+        'baseline-apart-one-turn.json',
       ]),
     );
   });

@@ -79,8 +79,9 @@ describe('the baseline beside the first turns', () => {
     expect(r.state).toBe('succeeded');
 
     const acts = await activityTimes(h);
-    // the model was asked before the baseline ended: it no longer sits on the first turn's path
-    expect(acts.agentTurn!.started[0]!).toBeLessThan(acts.takeBaseline!.ended[0]!);
+    // the model was asked before the baseline began, let alone ended: it is off the first turn's path
+    expect(acts.agentTurn!.started[0]!).toBeLessThan(acts.takeBaseline!.started[0]!);
+    expect(acts.agentTurn!.started[1]!).toBeLessThan(acts.takeBaseline!.ended[0]!);
     // and the verdict was not taken before the baseline it is judged against
     expect(acts.verify!.started[0]!).toBeGreaterThan(acts.takeBaseline!.ended[0]!);
 
@@ -90,6 +91,24 @@ describe('the baseline beside the first turns', () => {
     expect(base[0]!.checks).toEqual([expect.objectContaining({ command: CHECK, passed: 1, failed: 1, failing: [expect.stringMatching(/adds$/)] })]);
     const st = await h.query(statusQuery);
     expect(st.verdict).toMatchObject({ pass: true, checks: [expect.objectContaining({ command: CHECK, passed: true })] });
+  });
+
+  it('a model done in one turn: the verify starts the baseline itself and judges against it', async () => {
+    const repo = addRepo();
+    const input = testInput({
+      repo,
+      checks: [CHECK],
+      model: `scripted:${script(repo, 'one-turn', [{ tool_use: [edit('a + b'), check, finish] }])}`,
+    });
+    const h = await t.start(input);
+    const r = await outcome(h);
+    expect(r).toMatchObject({ state: 'succeeded', turns: 1 });
+    const acts = await activityTimes(h);
+    expect(acts.takeBaseline!.started).toHaveLength(1);
+    expect(acts.verify!.started[0]!).toBeGreaterThan(acts.takeBaseline!.ended[0]!);
+    expect(baselineEvents(r.artifactsDir)).toEqual([
+      expect.objectContaining({ checks: [expect.objectContaining({ passed: 1, failed: 1, failing: [expect.stringMatching(/adds$/)] })] }),
+    ]);
   });
 
   it('attack: a change that stops the tests from running fails against the baseline taken beside the turns', async () => {
