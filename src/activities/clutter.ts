@@ -6,8 +6,8 @@
  * and its ignore files are never touched.
  */
 
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readJson } from './run-files.js';
 
 /** gitignore-style names; each matches at any depth, as a file or as a whole directory */
 export const DEFAULT_EXCLUDES: readonly string[] = [
@@ -52,6 +52,10 @@ export function excludePathspecs(list: readonly string[]): string[] {
 
 /** The pathspecs that keep a run's clutter out of `git add -A`, from its run.json in the state dir. */
 export async function runExcludePathspecs(stateDir: string): Promise<string[]> {
-  const rec = await readJson<{ exclude?: string[] }>(join(stateDir, 'run.json')).catch(() => undefined);
+  // read here, not through run-files.ts: `kiln run` imports this module, and run-files would bring
+  // the redactor and its secretlint rules (~60 ms of start-up) into the CLI before the run starts
+  const rec = await readFile(join(stateDir, 'run.json'), 'utf8')
+    .then((text) => JSON.parse(text) as { exclude?: string[] })
+    .catch(() => undefined);
   return excludePathspecs(rec?.exclude ?? DEFAULT_EXCLUDES);
 }

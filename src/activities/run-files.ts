@@ -25,6 +25,8 @@ export interface RunRecord {
   mode?: ApprovalMode;
   /** tool clutter left out of the patch and the changed files (absent in older runs: the defaults) */
   exclude?: string[];
+  /** the effective setup commands, fixed at prepare (absent in older runs: the input's) */
+  setup?: string[];
 }
 
 export function runDir(repo: string, runId: string): string {

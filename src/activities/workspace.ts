@@ -45,24 +45,17 @@ export function workspaceActivities(deps: ActivityDeps) {
   /**
    * Makes the run's worktree on this host. With `rebuild`, the host that held it is gone: the
    * worktree is made afresh here from the base commit plus the last checkpoint patch, and the
-   * conversation starts over (the workflow tells the model what happened).
+   * conversation starts over (the workflow tells the model what happened). With `baselineApart`,
+   * the workflow takes the baseline itself (takeBaseline), beside the model's first turns.
    */
-  async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest): Promise<PrepareResult> {
+  async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions): Promise<PrepareResult> {
     const input = honouredRequest(request, deps);
     const repo = resolve(input.repo);
-    const common = resolve(repo, (await git(repo, ['rev-parse', '--git-common-dir'])).trim());
-    await excludeKilnDir(common);
-
     const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
+    const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
+    await excludeKilnDir(resolve(repo, found.common));
     const wt = worktreeDir(repo, input.runId);
-    let base = existing?.baseCommit;
-    if (!base) {
-      try {
-        base = (await git(repo, ['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`])).trim();
-      } catch {
-        throw new KilnConfigError(`base ${input.base ?? 'HEAD'} is not a commit in ${repo}`);
-      }
-    }
+    const base = existing?.baseCommit ?? found.base!;
     if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
     if (!(await isWorktree(repo, wt))) {
       await mkdir(dirname(wt), { recursive: true });
@@ -96,6 +89,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       policy: settings.policy,
       mode: settings.mode,
       exclude: excludeList(config.exclude),
+      setup: settings.setup,
     };
     await saveRun(rec);
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
@@ -148,7 +142,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       await registerRunSecrets([wt], settings.policy, true);
     }
     // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
-    if (checks.length) {
+    if (checks.length && !o?.baselineApart) {
       const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
       if (sandbox) await ensureBaseline(rec, sandbox, setup, config, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
     }
@@ -240,7 +234,28 @@ export function workspaceActivities(deps: ActivityDeps) {
     return { patchPath, diffLines: countDiffLines(patch) };
   }
 
-  return { prepareWorkspace, finalizeRun };
+  /**
+   * The checks on the pristine base, taken beside the model's first turns instead of before them:
+   * the baseline has its own checkout, so nothing the model does reaches it, and the workflow
+   * awaits it before the first verify, which judges against it. Once per run: a retry, or a verify
+   * that got there first, finds baseline.json and runs nothing.
+   */
+  async function takeBaseline(ref: { runId: string; repo: string }): Promise<void> {
+    const rec = await loadRun(ref.repo, ref.runId);
+    if (!rec.checks.length) return;
+    // a sandbox that cannot start here cannot in verify either, which puts it in the verdict
+    const sandbox = await deps.sandbox(rec.input.sandbox).catch(() => undefined);
+    if (!sandbox) return;
+    const config = await loadRepoConfig(rec.input.repo);
+    await ensureBaseline(rec, sandbox, rec.setup ?? rec.input.setup, config, (t) => appendFile(join(runDir(ref.repo, ref.runId), 'tests.log'), t));
+  }
+
+  return { prepareWorkspace, takeBaseline, finalizeRun };
+}
+
+export interface PrepareOptions {
+  /** leave the baseline out: the workflow runs takeBaseline beside the first turns */
+  baselineApart?: boolean;
 }
 
 export interface RebuildRequest {
@@ -280,6 +295,25 @@ async function applyCheckpoint(wt: string, r: RebuildRequest, scratch: string): 
       turn: r.turn,
       note: `the checkpoint did not apply (${(err as Error).message.split('\n')[0]}); the worktree is at the base commit`,
     };
+  }
+}
+
+/**
+ * The repository's common git dir and, when asked, the base commit, in one git process (each
+ * spawn from a worker of a few hundred MB costs milliseconds, more on a busy machine, and this
+ * is on the way to the model's first turn); when that fails, one at a time, for the error that says which.
+ */
+async function gitDirAndBase(repo: string, ref: string | undefined): Promise<{ common: string; base?: string }> {
+  const verify = ref === undefined ? [] : ['--verify', `${ref}^{commit}`];
+  const both = await git(repo, ['rev-parse', '--git-common-dir', ...verify]).catch(() => undefined);
+  const lines = both?.trim().split('\n');
+  if (lines && lines.length === 1 + (ref === undefined ? 0 : 1)) return { common: lines[0]!, base: lines[1] };
+  const common = (await git(repo, ['rev-parse', '--git-common-dir'])).trim();
+  if (ref === undefined) return { common };
+  try {
+    return { common, base: (await git(repo, ['rev-parse', '--verify', `${ref}^{commit}`])).trim() };
+  } catch {
+    throw new KilnConfigError(`base ${ref} is not a commit in ${repo}`);
   }
 }
 

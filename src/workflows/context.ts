@@ -89,6 +89,8 @@ export class RunContext {
   prep: PrepareResult | undefined;
   /** activities on the worktree's host; undefined until the worktree exists */
   host: Acts | undefined;
+  /** the baseline taken beside the turns (run.ts): settles, never rejects; verify wants and awaits it */
+  baseline: { settled: Promise<void>; want: () => void; cancel: () => void } | undefined;
   /** who decided the last approval (two people, for some); the next showFleet adds them to the approvers */
   private approvers: string[] = [];
   /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */

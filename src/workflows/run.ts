@@ -107,6 +107,12 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
           ctx.note('verdict', `stuck: ${end.why}`);
         } else {
           ctx.phase('verifying');
+          // the verdict is judged against the baseline taken beside the turns
+          if (ctx.baseline) {
+            ctx.baseline.want();
+            await ctx.baseline.settled;
+          }
+          ctx.baseline = undefined;
           try {
             verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(input), summary: `verify attempt ${state.attempt}` }, [
               { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
@@ -206,7 +212,11 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   const { input, state } = ctx;
   if (input.searchAttributes) upsertSearchAttributes([{ key: KilnRepo, value: input.repo }]);
   ctx.phase('preparing');
-  const prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` }, [input]);
+  const apart = patched(BASELINE_APART_PATCH);
+  const prep = await shared.prepareWorkspace.executeWithOptions(
+    { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
+    apart ? [input, undefined, { baselineApart: true }] : [input],
+  );
   // the order of these keys is the order of state.json's fields
   state.worktree = prep.worktree;
   state.baseCommit = prep.baseCommit;
@@ -217,6 +227,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     return false;
   }
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
+  if (apart && prep.checks.length) takeBaselineBeside(ctx);
   if (input.requestedBy && patched('audit-starter')) {
     // the audit's first word on the run: who asked for it, as checked by the worker, not as typed
     const identity = await shared.identifyStarter({ runId: input.runId, requestedBy: input.requestedBy });
@@ -239,6 +250,38 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   return true;
 }
 
+/** the checks on the pristine base run beside the model's first turns, not before them (issue 14) */
+const BASELINE_APART_PATCH = 'baseline-beside-turns';
+
+/**
+ * The baseline on the worktree's host, without holding back the model: it starts once the first
+ * turn is done (its git and sandbox would otherwise share the worker with the first model
+ * request), or when the first verify wants it, which awaits it. A baseline that fails or is lost
+ * with its host is not the run's end: verify takes it itself when baseline.json is missing.
+ */
+function takeBaselineBeside(ctx: RunContext): void {
+  const scope = new CancellationScope();
+  let wanted = false;
+  const settled = scope
+    .run(async () => {
+      await condition(() => wanted || ctx.state.turn > 1);
+      await ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), summary: 'baseline: the checks on the pristine base' }, [
+        { runId: ctx.input.runId, repo: ctx.input.repo },
+      ]);
+    })
+    .then(
+      () => undefined,
+      () => undefined,
+    );
+  ctx.baseline = { settled, want: () => void (wanted = true), cancel: () => scope.cancel() };
+}
+
+/** A run that ends or moves host before its first verify does not leave its baseline running. */
+function dropBaseline(ctx: RunContext): void {
+  ctx.baseline?.cancel();
+  ctx.baseline = undefined;
+}
+
 /**
  * The worktree's host stopped taking work: rebuild the worktree on whichever worker takes the
  * shared queue, from the base commit plus the last checkpoint, and start the attempt's loop
@@ -248,6 +291,8 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
   const { input, state, checkpoint } = ctx;
   const lost = ctx.prep!.hostQueue;
   state.pendingApprovals = [];
+  // the rebuild takes the baseline itself (if the lost host did not leave it), as before
+  dropBaseline(ctx);
   ctx.note(
     'note',
     `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`,
@@ -300,6 +345,7 @@ const VERIFIED_TREE_PATCH = 'succeed-on-verified-tree';
 /** Writes the artifacts (a lost host cannot: then any worker writes what the run knows) and the result. */
 async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: string): Promise<RunResult> {
   const { state, input } = ctx;
+  dropBaseline(ctx);
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   await ctx.auditPreApprovals();

@@ -121,6 +121,8 @@ function phaseLines(history: { events: Record<string, { input?: { payloads?: { d
   const bySeq = new Map<number, Phase>();
   for (const e of history.events) {
     for (const p of e.activityTaskScheduledEventAttributes?.input?.payloads ?? []) {
+      // an argument left undefined is a binary/null payload: no data
+      if (p.data === undefined) continue;
       const arg = decode(p) as { events?: { seq: number; kind: string; text: string }[] };
       for (const l of arg?.events ?? []) if (l.kind === 'phase' && l.seq > (carry?.state.logSeq ?? 0)) bySeq.set(l.seq, l.text.split(':')[0] as Phase);
     }
