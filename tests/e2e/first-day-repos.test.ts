@@ -94,8 +94,9 @@ describe('a Python repo without a .gitignore', () => {
     expect(out.state, r.stderr).toBe('succeeded');
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/stop gate: finish refused/);
-    // the live view shows a command as it starts, and the model's own summary at finish
-    expect(r.stderr).toMatch(/↳ run_command: python3 -m unittest -v … running/);
+    // the live view shows each command with its outcome (one still running after 1.5 s is shown
+    // as running: tests/workflow/run-ahead.test.ts), and the model's own summary at finish
+    expect(r.stderr).toMatch(/↳ run_command: python3 -m unittest -v → exit code 1/);
     expect(r.stderr).toContain(`↳ finish: ${SUMMARY}`);
     const patch = readFileSync(join(out.artifactsDir, 'patch.diff'), 'utf8');
     expect(patch.match(/^diff --git .*$/gm)).toEqual(['diff --git a/calc.py b/calc.py']);
