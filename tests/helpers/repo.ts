@@ -54,6 +54,13 @@ export function repoWith(files: Record<string, string>, prefix = 'kiln-test-'): 
   return repo;
 }
 
+/** A one-bug repo (greet drops the comma) with a node:test test that fails on the base. */
+export const GREET_FILES = {
+  'src/greet.js': "'use strict';\nfunction greet(name) {\n  return 'Hello ' + name;\n}\nmodule.exports = { greet };\n",
+  'test/greet.test.js':
+    "const test = require('node:test');\nconst assert = require('node:assert');\nconst { greet } = require('../src/greet');\ntest('greets with a comma', () => assert.equal(greet('Ada'), 'Hello, Ada'));\n",
+};
+
 export function writeScript(dir: string, name: string, script: unknown): string {
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify(script, null, 2));

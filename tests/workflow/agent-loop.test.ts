@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../../src/shared/messages.js';
-import { repoWith, writeScript } from '../helpers/repo.js';
+import { GREET_FILES, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
@@ -21,11 +21,7 @@ afterAll(async () => {
 });
 
 const CHECK = 'node --test';
-const FILES = {
-  'src/greet.js': "'use strict';\nfunction greet(name) {\n  return 'Hello ' + name;\n}\nmodule.exports = { greet };\n",
-  'test/greet.test.js':
-    "const test = require('node:test');\nconst assert = require('node:assert');\nconst { greet } = require('../src/greet');\ntest('greets with a comma', () => assert.equal(greet('Ada'), 'Hello, Ada'));\n",
-};
+const FILES = GREET_FILES;
 const repo = () => repoWith(FILES);
 const script = (name: string, steps: unknown[]) => writeScript(join(repo(), '..'), name, { name, steps });
 const runCheck = { name: 'run_command', input: { command: CHECK, reason: 'the checks' } };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { follow, outcome } from '../../src/client/runs.js';
 import { approveSignal } from '../../src/shared/messages.js';
-import { repoWith, writeScript } from '../helpers/repo.js';
+import { GREET_FILES, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 
@@ -22,11 +22,7 @@ afterAll(async () => {
 });
 
 const CHECK = 'node --test';
-const FILES = {
-  'src/greet.js': "'use strict';\nfunction greet(name) {\n  return 'Hello ' + name;\n}\nmodule.exports = { greet };\n",
-  'test/greet.test.js':
-    "const test = require('node:test');\nconst assert = require('node:assert');\nconst { greet } = require('../src/greet');\ntest('greets with a comma', () => assert.equal(greet('Ada'), 'Hello, Ada'));\n",
-};
+const FILES = GREET_FILES;
 const fix = { name: 'edit', input: { path: 'src/greet.js', old_string: "'Hello ' + name", new_string: "'Hello, ' + name" } };
 const finish = { name: 'finish', input: { summary: 'greet adds a comma' } };
 
