@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { findSystemBinary } from '../sandbox/system-paths.js';
+import { dieWithParent } from '../sandbox/system-paths.js';
 import type { FromSpawner, StdioSpec, ToSpawner } from './protocol.js';
 
 export type { StdioSpec } from './protocol.js';
@@ -147,10 +147,9 @@ class Spawner {
 
   constructor() {
     const main = spawnerMainPath();
-    const setpriv = findSystemBinary('setpriv');
     // The kernel kills it when the worker dies, however the worker dies; commands started with
     // PDEATHSIG (the sandbox launcher) then die with it. Without setpriv, the closed channel does.
-    const [file, args] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', process.execPath, main]] : [process.execPath, [main]];
+    const [file = process.execPath, ...args] = [...dieWithParent('SIGKILL'), process.execPath, main];
     // every request carries its command's whole environment; the worker's secrets stay out of this one
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}) };
     this.child = spawn(file, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });

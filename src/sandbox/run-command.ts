@@ -13,7 +13,7 @@ import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
 import { SANDBOX_CACHE } from './toolchains.js';
-import { findShell, findSystemBinary } from './system-paths.js';
+import { dieWithParent, findShell, findSystemBinary } from './system-paths.js';
 import type { CommandOptions, CommandResult } from './types.js';
 
 /** How commands that asked for the network (setup) get it. */
@@ -81,9 +81,8 @@ function resolveWorkspace(workspace: string): string {
 /** Wrappers every command gets, sandboxed or not: it dies with the worker, and carries rlimits. */
 function wrappers(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean): string[] {
   const out: string[] = [];
-  const setpriv = findSystemBinary('setpriv');
   // A worker killed with SIGKILL cannot clean up; PDEATHSIG makes the kernel take its commands along.
-  if (setpriv) out.push(setpriv, '--pdeathsig', 'SIGKILL', '--');
+  out.push(...dieWithParent('SIGKILL'));
   const prlimit = findSystemBinary('prlimit');
   if (prlimit) out.push(prlimit, ...prlimitArgs(limits, withNproc, memoryCgroup), '--');
   return out;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { scratchFile } from './scratch-files.js';
-import { findSystemBinary } from './system-paths.js';
+import { dieWithParent, findSystemBinary } from './system-paths.js';
 
 /**
  * Network for setup commands (`npm ci`, `pip install`) without the host: the sandbox gets its own
@@ -37,18 +37,8 @@ export interface AttachedNetwork {
  * could not; the caller then kills the sandbox before the command ever runs.
  */
 export function attachSlirp(slirpPath: string, childPid: number): Promise<AttachedNetwork> {
-  const setpriv = findSystemBinary('setpriv');
   // PDEATHSIG: a worker killed with SIGKILL takes its network helpers along
-  const argv = [
-    ...(setpriv ? [setpriv, '--pdeathsig', 'SIGKILL', '--'] : []),
-    slirpPath,
-    '--configure',
-    '--mtu=65520',
-    '--disable-host-loopback',
-    '--ready-fd=3',
-    String(childPid),
-    'tap0',
-  ];
+  const argv = [...dieWithParent('SIGKILL'), slirpPath, '--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', String(childPid), 'tap0'];
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
     let log = '';

@@ -25,6 +25,15 @@ export function findSystemBinary(name: string, dirs: readonly string[] = SYSTEM_
   return undefined;
 }
 
+/**
+ * `setpriv --pdeathsig SIG --`, to put before a program that must not outlive the process that
+ * starts it however that process ends (SIGKILL included); nothing where setpriv is missing.
+ */
+export function dieWithParent(signal: 'SIGKILL' | 'SIGTERM'): string[] {
+  const setpriv = findSystemBinary('setpriv');
+  return setpriv ? [setpriv, '--pdeathsig', signal, '--'] : [];
+}
+
 /** bash when the system has it (agents and repo scripts assume bash), else POSIX sh. */
 export function findShell(): string {
   return findSystemBinary('bash', ['/usr/bin', '/bin', '/usr/local/bin']) ?? '/bin/sh';

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { UsageError } from '../shared/errors.js';
-import { findSystemBinary } from '../sandbox/system-paths.js';
+import { dieWithParent } from '../sandbox/system-paths.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { startUiGuard } from './ui-guard.js';
 
@@ -118,8 +118,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   ];
   // execa's cleanup covers an exit; a SIGKILLed `kiln dev` or `kiln run` left its server running
   // for good (six strays after one test pass): the kernel stops it with its parent instead
-  const setpriv = findSystemBinary('setpriv');
-  const [file, argv] = setpriv ? [setpriv, ['--pdeathsig', 'SIGTERM', '--', o.binary, ...args]] : [o.binary, args];
+  const [file = o.binary, ...argv] = [...dieWithParent('SIGTERM'), o.binary, ...args];
   const child = execa(file, argv, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
