@@ -214,6 +214,31 @@ describe('kiln dev + kiln run', () => {
     await client.workflow.getHandle(key).cancel();
   });
 
+  it('kiln approve --pre before the request exists: the run asks, the held word answers, the audit says whose; misuse is exit 2', async () => {
+    const repo = exampleRepo('kiln-e2e-pre-', env.KILN_HOME!);
+    const id = `pre-${process.pid}`;
+    const misuse = await kiln(['approve', id, 'ap-1', '--pre', 'npm run lint'], { env });
+    expect(misuse.code).toBe(2);
+    expect(misuse.stderr).toMatch(/^kiln: --pre approves a command ahead of time: name the run and no approval/);
+
+    const started = await kiln([...runArgs(repo, id), '--detach'], { env });
+    expect(started.code, started.stderr).toBe(0);
+    // sent at once: the example asks for `npm run lint` only after its edit, turns later
+    const pre = await kiln(['approve', id, '--pre', 'npm run lint'], { env });
+    expect(pre.code, pre.stderr).toBe(0);
+    expect(pre.stdout).toMatch(/pre-1/);
+    const w = await kiln(['wait', id, '--json'], { env, timeoutMs: 120_000 });
+    expect(w.code, w.stderr).toBe(0);
+    const r = JSON.parse(lastLine(w.stdout)) as { state: string; artifactsDir: string };
+    expect(r.state).toBe('succeeded');
+    const audit = readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind?: string; decision?: string; answered?: string; what?: string });
+    expect(audit).toContainEqual(expect.objectContaining({ kind: 'pre-approval', decision: 'held' }));
+    expect(audit).toContainEqual(expect.objectContaining({ kind: 'pre-approval', decision: 'used', answered: 'ap-1' }));
+  });
+
   it('kiln cancel mid-run: wait reports cancelled, the worktree is gone, the artifacts are written', async () => {
     const repo = exampleRepo('kiln-e2e-cancel-', env.KILN_HOME!);
     const id = `cancel-${process.pid}`;

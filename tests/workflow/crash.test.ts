@@ -79,7 +79,10 @@ async function approveWhenAsked(h: Handle): Promise<void> {
 }
 
 /** Runs the example with a crash at `point`; returns the result and the patch. */
-async function crashRun(point: string, over: Partial<RunInput> = {}): Promise<{ r: RunResult; patch: string; first: WorkerProcess; killedAt: number }> {
+async function crashRun(
+  point: string,
+  over: Partial<RunInput> = {},
+): Promise<{ r: RunResult; patch: string; first: WorkerProcess; killedAt: number; secondReadyAt: number }> {
   const sc = scenario(point);
   const first = await sc.worker();
   const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}`, ...over });
@@ -96,9 +99,10 @@ async function crashRun(point: string, over: Partial<RunInput> = {}): Promise<{ 
   expect(code, `the worker should have crashed at ${point}; output:\n${first.output()}`).not.toBe('finished');
   expect(first.output()).toContain(`test crash point ${point}`);
   await sc.worker();
+  const secondReadyAt = Date.now();
   await approving;
   const r = await outcome(h);
-  return { r, patch: readFileSync(r.patchPath, 'utf8'), first, killedAt };
+  return { r, patch: readFileSync(r.patchPath, 'utf8'), first, killedAt, secondReadyAt };
 }
 
 /** From the kill to the retried activity's start, as the run's own record says (events.jsonl). */
@@ -121,10 +125,11 @@ function pgrep(marker: string): string {
   }
 }
 
-let reference: string;
+let undisturbed: Promise<string> | undefined;
 
-describe('crash resume (kill -9 of a real worker process)', () => {
-  it('an undisturbed run, for reference', async () => {
+/** The patch of an undisturbed run of the example: every crash must end with the same one. */
+function reference(): Promise<string> {
+  undisturbed ??= (async () => {
     const sc = scenario();
     await sc.worker();
     const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
@@ -132,32 +137,57 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     await approveWhenAsked(h);
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
-    reference = readFileSync(r.patchPath, 'utf8');
-    expect(reference).toContain('.filter((s) => !s.revokedAt)');
+    return readFileSync(r.patchPath, 'utf8');
+  })();
+  return undisturbed;
+}
+
+/** The activities a run records as retried after a crash (events.jsonl). */
+function retries(r: RunResult): Array<{ activity?: string; attempt?: number }> {
+  return readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; activity?: string; attempt?: number })
+    .filter((e) => e.type === 'activity_retry');
+}
+
+describe('crash resume (kill -9 of a real worker process)', () => {
+  it('an undisturbed run, for reference', async () => {
+    expect(await reference()).toContain('.filter((s) => !s.revokedAt)');
   });
 
   it('during a model turn: a new worker finishes with the same patch', async () => {
     const { r, patch, killedAt } = await crashRun('model-turn@3');
     expect(r.state).toBe('succeeded');
-    expect(patch).toBe(reference);
+    expect(patch).toBe(await reference());
     console.log(`recovery after a kill during a model call: ${(recoveryMs(r, killedAt, 'agentTurn') / 1000).toFixed(1)} s at heartbeat timeout 3 s`);
     // the record says where the run was retried
-    const retries = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { type: string; activity?: string; attempt?: number })
-      .filter((e) => e.type === 'activity_retry');
-    expect(retries).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
+    expect(retries(r)).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
   });
 
   it('recovery time follows the heartbeat timeout: with 10 s, a killed model call is retried in ~10-12 s', async () => {
-    const { r, patch, killedAt } = await crashRun('model-turn@3', { heartbeatTimeoutMs: 10_000 });
+    const { r, patch, killedAt, secondReadyAt } = await crashRun('model-turn@3', { heartbeatTimeoutMs: 10_000 });
     expect(r.state).toBe('succeeded');
-    expect(patch).toBe(reference);
+    expect(patch).toBe(await reference());
     const ms = recoveryMs(r, killedAt, 'agentTurn');
     console.log(`recovery after a kill during a model call: ${(ms / 1000).toFixed(1)} s at heartbeat timeout 10 s`);
     // the retry waits for the heartbeat timeout: it cannot come sooner (a figure, not a speed test)
     expect(ms).toBeGreaterThanOrEqual(9_000);
+    // nor much later: once the timeout has passed and a worker is up, the retry is dispatched at
+    // once (a run that ignored its timeout would wait the default 30 s). The new worker's start-up
+    // is not the server's doing, so the bound counts from whichever came last.
+    const retryAt = killedAt + ms;
+    const due = Math.max(killedAt + 10_000, secondReadyAt);
+    expect(retryAt - due, `retried ${((retryAt - due) / 1000).toFixed(1)} s after it was due`).toBeLessThan(8_000);
+  }, 180_000);
+
+  it('during verification: the checks run again on a new worker, and the run ships the verified tree', async () => {
+    const { r, patch } = await crashRun('verify');
+    expect(r.state).toBe('succeeded');
+    expect(patch).toBe(await reference());
+    expect(retries(r)).toContainEqual(expect.objectContaining({ activity: 'verify', attempt: 2 }));
+    const st = JSON.parse(readFileSync(join(r.artifactsDir, 'state.json'), 'utf8')) as RunState;
+    expect(st.verdict?.tree ?? '', 'the verdict names the tree it verified').toMatch(/^[0-9a-f]{40}$/);
   }, 180_000);
 
   it('after an edit is written but before its result is reported: the edit is not applied twice', async () => {
@@ -165,7 +195,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(r.state).toBe('succeeded');
     // the new text contains the old text: applying it twice would filter twice
     expect(patch.match(/\.filter\(/g)).toHaveLength(1);
-    expect(patch).toBe(reference);
+    expect(patch).toBe(await reference());
   });
 
   it('while awaiting approval, with the approval sent while no worker runs', async () => {
@@ -184,7 +214,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     await sc.worker();
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
-    expect(readFileSync(r.patchPath, 'utf8')).toBe(reference);
+    expect(readFileSync(r.patchPath, 'utf8')).toBe(await reference());
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('offline approver');
   });
 
