@@ -136,7 +136,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
       await cgroup?.remove();
       throw err;
     }
-    const hidden = privateEntries();
+    const hidden = await privateEntries();
     const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
     const seccompFile = config.keyringFilter ? (keyringFilterFile() ?? undefined) : undefined;
     const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;

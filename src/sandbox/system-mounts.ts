@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, watch, type FSWatcher, type Stats } from 'node:fs';
 
 /**
  * What of the host a command sees: an allowlist, not the whole filesystem minus a few masks. The
@@ -16,8 +16,8 @@ const PRIVATE_SCAN_DIRS = ['/etc', '/opt'] as const;
 
 /**
  * Entries a scan visits at most. /etc and /opt hold ~1,200 entries on a Debian host (0.2 s cold,
- * a few ms warm, so it runs before every command: a private file made a second ago is hidden too);
- * a directory larger than this is not bound at all rather than bound unscanned.
+ * 5-11 ms warm on the worker's event loop); a directory larger than this is not bound at all
+ * rather than bound unscanned.
  */
 export const PRIVATE_SCAN_LIMIT = 50_000;
 
@@ -54,22 +54,66 @@ export interface PrivateEntries {
  * private keys, a database's pg_hba.conf, a root-only token under /opt). Commands run with the
  * worker's uid on the host, so when the worker is root the kernel would let them read these;
  * the sandbox hides them instead, which also holds for a worker that is not root.
+ *
+ * The scan is kept until anything in a scanned directory changes: every directory it read is
+ * watched (inotify reports a new entry, a rename and a chmod alike), and the first notice drops
+ * the result, so the next command scans again. Sandboxed commands cannot write these
+ * directories; only the host can. A change made before this is called is always seen: the kernel
+ * queues its notice at once, and the two event-loop turns awaited first pass through libuv's poll
+ * phase, which reads the queue and drops the kept scan. Where a watch cannot be set up (no
+ * inotify, its limit reached) nothing is kept and every command scans, as before.
  */
-export function privateEntries(): PrivateEntries {
+export async function privateEntries(): Promise<PrivateEntries> {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  if (kept) return kept;
+  const visited: string[] = [];
   const value: PrivateEntries = { files: [], dirs: [], skipped: [] };
   for (const root of PRIVATE_SCAN_DIRS) {
     if (!isRealDir(root)) continue;
-    const found = scanPrivate(root);
+    const found = scanPrivate(root, visited);
     if (!found) value.skipped.push(root);
     else {
       value.files.push(...found.files);
       value.dirs.push(...found.dirs);
     }
   }
+  if (watchAll(visited)) kept = value;
   return value;
 }
 
-function scanPrivate(root: string): { files: string[]; dirs: string[] } | undefined {
+let kept: PrivateEntries | undefined;
+let watchers: FSWatcher[] = [];
+
+function forget(): void {
+  kept = undefined;
+  for (const w of watchers) w.close();
+  watchers = [];
+}
+
+/** Watches every directory; false (and nothing watched) if any one cannot be. */
+function watchAll(dirs: readonly string[]): boolean {
+  forget();
+  try {
+    for (const dir of dirs) {
+      // not persistent: a watch must not keep a finished worker or test process alive
+      const w = watch(dir, { persistent: false }, forget);
+      w.on('error', forget);
+      watchers.push(w);
+    }
+    return true;
+  } catch {
+    forget();
+    return false;
+  }
+}
+
+/** Tests: the next command scans again. */
+export function forgetPrivateEntries(): void {
+  forget();
+}
+
+function scanPrivate(root: string, visited: string[]): { files: string[]; dirs: string[] } | undefined {
   const files: string[] = [];
   const dirs: string[] = [];
   const stack = [root];
@@ -83,6 +127,7 @@ function scanPrivate(root: string): { files: string[]; dirs: string[] } | undefi
       dirs.push(dir);
       continue;
     }
+    visited.push(dir);
     for (const name of names) {
       if (++seen > PRIVATE_SCAN_LIMIT) return undefined;
       const p = `${dir}/${name}`;
