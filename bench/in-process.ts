@@ -7,6 +7,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type ActivityDeps } from '../src/activities/index.js';
+import { useSpawner } from '../src/process/spawn.js';
 import type { RunInput, RunState } from '../src/shared/types.js';
 import { addUsage, initialState, log, observe, setPhase, touch } from '../src/workflows/machine.js';
 
@@ -17,6 +18,16 @@ export interface InProcessResult {
 }
 
 export async function runInProcess(input: RunInput, deps: ActivityDeps): Promise<InProcessResult> {
+  // the same activities as the worker runs them: programs start through its spawner
+  const releaseSpawner = useSpawner();
+  try {
+    return await loop(input, deps);
+  } finally {
+    releaseSpawner();
+  }
+}
+
+async function loop(input: RunInput, deps: ActivityDeps): Promise<InProcessResult> {
   const acts = createActivities(deps);
   const env = new MockActivityEnvironment();
   // MockActivityEnvironment.run loses the activity's return type; this keeps it

@@ -1,3 +1,6 @@
+/** any UTF-16 unit outside ASCII (surrogates included) */
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /**
  * The one token estimate: the context packer's budgets, compaction, the prompt-cache breakpoint
  * and the scripted model server's usage all count with it, so they agree by construction.
@@ -8,6 +11,9 @@
  */
 export function estimateTokens(value: unknown): number {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  // the conversation is counted whole several times a turn: most of it is ASCII, which a native
+  // regex scan settles without the per-character loop
+  if (!NON_ASCII.test(text)) return Math.ceil(text.length / 4);
   let ascii = 0;
   let wide = 0;
   let other = 0;
