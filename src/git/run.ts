@@ -6,6 +6,8 @@
  * here than node's own spawn): the checkpoint runs three git commands per turn. In the worker they
  * are started by its spawner (process/spawn.ts), which keeps fork's cost off the event loop.
  */
+import { lstat, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { spawnCommand } from '../process/spawn.js';
 import { KilnError } from '../shared/errors.js';
 import { configEnv, DIFF_SUBCOMMANDS, DRIVER_KEYS, gitHardeningEnv, hardenedGitArgs, HARDENED_DIFF_FLAGS } from './hardening.js';
@@ -90,19 +92,66 @@ function exec(dir: string, sub: string, args: readonly string[], env: Record<str
  * `-c`-style overrides that blank every filter (clean/smudge/process), diff (command/textconv)
  * and merge driver the repository's config defines: .gitattributes, which the agent edits, picks
  * which one runs. Reading config runs nothing. A config git cannot read fails the call.
+ *
+ * The answer is kept per directory while every config file git reads for it is byte-for-byte the
+ * same (see configFingerprint): the look after each command would otherwise start one more git
+ * process just to learn that nothing changed.
  */
 async function driverOverrides(dir: string, env: Record<string, string>, o: GitOptions): Promise<Array<[string, string]>> {
+  const print = await configFingerprint(dir);
+  const kept = print === undefined ? undefined : knownDrivers.get(dir);
+  if (kept && kept.print === print) return kept.overrides;
   const res = await exec(dir, 'config', ['--null', '--get-regexp', DRIVER_KEYS], env, o);
-  if (res.exitCode === 1) return []; // none defined
-  if (res.exitCode !== 0) throw new GitError(['config'], `git cannot read the configuration of ${dir}: ${firstLine(res.stderr)}`);
+  if (res.exitCode !== 0 && res.exitCode !== 1) throw new GitError(['config'], `git cannot read the configuration of ${dir}: ${firstLine(res.stderr)}`);
   const out: Array<[string, string]> = [];
-  for (const entry of res.stdout.split('\0')) {
+  // exit 1: none defined
+  for (const entry of res.exitCode === 0 ? res.stdout.split('\0') : []) {
     const key = entry.split('\n')[0];
     if (!key) continue;
     out.push([key, '']);
     if (key.startsWith('filter.')) out.push([`${key.slice(0, key.lastIndexOf('.'))}.required`, 'false']);
   }
+  if (print !== undefined) {
+    if (knownDrivers.size >= MAX_KNOWN_DRIVERS) knownDrivers.clear();
+    knownDrivers.set(dir, { print, overrides: out });
+  }
   return out;
+}
+
+const knownDrivers = new Map<string, { print: string; overrides: Array<[string, string]> }>();
+const MAX_KNOWN_DRIVERS = 256;
+
+/**
+ * The text of every file git reads the configuration of `dir` from: the .git pointer of a linked
+ * worktree, the repository's config, and the worktree's own. System and global config are off
+ * (hardening.ts). undefined — nothing is kept — when `dir` is not a repository's top, when a file
+ * cannot be read, or when the config includes other files: an include can name any file.
+ */
+async function configFingerprint(dir: string): Promise<string | undefined> {
+  try {
+    const dotGit = join(dir, '.git');
+    const st = await lstat(dotGit);
+    let gitDir = dotGit;
+    let pointer = '';
+    if (st.isFile()) {
+      pointer = await readFile(dotGit, 'utf8');
+      const m = /^gitdir: (.+)$/m.exec(pointer);
+      if (!m) return undefined;
+      gitDir = resolve(dir, m[1]!.trim());
+    } else if (!st.isDirectory()) return undefined;
+    const common = await readFile(join(gitDir, 'commondir'), 'utf8').then(
+      (c) => resolve(gitDir, c.trim()),
+      () => gitDir,
+    );
+    const parts = [pointer, gitDir, common];
+    for (const file of new Set([join(common, 'config'), join(gitDir, 'config'), join(gitDir, 'config.worktree')])) {
+      parts.push(file, await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '\0absent' : Promise.reject(e))));
+    }
+    const text = parts.join('\0');
+    return /^\s*\[\s*include/im.test(text) ? undefined : text;
+  } catch {
+    return undefined;
+  }
 }
 
 function firstLine(s: string): string {

@@ -3,7 +3,7 @@
  * sets all of them: plain git (the control) runs the trap; Kiln's runner does not.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -130,5 +130,38 @@ describe('the git runner neutralises every program a repository config can name'
 
   it('config entries pass by environment with any key spelling', () => {
     expect(configEnv([['filter.a=b.clean', '']])).toEqual({ GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'filter.a=b.clean', GIT_CONFIG_VALUE_0: '' });
+  });
+});
+
+describe('the drivers a config defines are read again whenever it changes', () => {
+  const trapIn = (dir: string) => {
+    const script = join(dir, 'late.sh');
+    writeFileSync(script, `#!/bin/sh\ntouch '${join(dir, 'late.ran')}'\ncat\n`, { mode: 0o755 });
+    return script;
+  };
+
+  it('attack: a filter defined after an earlier call (repo config, then a linked worktree’s own) does not run; control: plain git runs it', async () => {
+    const traps = mkdtempSync(join(tmpdir(), 'kiln-traps-'));
+    const trap = trapIn(traps);
+    const repo = repoWith({ 'a.txt': 'one\n', '.gitattributes': '*.txt filter=late\n' });
+    // the first call learns there are no drivers
+    expect((await gitResult(repo, ['status', '--porcelain'])).exitCode).toBe(0);
+    plainGit(repo, ['config', 'filter.late.clean', trap]);
+    writeFileSync(join(repo, 'a.txt'), 'two\n');
+    await gitResult(repo, ['add', '-A']);
+    expect(existsSync(join(traps, 'late.ran')), 'the repo config changed since the first call').toBe(false);
+
+    const wt = `${repo}-wt`;
+    plainGit(repo, ['config', '--unset', 'filter.late.clean']);
+    plainGit(repo, ['worktree', 'add', '-q', '--detach', wt, 'HEAD']);
+    expect((await gitResult(wt, ['status', '--porcelain'])).exitCode).toBe(0);
+    plainGit(repo, ['config', 'extensions.worktreeConfig', 'true']);
+    plainGit(wt, ['config', '--worktree', 'filter.late.clean', trap]);
+    writeFileSync(join(wt, 'a.txt'), 'three\n');
+    await gitResult(wt, ['add', '-A']);
+    expect(existsSync(join(traps, 'late.ran')), 'the worktree config changed since the first call').toBe(false);
+
+    plainGit(wt, ['add', '-A', '--renormalize']);
+    expect(existsSync(join(traps, 'late.ran')), 'control: plain git runs the filter').toBe(true);
   });
 });
