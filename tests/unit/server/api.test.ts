@@ -201,7 +201,10 @@ describe('POST /runs', () => {
     const roomy = harness({ acme: { maxConcurrentRuns: 2 } });
     roomy.backend.startDelayMs = 50;
     roomy.backend.listLags = true;
-    const both = await Promise.all([roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy)), roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy))]);
+    const both = await Promise.all([
+      roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy)),
+      roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy)),
+    ]);
     expect(both.map((r) => r.status)).toEqual([201, 201]);
   });
 

@@ -18,7 +18,8 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/go
 
 let browser: Browser | undefined;
 beforeAll(async () => {
-  if (CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  if (CHROMIUM)
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 });
 afterAll(async () => {
   await browser?.close();
