@@ -9,6 +9,7 @@ const streams = new Map();
 const ended = new Map();
 let refreshTimer = 0;
 let role = '';
+let user = '';
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -54,6 +55,7 @@ async function start() {
   try {
     const me = await api('/me');
     role = me.role;
+    user = me.user;
     $('who').textContent = `${me.user} · tenant ${me.tenant} · ${me.role}`;
     $('who').hidden = false;
     $('signout').hidden = false;
@@ -97,17 +99,42 @@ function renderRuns(runs) {
   );
 }
 
+// A card is redrawn only when what it shows changed: a refresh that another run's event caused
+// does not wipe a reason being typed, move the focus, or fetch the diff again.
 function renderApprovals(list) {
   $('empty').hidden = list.length > 0;
   const box = $('approvals');
   const focused = document.activeElement && document.activeElement.closest('.approval');
-  const keep = focused ? focused.dataset.key : undefined;
-  box.replaceChildren(...list.map(card));
-  if (keep) {
-    const again = box.querySelector(`[data-key="${CSS.escape(keep)}"] button`);
+  const old = new Map([...box.children].map((e) => [e.dataset.key, e]));
+  const want = list.map((item) => {
+    const sig = JSON.stringify([user, role, item]);
+    const prev = old.get(`${item.runId}/${item.approval.id}`);
+    if (prev && prev.dataset.sig === sig) return prev;
+    const next = card(item);
+    next.dataset.sig = sig;
+    const typed = prev && prev.querySelector('textarea');
+    const fresh = next.querySelector('textarea');
+    if (typed && fresh) fresh.value = typed.value;
+    return next;
+  });
+  want.forEach((e, i) => {
+    if (box.children[i] !== e) box.insertBefore(e, box.children[i] || null);
+  });
+  while (box.children.length > want.length) box.lastElementChild.remove();
+  // the focused card was redrawn: the focus stays on that card, not on the page's top
+  if (focused && !focused.isConnected) {
+    const again = box.querySelector(`[data-key="${CSS.escape(focused.dataset.key)}"] button:not([disabled])`);
     if (again) again.focus();
   }
 }
+
+/** A call two approvers must approve: how many have, who, and whether the signed-in user is one of them. */
+function votes(a) {
+  if (!a.approvals) return null;
+  const { needed, by } = a.approvals;
+  return el('p', { class: 'votes' }, el('strong', { text: 'Approvals: ' }), `${by.length} of ${needed}${by.length ? ` (${by.join(', ')})` : ''}`);
+}
+const approvedByMe = (a) => Boolean(a.approvals && a.approvals.by.includes(user));
 
 function card(item) {
   const a = item.approval;
@@ -134,6 +161,7 @@ function card(item) {
     el('p', {}, el('strong', { text: 'Run ' }), `${item.runId} · ${item.repo} · started by ${item.startedBy || 'unknown'} · approval ${a.id}`),
     el('p', {}, el('strong', { text: 'Goal: ' }), item.goal),
     el('p', { class: 'reason' }, el('strong', { text: 'Why it asks: ' }), `${a.reason} (${a.rule})`),
+    votes(a),
     el('h4', { text: 'The call' }),
     el('pre', { text: parsed }),
     el('h4', { text: 'Plan' }),
@@ -147,8 +175,9 @@ function card(item) {
       : el(
           'div',
           { class: 'actions' },
-          button('Approve once', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'once' })),
-          button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' })),
+          approvedByMe(a) ? el('p', { class: 'mine', text: `You approved this already; it waits for another approver (the same person counts once).` }) : null,
+          button('Approve once', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'once' }), approvedByMe(a)),
+          button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' }), approvedByMe(a)),
           el('label', { for: `${id}-reason` }, 'Reason to reject', reason),
           button('Reject', 'reject', () => {
             if (!reason.value.trim()) {
@@ -208,14 +237,15 @@ function humanCard(item) {
   );
 }
 
-function button(label, cls, onClick) {
+function button(label, cls, onClick, off) {
   const b = el('button', { type: 'button', class: cls, text: label });
+  b.disabled = Boolean(off);
   b.addEventListener('click', async () => {
     b.disabled = true;
     try {
       await onClick();
     } finally {
-      b.disabled = false;
+      b.disabled = Boolean(off);
     }
   });
   return b;

@@ -24,7 +24,8 @@ export interface CliResult {
  * changes what Kiln does (a real API key would turn the scripted demo into a real one).
  */
 export function userEnv(over: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
+  // a home of its own only when the test did not bring one (an unused temp dir is a leak)
+  const env: NodeJS.ProcessEnv = { ...process.env, KILN_HOME: over.KILN_HOME ?? mkdtempSync(join(tmpdir(), 'kiln-home-')) };
   for (const k of [
     'ANTHROPIC_API_KEY',
     'ANTHROPIC_BASE_URL',

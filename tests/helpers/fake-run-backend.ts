@@ -56,6 +56,11 @@ export class FakeRunBackend implements RunBackend {
   readonly humans: Array<{ runId: string; d: HumanDecision }> = [];
   readonly cancels: Array<{ runId: string; by: string; reason?: string }> = [];
   starts = 0;
+  /** how long a start takes: long enough for two requests to race */
+  startDelayMs = 0;
+  /** the list does not show runs started here yet, as Temporal's visibility lags a start */
+  listLags = false;
+  private readonly startedHere = new Set<string>();
 
   /** a run as another process (or tenant) left it */
   add(
@@ -111,8 +116,10 @@ export class FakeRunBackend implements RunBackend {
   }
 
   async start(input: RunInput, tenant: string, memo: RunMemo) {
+    if (this.startDelayMs) await new Promise((r) => setTimeout(r, this.startDelayMs));
     if (this.runs.has(input.runId)) return { runId: input.runId, attached: true };
     this.starts++;
+    this.startedHere.add(input.runId);
     this.runs.set(input.runId, {
       info: { runId: input.runId, tenant, status: 'RUNNING', open: true, phase: 'preparing', repo: input.repo, startedAt: new Date().toISOString(), memo },
       input,
@@ -129,6 +136,7 @@ export class FakeRunBackend implements RunBackend {
   async list(q: ListQuery) {
     return [...this.runs.values()]
       .map((r) => r.info)
+      .filter((i) => !(this.listLags && this.startedHere.has(i.runId)))
       .filter(
         (i) =>
           i.tenant === q.tenant && (!q.open || i.open) && (!q.startedSince || new Date(i.startedAt!) >= q.startedSince) && (!q.phase || i.phase === q.phase),

@@ -22,6 +22,7 @@ import { findTemporalCli } from '../../src/temporal/binary.js';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import type { kilnRun } from '../../src/workflows/run.js';
+import { artifactsDir } from '../helpers/artifacts.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { kiln, userEnv } from '../e2e/cli.js';
 import { testInput } from '../helpers/run-input.js';
@@ -203,7 +204,7 @@ describe.skipIf(!binary)('encrypted history', () => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(`${server.uiUrl}/namespaces/default/workflows/${runId}`);
       await page.getByText(GOAL_CANARY).first().waitFor({ timeout: 60_000 });
-      const shot = join(dir, 'web-ui-decoded.png');
+      const shot = join(artifactsDir('encrypted-history'), 'web-ui-decoded.png');
       await page.screenshot({ path: shot, fullPage: true });
       process.stdout.write(`Web UI screenshot: ${shot}\n`);
       expect(existsSync(shot)).toBe(true);

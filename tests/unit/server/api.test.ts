@@ -1,7 +1,7 @@
 /** `kiln serve`'s routes in process over a fake run store: auth, roles, idempotency, limits, bad input, approvals, events. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { verifyApproval } from '../../../src/auth/attestation.js';
 import { MAX_BODY_BYTES } from '../../../src/server/app.js';
 import { harness, SCRIPT } from './harness.js';
@@ -22,6 +22,24 @@ describe('authentication and roles', () => {
     expect((await h.call('GET', '/runs', token)).status).toBe(200);
     h.tokens.revoke(record.id);
     expect((await h.call('GET', '/runs', token)).status).toBe(401);
+  });
+
+  it('a write without a token is 401 and reaches nothing; the same write with one gets through', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', { repo: h.acmeRepo });
+    const writes: Array<[string, unknown]> = [
+      ['/runs', { repo: h.acmeRepo, goal: 'fix it', model: SCRIPT }],
+      ['/runs/r1/cancel', {}],
+      ['/runs/r1/approvals/appr-1', { decision: 'approve' }],
+      ['/runs/r1/human', { action: 'abandon' }],
+    ];
+    for (const [path, b] of writes) {
+      const r = await h.call('POST', path, undefined, b);
+      expect(r.status, path).toBe(401);
+      expect((await json(r)).error).toBe('unauthorized');
+    }
+    expect(h.backend.starts + h.backend.decisions.length + h.backend.cancels.length + h.backend.humans.length).toBe(0);
+    expect((await h.call('POST', '/runs', h.t.acmeRunner, writes[0]![1])).status).toBe(201);
   });
 
   it('a viewer reads but neither starts, cancels nor approves; a runner does not approve; an approver does not start', async () => {
@@ -146,6 +164,50 @@ describe('POST /runs', () => {
     expect((await json(r)).error).toBe('too_large');
   });
 
+  it('a chunked body over the limit (no Content-Length) is 413 too, and starts nothing', async () => {
+    const h = harness();
+    const chunk = new TextEncoder().encode(JSON.stringify(body(h, { goal: 'x'.repeat(16 * 1024) })));
+    const stream = (times: number) =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < times; i++) c.enqueue(chunk);
+          c.close();
+        },
+      });
+    const post = (times: number) =>
+      h.app.request('/runs', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${h.t.acmeRunner}`, 'Content-Type': 'application/json' },
+        body: stream(times),
+        duplex: 'half',
+      } as RequestInit);
+    const big = await post(Math.ceil(MAX_BODY_BYTES / chunk.length) + 1);
+    expect(big.status).toBe(413);
+    expect((await json(big)).error).toBe('too_large');
+    expect(h.backend.starts).toBe(0);
+    // control: one chunk, under the limit, streamed the same way
+    expect((await post(1)).status).toBe(201);
+  });
+
+  it('two starts racing for the last place under the concurrent-run limit: one 201, one 429', async () => {
+    const h = harness({ acme: { maxConcurrentRuns: 1 } });
+    // each start takes a while and the list does not show it yet, as with Temporal
+    h.backend.startDelayMs = 50;
+    h.backend.listLags = true;
+    const [a, b] = await Promise.all([h.call('POST', '/runs', h.t.acmeRunner, body(h)), h.call('POST', '/runs', h.t.acmeRunner, body(h))]);
+    expect([a.status, b.status].sort()).toEqual([201, 429]);
+    expect(h.backend.starts).toBe(1);
+    // control: with room for two, both start
+    const roomy = harness({ acme: { maxConcurrentRuns: 2 } });
+    roomy.backend.startDelayMs = 50;
+    roomy.backend.listLags = true;
+    const both = await Promise.all([
+      roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy)),
+      roomy.call('POST', '/runs', roomy.t.acmeRunner, body(roomy)),
+    ]);
+    expect(both.map((r) => r.status)).toEqual([201, 201]);
+  });
+
   it('the concurrent-run limit is a 429 with Retry-After; a run that ended frees its place', async () => {
     const h = harness({ acme: { maxConcurrentRuns: 2 } });
     expect((await h.call('POST', '/runs', h.t.acmeRunner, body(h))).status).toBe(201);
@@ -184,6 +246,31 @@ describe('POST /runs', () => {
     expect((await json(r)).limit).toBe('rate');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await h.call('GET', '/runs', h.t.acmeRunner)).status).toBe(200);
+  });
+});
+
+describe('a failure inside the server', () => {
+  it('is a 500 {error: "internal"} with no stack or path in the body; the operator log has the stack', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', { repo: h.acmeRepo });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      h.backend.describe = async () => {
+        throw new Error('visibility store unreachable at /var/lib/temporal/secret.db');
+      };
+      const r = await h.call('GET', '/runs/r1', h.t.acmeViewer);
+      expect(r.status).toBe(500);
+      const text = await r.text();
+      expect(JSON.parse(text)).toEqual({ error: 'internal', message: expect.any(String) });
+      expect(text).not.toMatch(/\n\s+at |\.ts:\d+|secret\.db|visibility store/);
+      expect(logged.mock.calls.flat().join('\n')).toMatch(/GET \/runs\/r1: Error: visibility store unreachable[^]*\n\s+at /);
+    } finally {
+      logged.mockRestore();
+    }
+    // control: the same request against a working store
+    const ok = harness();
+    ok.backend.add('r1', 'acme', { repo: ok.acmeRepo });
+    expect((await ok.call('GET', '/runs/r1', ok.t.acmeViewer)).status).toBe(200);
   });
 });
 

@@ -1,8 +1,9 @@
 /** An in-process `kiln serve` over a fake run store: tokens in a temp KILN_HOME, two tenants. */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { afterEach } from 'vitest';
 import { createApp } from '../../../src/server/app.js';
 import { TokenStore } from '../../../src/server/tokens.js';
 import type { TenantConfig } from '../../../src/server/tenants.js';
@@ -12,12 +13,19 @@ import { exampleRepo } from '../../helpers/repo.js';
 
 export const SCRIPT = 'scripted:examples/scripts/revoked-session.json';
 
+/** every test's home and repos, deleted when it ends (each harness() makes three temp dirs) */
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 export function harness(over: { acme?: Partial<TenantConfig>; now?: () => Date } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'kiln-serve-test-'));
   const tokens = new TokenStore(join(home, 'server', 'tokens.json'));
   const backend = new FakeRunBackend();
   const acmeRepo = exampleRepo('kiln-serve-acme-', home);
   const globexRepo = exampleRepo('kiln-serve-globex-', home);
+  made.push(home, dirname(acmeRepo), dirname(globexRepo));
   const tenant = (repos: string[], o: Partial<TenantConfig> = {}): TenantConfig => ({
     repos: repos.map(canonicalPath),
     maxConcurrentRuns: 5,

@@ -1,11 +1,18 @@
 /** `kiln token`: a token shown once, kept only as its hash in a 0600 file; revocation and bad names. */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { TokenStore } from '../../../src/server/tokens.js';
 
-const store = () => new TokenStore(join(mkdtempSync(join(tmpdir(), 'kiln-tokens-')), 'server', 'tokens.json'));
+const dirs: string[] = [];
+const store = () => {
+  dirs.push(mkdtempSync(join(tmpdir(), 'kiln-tokens-')));
+  return new TokenStore(join(dirs.at(-1)!, 'server', 'tokens.json'));
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 describe('TokenStore', () => {
   it('keeps the hash, never the token, in a file only its owner reads', () => {
