@@ -227,6 +227,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
           off: versioned ? undefined : true,
           takeNewRuns: o.takeNewRuns ? 'always' : 'if-none',
         },
+        fleetGauges: metrics ? { log: out } : undefined,
       });
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
