@@ -16,7 +16,7 @@ import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
-import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
+import { registerSearchAttributes, SearchAttributesNotRegisteredError } from './temporal/register-search-attributes.js';
 import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataConverter } from './codec/data-converter.js';
 import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
 import { startFleetGauges, type FleetGauges } from './temporal/fleet-gauges.js';
@@ -82,14 +82,15 @@ export const HEARTBEAT_THROTTLE = '1 second';
 
 /**
  * Fleet queries need Kiln's search attributes on the server; a worker registers the missing ones.
- * A client without the permission still runs work: the line says who must add them.
+ * A client without the permission, or a server without the operator API, still runs work: the
+ * line says who must add them.
  */
-async function ensureSearchAttributes(connection: NativeConnection, namespace: string): Promise<string> {
+export async function ensureSearchAttributes(connection: Parameters<typeof registerSearchAttributes>[0], namespace: string): Promise<string> {
   try {
     const r = await registerSearchAttributes(connection, namespace);
     return r.added.length ? `search attributes: added ${r.added.join(', ')}` : 'search attributes: all present';
   } catch (err) {
-    if (err instanceof SearchAttributePermissionError) return `search attributes: NOT REGISTERED — ${err.message}`;
+    if (err instanceof SearchAttributesNotRegisteredError) return `search attributes: NOT REGISTERED — ${err.message}`;
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import { agentDynamicConfig, hostPort, localAddress, writeClusterConfig, type Cl
 import { checkBindAddress } from '../../../src/temporal/cluster.js';
 import { exposureWarning, workerAddresses } from '../../../src/cli/commands/cluster.js';
 import { UsageError } from '../../../src/shared/errors.js';
+import { SEARCH_ATTRIBUTES } from '../../../src/temporal/search-attributes.js';
 import { AGENT_DYNAMIC_CONFIG, agentDynamicConfigArgs } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {
@@ -131,5 +132,11 @@ describe('docker-compose.yml', () => {
     // key:\n  - value: N (or true/false)
     const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+|true|false)/gm)].map((m) => [m[1], JSON.parse(m[2]!) as unknown]));
     expect(values).toEqual(agentDynamicConfig());
+  });
+
+  it("registers every one of Kiln's search attributes, with its type", () => {
+    const compose = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docker-compose.yml'), 'utf8');
+    const created = [...compose.matchAll(/search-attribute create --namespace default --name (\w+) --type (\w+)/g)].map((m) => ({ name: m[1], type: m[2] }));
+    expect(created).toEqual(SEARCH_ATTRIBUTES);
   });
 });
