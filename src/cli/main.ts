@@ -443,7 +443,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
       const { fleetQuery, hasFilters, repoKey } = await import('../client/fleet-query.js');
-      const filters: FleetFilters = { ...o, repo: o.repo === undefined ? undefined : await repoKey(o.repo) };
+      // the filters alone: --limit and --json are not filters (with them, a plain `kiln list` was refused on a server without the attributes)
+      const filters: FleetFilters = {
+        phase: o.phase,
+        repo: o.repo === undefined ? undefined : await repoKey(o.repo),
+        waitingLongerThan: o.waitingLongerThan,
+        overBudget: o.overBudget,
+        touched: o.touched,
+        approver: o.approver,
+      };
       const query = fleetQuery(filters);
       if (o.showQuery) return out(query);
       const [{ hasKilnSearchAttributes }, { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince }] = await Promise.all([

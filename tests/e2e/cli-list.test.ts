@@ -58,7 +58,12 @@ describe('kiln list --phase', () => {
         { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
       ]),
     );
-    const done = await t.start(input([{ tool_use: [{ name: 'finish', input: { summary: 'nothing to do' } }] }]));
+    const done = await t.start(
+      input([
+        { tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ]),
+    );
     await t.waitFor(waiting, (s) => s.pendingApprovals.length > 0);
     expect((await done.result()).state).toBe('succeeded');
 
