@@ -161,7 +161,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--dir <dir>', 'where PostgreSQL data, config and logs live (default: $KILN_HOME/cluster; /var/lib/kiln/cluster as root)')
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--shards <n>', 'history shards (fixed at the first start)', '4')
-    .option('--bind <ip>', 'the address the server listens on: 127.0.0.1 is this machine only; other hosts need an address of this machine or 0.0.0.0 (no authentication: docs/team-setup.md)', '127.0.0.1')
+    .option(
+      '--bind <ip>',
+      'the address the server listens on: 127.0.0.1 is this machine only; other hosts need an address of this machine or 0.0.0.0 (no authentication: docs/team-setup.md)',
+      '127.0.0.1',
+    )
     .action(async (o: { dir?: string; port: string; shards: string; bind: string }) => {
       const port = Number(o.port);
       const shards = Number(o.shards);

@@ -49,8 +49,12 @@ export function machineAddresses(): string[] {
 /** A wildcard or one of this machine's addresses: anything else fails deep inside the server. */
 export function checkBindAddress(ip: string, own: readonly string[] = machineAddresses()): string {
   const a = ip.trim();
-  if (!isIP(a)) throw new UsageError(`--bind ${JSON.stringify(ip)}: expected an IP address, e.g. 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of this machine's: ${own.join(', ')}`);
-  if (a !== '0.0.0.0' && a !== '::' && !own.includes(a)) throw new UsageError(`--bind ${a}: not an address of this machine; its addresses are ${own.join(', ')} (or 0.0.0.0 for all)`);
+  if (!isIP(a))
+    throw new UsageError(
+      `--bind ${JSON.stringify(ip)}: expected an IP address, e.g. 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of this machine's: ${own.join(', ')}`,
+    );
+  if (a !== '0.0.0.0' && a !== '::' && !own.includes(a))
+    throw new UsageError(`--bind ${a}: not an address of this machine; its addresses are ${own.join(', ')} (or 0.0.0.0 for all)`);
   return a;
 }
 

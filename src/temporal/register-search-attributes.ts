@@ -82,7 +82,12 @@ export async function registerSearchAttributes(connection: HasOperatorService, n
     try {
       return (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
     } catch (err) {
-      throw refusal(err, KILN_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name)) ?? err;
+      throw (
+        refusal(
+          err,
+          KILN_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name),
+        ) ?? err
+      );
     }
   };
   const existing = await list();
@@ -95,7 +100,10 @@ export async function registerSearchAttributes(connection: HasOperatorService, n
       searchAttributes: Object.fromEntries(missing.map((k) => [k.name, INDEXED_VALUE_TYPE[k.type]])),
     });
   } catch (err) {
-    const refused = refusal(err, missing.map((k) => k.name));
+    const refused = refusal(
+      err,
+      missing.map((k) => k.name),
+    );
     if (refused) throw refused;
     // another worker may have added them between our list and our add: that is the goal reached
     const now = await list();

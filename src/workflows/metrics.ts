@@ -28,7 +28,11 @@ function meters() {
     turns: metricMeter.createCounter('kiln_turns', 'turns', 'model turns completed'),
     tokens: metricMeter.createCounter('kiln_tokens', 'tokens', 'model tokens by kind (input, output, cache_read, cache_write)'),
     cost: metricMeter.createHistogram('kiln_turn_cost_usd', 'float', 'USD', "each model turn's cost; the _sum is the total spent"),
-    asked: metricMeter.createCounter('kiln_approvals_requested', 'approvals', 'tool calls that waited for a person (waiting now: kiln_runs_waiting_for_approval)'),
+    asked: metricMeter.createCounter(
+      'kiln_approvals_requested',
+      'approvals',
+      'tool calls that waited for a person (waiting now: kiln_runs_waiting_for_approval)',
+    ),
     answered: metricMeter.createCounter('kiln_approvals_ended', 'approvals', 'approval waits that ended, by outcome (approved, rejected, timeout, cancelled)'),
     denials: metricMeter.createCounter('kiln_tool_denials', 'calls', 'tool calls the policy denied, by tool and rule'),
   };

@@ -207,9 +207,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     const inFlight = await Promise.all(Array.from({ length: 4 }, () => start(input(quick))));
     // what each was doing the moment before the kill: the server's word on whether it is open, the
     // workflow's on how many turns it has begun (0 when it has not answered yet)
-    const before = await Promise.all(
-      inFlight.map(async (h) => ({ open: (await h.describe()).status.name === 'RUNNING', turn: (await state(h))?.turn ?? 0 })),
-    );
+    const before = await Promise.all(inFlight.map(async (h) => ({ open: (await h.describe()).status.name === 'RUNNING', turn: (await state(h))?.turn ?? 0 })));
     await cluster.stopServer('SIGKILL');
     const open = inFlight.filter((_, i) => before[i]!.open);
     expect(open.length, `a quick run still running when the server died (turns begun: ${before.map((b) => b.turn).join(', ')})`).toBeGreaterThan(0);
@@ -222,7 +220,14 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     for (const r of results) expect(patch(r)).toContain('+two');
     // nothing lost: every run did every turn of its script and logged each one (the waiting runs'
     // last two, and whatever the open quick runs had left, came after the restart)
-    const turnsLogged = (r: RunResult) => [...new Set(events(r).filter((e) => e.type === 'turn').map((e) => e.turn as number))].sort((a, b) => a - b);
+    const turnsLogged = (r: RunResult) =>
+      [
+        ...new Set(
+          events(r)
+            .filter((e) => e.type === 'turn')
+            .map((e) => e.turn as number),
+        ),
+      ].sort((a, b) => a - b);
     for (const [i, r] of results.entries()) {
       const script = i < waiting.length ? 4 : 3;
       expect(r.turns, r.runId).toBe(script);

@@ -81,7 +81,7 @@ describe('kiln list --phase', () => {
     await waiting.terminate('test over');
   }, 120_000);
 
-  it('on a server without Kiln\'s search attributes: the filter is refused in one line, a plain list still works', async () => {
+  it("on a server without Kiln's search attributes: the filter is refused in one line, a plain list still works", async () => {
     const env = userEnv({ TEMPORAL_ADDRESS: bare.address });
     const refused = await kiln(['list', '--phase', 'awaiting_approval'], { env });
     expect(refused.code).toBe(2);

@@ -122,7 +122,8 @@ describe('worker metrics', () => {
     await gaugesReach(1, 1);
     // ended from outside while it waits, as when a host dies with it or someone terminates it: the
     // workflow never says it left the phase, so the counters go on saying it waits
-    const countedWaiting = async () => (await metric('kiln_run_phase_entered', { phase: 'awaiting_approval' })) - (await metric('kiln_run_phase_left', { phase: 'awaiting_approval' }));
+    const countedWaiting = async () =>
+      (await metric('kiln_run_phase_entered', { phase: 'awaiting_approval' })) - (await metric('kiln_run_phase_left', { phase: 'awaiting_approval' }));
     const before = await countedWaiting();
     expect(before).toBeGreaterThanOrEqual(1);
     await h.terminate('gone while waiting');

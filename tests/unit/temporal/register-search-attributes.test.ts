@@ -66,7 +66,9 @@ describe("registering Kiln's search attributes", () => {
   });
 
   it("the worker's start-up line: NOT REGISTERED with the reason when refused or unimplemented; any other error still stops it", async () => {
-    expect(await ensureSearchAttributes(fakeServer({}, { unimplemented: 'list' }), 'team')).toMatch(/^search attributes: NOT REGISTERED — this server does not offer the operator API/);
+    expect(await ensureSearchAttributes(fakeServer({}, { unimplemented: 'list' }), 'team')).toMatch(
+      /^search attributes: NOT REGISTERED — this server does not offer the operator API/,
+    );
     expect(await ensureSearchAttributes(fakeServer({}, { deny: 'add' }), 'team')).toMatch(/^search attributes: NOT REGISTERED — this client may not register/);
     // control: a server that allows it
     expect(await ensureSearchAttributes(fakeServer({}), 'team')).toMatch(/^search attributes: added KilnPhase/);
