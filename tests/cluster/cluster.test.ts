@@ -15,6 +15,7 @@ import { startRun } from '../../src/client/runs.js';
 import { approveSignal, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import { startCluster, type LocalCluster } from '../../src/temporal/cluster.js';
+import { countFleet } from '../../src/temporal/fleet-gauges.js';
 import { findPgBin } from '../../src/temporal/postgres.js';
 import { serverCacheDir } from '../../src/temporal/server-binary.js';
 import type { kilnRun } from '../../src/workflows/run.js';
@@ -194,6 +195,16 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
       30_000,
     );
     expect(ids).toContain(h.workflowId);
+    // the fleet gauges' counts (docs/metrics.md) on PostgreSQL visibility: the same queries the dev server answers
+    const counts = await until(
+      'the fleet counts: 1 run awaiting approval, 1 waiting',
+      async () => {
+        const c = await countFleet(connection, cluster.namespace, queue);
+        return c.phases.awaiting_approval === 1 && c.waiting === 1 ? c : undefined;
+      },
+      30_000,
+    );
+    expect(counts.phases.editing + counts.phases.planning + counts.phases.preparing).toBe(0);
     await approve(h, st);
     expect((await h.result()).state).toBe('succeeded');
   });
