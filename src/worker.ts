@@ -3,7 +3,7 @@
  * worktree on this host's own queue (Temporal's worker-specific task queues pattern), so a run's
  * activities always reach the machine that holds its worktree.
  */
-import { NativeConnection, Worker, type WorkerDeploymentOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerDeploymentOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,9 +16,10 @@ import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
-import { registerSearchAttributes, SearchAttributePermissionError } from './temporal/register-search-attributes.js';
+import { registerSearchAttributes, SearchAttributesNotRegisteredError } from './temporal/register-search-attributes.js';
 import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataConverter } from './codec/data-converter.js';
 import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
+import { startFleetGauges, type FleetGauges } from './temporal/fleet-gauges.js';
 import { buildIdOf, checkBuildId, deploymentNameFor, takeNewRuns, versioningUnsupported, type DeploymentVersion } from './temporal/deployment.js';
 
 /**
@@ -38,6 +39,8 @@ export interface RunningWorker {
   version?: DeploymentVersion;
   /** the build, and whether it takes new runs, in one line for the operator */
   versioning: string;
+  /** the server's counts of runs by phase, when this worker exports metrics */
+  fleetGauges?: FleetGauges;
   run: Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -79,14 +82,15 @@ export const HEARTBEAT_THROTTLE = '1 second';
 
 /**
  * Fleet queries need Kiln's search attributes on the server; a worker registers the missing ones.
- * A client without the permission still runs work: the line says who must add them.
+ * A client without the permission, or a server without the operator API, still runs work: the
+ * line says who must add them.
  */
-async function ensureSearchAttributes(connection: NativeConnection, namespace: string): Promise<string> {
+export async function ensureSearchAttributes(connection: Parameters<typeof registerSearchAttributes>[0], namespace: string): Promise<string> {
   try {
     const r = await registerSearchAttributes(connection, namespace);
     return r.added.length ? `search attributes: added ${r.added.join(', ')}` : 'search attributes: all present';
   } catch (err) {
-    if (err instanceof SearchAttributePermissionError) return `search attributes: NOT REGISTERED — ${err.message}`;
+    if (err instanceof SearchAttributesNotRegisteredError) return `search attributes: NOT REGISTERED — ${err.message}`;
     throw err;
   }
 }
@@ -204,6 +208,11 @@ export async function startWorker(
     /** default: the keys in this process's environment (KILN_CODEC_KEYS_FILE, KILN_CODEC_KEY) */
     dataConverter?: KilnDataConverter;
     versioning?: VersioningOptions;
+    /**
+     * Fleet gauges (kiln_runs by phase, runs waiting for approval) counted on the server: give it
+     * when the process exports metrics. `log` hears a failed count (default: stderr).
+     */
+    fleetGauges?: { intervalMs?: number; log?: (line: string) => void };
   } = {},
 ): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
@@ -261,6 +270,16 @@ export async function startWorker(
       throw err;
     }
   }
+  const fleetGauges =
+    opts.fleetGauges &&
+    startFleetGauges({
+      connection,
+      meter: Runtime.instance().metricMeter,
+      namespace: settings.namespace,
+      taskQueue,
+      intervalMs: opts.fleetGauges.intervalMs,
+      log: opts.fleetGauges.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    });
   let stopping: Promise<void> | undefined;
   return {
     hostQueue: deps.hostQueue,
@@ -268,10 +287,12 @@ export async function startWorker(
     codec: codecStatus(converter),
     version: versioning.version,
     versioning: versioningLine,
+    fleetGauges,
     run,
     // idempotent: Ctrl-C handlers and callers may both ask
     shutdown() {
       stopping ??= (async () => {
+        fleetGauges?.stop();
         if (shared.getState() === 'RUNNING') shared.shutdown();
         if (host.getState() === 'RUNNING') host.shutdown();
         await run.finally(releaseSpawner);
@@ -285,7 +306,7 @@ export async function startWorker(
 // `node dist/src/worker.js`: a worker process on its own (tests start it as a real child process).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const metrics = installMetricsRuntime(process.env.KILN_METRICS_ADDR);
-  startWorker()
+  startWorker({ fleetGauges: metrics ? {} : undefined })
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);
       process.stdout.write(`${w.searchAttributes}\n`);

@@ -156,18 +156,24 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .command('cluster')
     .summary('Start a PostgreSQL-backed Temporal cluster here')
     .description(
-      'Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on several hosts',
+      'Start the production Temporal server on a private PostgreSQL (built and set up on first use; data kept in --dir) for workers on this host or, with --bind, on several',
     )
     .option('--dir <dir>', 'where PostgreSQL data, config and logs live (default: $KILN_HOME/cluster; /var/lib/kiln/cluster as root)')
     .option('--port <n>', 'Temporal frontend port', '7233')
     .option('--shards <n>', 'history shards (fixed at the first start)', '4')
-    .action(async (o: { dir?: string; port: string; shards: string }) => {
+    .option(
+      '--bind <ip>',
+      'the address the server listens on: 127.0.0.1 is this machine only; other hosts need an address of this machine or 0.0.0.0 (no authentication: docs/team-setup.md)',
+      '127.0.0.1',
+    )
+    .action(async (o: { dir?: string; port: string; shards: string; bind: string }) => {
       const port = Number(o.port);
       const shards = Number(o.shards);
       if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number`);
       if (!Number.isInteger(shards) || shards <= 0) throw new UsageError(`--shards ${o.shards}: expected a positive whole number`);
       const { runCluster } = await import('./commands/cluster.js');
-      await runCluster({ dir: o.dir, port, shards }, out);
+      const { checkBindAddress } = await import('../temporal/cluster.js');
+      await runCluster({ dir: o.dir, port, shards, bind: checkBindAddress(o.bind) }, out);
     });
 
   program
@@ -225,6 +231,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
           off: versioned ? undefined : true,
           takeNewRuns: o.takeNewRuns ? 'always' : 'if-none',
         },
+        fleetGauges: metrics ? { log: out } : undefined,
       });
       process.removeListener('SIGINT', early);
       process.removeListener('SIGTERM', early);
@@ -440,7 +447,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit ${o.limit}: expected a positive whole number`);
       const { fleetQuery, hasFilters, repoKey } = await import('../client/fleet-query.js');
-      const filters: FleetFilters = { ...o, repo: o.repo === undefined ? undefined : await repoKey(o.repo) };
+      // the filters alone: --limit and --json are not filters (with them, a plain `kiln list` was refused on a server without the attributes)
+      const filters: FleetFilters = {
+        phase: o.phase,
+        repo: o.repo === undefined ? undefined : await repoKey(o.repo),
+        waitingLongerThan: o.waitingLongerThan,
+        overBudget: o.overBudget,
+        touched: o.touched,
+        approver: o.approver,
+      };
       const query = fleetQuery(filters);
       if (o.showQuery) return out(query);
       const [{ hasKilnSearchAttributes }, { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince }] = await Promise.all([

@@ -89,6 +89,7 @@ export async function startEmbedded(o: {
         deps,
         dataConverter: converter,
         versioning: { takeNewRuns: 'always' },
+        fleetGauges: process.env.KILN_METRICS_ADDR?.trim() ? {} : undefined,
       })
     : undefined;
   return {

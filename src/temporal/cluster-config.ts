@@ -5,6 +5,7 @@
  * Both files are written as JSON, which YAML reads as it is (the server loads them with yaml.v3).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import { AGENT_DYNAMIC_CONFIG, VERSIONING_DYNAMIC_CONFIG } from './dev-server.js';
 
@@ -32,7 +33,21 @@ export interface ClusterConfigOptions {
   numHistoryShards: number;
   /** the dynamic config values (default: the agent-workload ones); `{}` gives the server's defaults */
   dynamic?: Record<string, unknown>;
+  /** the address every service listens on (default 127.0.0.1: this machine only; 0.0.0.0: all interfaces) */
   ip?: string;
+}
+
+/**
+ * The address the server's own services use to reach each other when they listen on `ip`: a
+ * wildcard listens on loopback too, a specific address only on itself (127.0.0.1 would not answer).
+ */
+export function localAddress(ip: string): string {
+  return ip === '0.0.0.0' ? '127.0.0.1' : ip === '::' ? '::1' : ip;
+}
+
+/** host:port, with an IPv6 host in brackets. */
+export function hostPort(host: string, port: number): string {
+  return isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /** 4 shards on one machine (the module's development default): enough parallel queue readers for tens of concurrent runs. */
@@ -81,8 +96,9 @@ export function serverConfig(o: ClusterConfigOptions, dynamicConfigFile: string)
       },
     },
     global: {
-      membership: { maxJoinDuration: '30s', broadcastAddress: ip === '0.0.0.0' ? '127.0.0.1' : ip },
-      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `${ip}:${o.ports.metrics}` } },
+      // all four services are in this one process, so the address they announce to each other is a local one
+      membership: { maxJoinDuration: '30s', broadcastAddress: localAddress(ip) },
+      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: hostPort(ip, o.ports.metrics) } },
     },
     services: {
       frontend: rpc(o.ports.frontend, o.ports.frontendMembership, { httpPort: o.ports.frontendHttp }),
@@ -96,7 +112,7 @@ export function serverConfig(o: ClusterConfigOptions, dynamicConfigFile: string)
       masterClusterName: 'active',
       currentClusterName: 'active',
       clusterInformation: {
-        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${o.ports.frontend}` },
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: hostPort(localAddress(ip), o.ports.frontend) },
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },

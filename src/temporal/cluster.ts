@@ -10,9 +10,12 @@ import { msToTs } from '@temporalio/common/lib/time.js';
 import { execa, type ResultPromise } from 'execa';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '../shared/errors.js';
 import { freePort } from '../client/embedded.js';
-import { writeClusterConfig, DEFAULT_SHARDS, type ClusterPorts } from './cluster-config.js';
+import { hostPort, localAddress, writeClusterConfig, DEFAULT_SHARDS, type ClusterPorts } from './cluster-config.js';
 import { portTaken, PortInUseError } from './dev-server.js';
 import { startPostgres, type Postgres } from './postgres.js';
 import { registerSearchAttributes } from './register-search-attributes.js';
@@ -26,7 +29,38 @@ export interface ClusterOptions {
   /** dynamic config values instead of the agent-workload ones (`{}`: the server's defaults) */
   dynamic?: Record<string, unknown>;
   namespace?: string;
+  /**
+   * The address the server listens on (default 127.0.0.1: this machine only). Another host's
+   * workers need an address of this machine or 0.0.0.0; the frontend then has no authentication
+   * unless the server is configured for it (docs/team-setup.md). Checked by checkBindAddress.
+   */
+  bind?: string;
   log?: (s: string) => void;
+}
+
+/** This machine's own addresses (what a specific --bind may name). */
+export function machineAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .map((i) => i?.address)
+    .filter((a): a is string => !!a);
+}
+
+/** A wildcard or one of this machine's addresses: anything else fails deep inside the server. */
+export function checkBindAddress(ip: string, own: readonly string[] = machineAddresses()): string {
+  const a = ip.trim();
+  if (!isIP(a))
+    throw new UsageError(
+      `--bind ${JSON.stringify(ip)}: expected an IP address, e.g. 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of this machine's: ${own.join(', ')}`,
+    );
+  if (a !== '0.0.0.0' && a !== '::' && !own.includes(a))
+    throw new UsageError(`--bind ${a}: not an address of this machine; its addresses are ${own.join(', ')} (or 0.0.0.0 for all)`);
+  return a;
+}
+
+/** Loopback only: nobody on another machine reaches it. */
+export function isLoopback(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.');
 }
 
 /** What a cluster directory remembers between starts (the shard count can never change). */
@@ -38,7 +72,10 @@ interface ClusterState {
 }
 
 export interface LocalCluster {
+  /** where this machine reaches the frontend */
   address: string;
+  /** what the server listens on (ClusterOptions.bind) */
+  bind: string;
   namespace: string;
   dir: string;
   /** the server's Prometheus endpoint */
@@ -57,19 +94,19 @@ const PG_PASSWORD = 'temporal';
  * A free port below 32768: the server records its services' ports in cluster_membership as a
  * SMALLINT, so the OS's ephemeral ports (32768+) make it exit at start.
  */
-async function lowPort(taken: Set<number>): Promise<number> {
+async function lowPort(taken: Set<number>, ip: string): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (taken.has(port) || (await portTaken('127.0.0.1', port))) continue;
+    if (taken.has(port) || (await portTaken(ip, port))) continue;
     taken.add(port);
     return port;
   }
   throw new Error('no free port between 20000 and 32000 for the Temporal services');
 }
 
-async function newState(o: ClusterOptions): Promise<ClusterState> {
+async function newState(o: ClusterOptions, ip: string): Promise<ClusterState> {
   const taken = new Set<number>(o.port ? [o.port] : []);
-  const p = () => lowPort(taken);
+  const p = () => lowPort(taken, ip);
   return {
     pgPort: await freePort(),
     ports: {
@@ -152,15 +189,16 @@ async function prepareNamespace(c: Connection, namespace: string, log: (s: strin
 export async function startCluster(o: ClusterOptions): Promise<LocalCluster> {
   const log = o.log ?? (() => {});
   const namespace = o.namespace ?? 'default';
+  const bind = checkBindAddress(o.bind ?? '127.0.0.1');
   await mkdir(o.dir, { recursive: true });
   const bins = await provisionServerBinaries({ log });
   const stateFile = join(o.dir, STATE_FILE);
-  const state: ClusterState = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : await newState(o);
+  const state: ClusterState = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : await newState(o, bind);
   if (o.port && state.ports.frontend !== o.port) state.ports.frontend = o.port;
   if (o.shards && o.shards !== state.shards)
     log(`history shards: ${state.shards} (fixed when ${o.dir} was first started; --shards ${o.shards} needs a new directory)`);
-  if (await portTaken('127.0.0.1', state.ports.frontend)) {
-    throw new PortInUseError(`port ${state.ports.frontend} is taken (another Temporal server, or \`kiln dev\`?): pick another with --port`);
+  if (await portTaken(bind, state.ports.frontend)) {
+    throw new PortInUseError(`port ${state.ports.frontend} on ${bind} is taken (another Temporal server, or \`kiln dev\`?): pick another with --port`);
   }
   const pg = await startPostgres({ dir: join(o.dir, 'postgres'), port: state.pgPort, user: PG_USER });
   let child: ResultPromise | undefined;
@@ -173,8 +211,9 @@ export async function startCluster(o: ClusterOptions): Promise<LocalCluster> {
       pg: { host: '127.0.0.1', port: state.pgPort, user: PG_USER, password: PG_PASSWORD },
       numHistoryShards: state.shards,
       dynamic: o.dynamic,
+      ip: bind,
     });
-    const address = `127.0.0.1:${state.ports.frontend}`;
+    const address = hostPort(localAddress(bind), state.ports.frontend);
     const logFile = join(o.dir, 'server.log');
     let tail = '';
     const startServer = async () => {
@@ -209,9 +248,10 @@ export async function startCluster(o: ClusterOptions): Promise<LocalCluster> {
     log(`temporal server: ${address} (${state.shards} history shards; log ${logFile})`);
     return {
       address,
+      bind,
       namespace,
       dir: o.dir,
-      metricsUrl: `http://127.0.0.1:${state.ports.metrics}/metrics`,
+      metricsUrl: `http://${hostPort(localAddress(bind), state.ports.metrics)}/metrics`,
       pg,
       startServer,
       stopServer,

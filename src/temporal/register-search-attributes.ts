@@ -7,10 +7,23 @@ import type { temporal } from '@temporalio/proto';
 import { KilnError } from '../shared/errors.js';
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from './search-attributes.js';
 
-/** The client may not register search attributes: an admin must, once (the message says how). */
-export class SearchAttributePermissionError extends KilnError {
-  override name = 'SearchAttributePermissionError';
+/**
+ * This client cannot register search attributes on this server; runs work, fleet queries wait
+ * for an admin (the message says how). The worker says it and starts.
+ */
+export class SearchAttributesNotRegisteredError extends KilnError {
+  override name = 'SearchAttributesNotRegisteredError';
   readonly retryable = false;
+}
+
+/** The client may not register search attributes: an admin must, once. */
+export class SearchAttributePermissionError extends SearchAttributesNotRegisteredError {
+  override name = 'SearchAttributePermissionError';
+}
+
+/** The server (or a proxy in front of it) does not serve the operator API at all. */
+export class OperatorApiUnavailableError extends SearchAttributesNotRegisteredError {
+  override name = 'OperatorApiUnavailableError';
 }
 
 export interface RegisterResult {
@@ -29,10 +42,16 @@ const INDEXED_VALUE_TYPE: Record<(typeof KILN_SEARCH_ATTRIBUTE_KEYS)[number]['ty
 /** gRPC status codes (google.rpc.Code) that mean "not allowed" */
 const PERMISSION_DENIED = 7;
 const UNAUTHENTICATED = 16;
+/** what a server or proxy answers for a service it does not serve (Temporal Cloud's namespace endpoints, some gateways) */
+const UNIMPLEMENTED = 12;
 
 function isDenied(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return code === PERMISSION_DENIED || code === UNAUTHENTICATED;
+}
+
+function isUnimplemented(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === UNIMPLEMENTED;
 }
 
 export function adminCommands(namespace: string, names: readonly string[]): string {
@@ -54,12 +73,21 @@ export async function registerSearchAttributes(connection: HasOperatorService, n
     new SearchAttributePermissionError(
       `this client may not register Kiln's search attributes in namespace ${namespace} (permission denied): runs work, but fleet queries (kiln list filters) need them — ask an admin to run: ${adminCommands(namespace, missing)}`,
     );
+  const unavailable = (missing: readonly string[]) =>
+    new OperatorApiUnavailableError(
+      `this server does not offer the operator API (unimplemented), so Kiln's search attributes cannot be registered from here in namespace ${namespace}: runs work, but fleet queries (kiln list filters) need them — an admin adds them where the server is administered (Temporal Cloud: \`tcld namespace search-attributes add\` or the web console), or with: ${adminCommands(namespace, missing)}`,
+    );
+  const refusal = (err: unknown, missing: readonly string[]) => (isDenied(err) ? denied(missing) : isUnimplemented(err) ? unavailable(missing) : undefined);
   const list = async () => {
     try {
       return (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
     } catch (err) {
-      if (isDenied(err)) throw denied(KILN_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name));
-      throw err;
+      throw (
+        refusal(
+          err,
+          KILN_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name),
+        ) ?? err
+      );
     }
   };
   const existing = await list();
@@ -72,7 +100,11 @@ export async function registerSearchAttributes(connection: HasOperatorService, n
       searchAttributes: Object.fromEntries(missing.map((k) => [k.name, INDEXED_VALUE_TYPE[k.type]])),
     });
   } catch (err) {
-    if (isDenied(err)) throw denied(missing.map((k) => k.name));
+    const refused = refusal(
+      err,
+      missing.map((k) => k.name),
+    );
+    if (refused) throw refused;
     // another worker may have added them between our list and our add: that is the goal reached
     const now = await list();
     if (missing.some((k) => !(k.name in now))) throw err;

@@ -23,12 +23,16 @@ let m:
 
 function meters() {
   m ??= {
-    entered: metricMeter.createCounter('kiln_run_phase_entered', 'runs', 'runs that entered a phase; in the phase now = entered - left'),
+    entered: metricMeter.createCounter('kiln_run_phase_entered', 'runs', 'runs that entered a phase (runs in a phase now: the kiln_runs gauge)'),
     left: metricMeter.createCounter('kiln_run_phase_left', 'runs', 'runs that left a phase'),
     turns: metricMeter.createCounter('kiln_turns', 'turns', 'model turns completed'),
     tokens: metricMeter.createCounter('kiln_tokens', 'tokens', 'model tokens by kind (input, output, cache_read, cache_write)'),
     cost: metricMeter.createHistogram('kiln_turn_cost_usd', 'float', 'USD', "each model turn's cost; the _sum is the total spent"),
-    asked: metricMeter.createCounter('kiln_approvals_requested', 'approvals', 'tool calls that waited for a person; waiting now = requested - ended'),
+    asked: metricMeter.createCounter(
+      'kiln_approvals_requested',
+      'approvals',
+      'tool calls that waited for a person (waiting now: kiln_runs_waiting_for_approval)',
+    ),
     answered: metricMeter.createCounter('kiln_approvals_ended', 'approvals', 'approval waits that ended, by outcome (approved, rejected, timeout, cancelled)'),
     denials: metricMeter.createCounter('kiln_tool_denials', 'calls', 'tool calls the policy denied, by tool and rule'),
   };

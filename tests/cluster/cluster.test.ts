@@ -7,14 +7,15 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, readFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../src/client/runs.js';
 import { approveSignal, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import { startCluster, type LocalCluster } from '../../src/temporal/cluster.js';
+import { countFleet } from '../../src/temporal/fleet-gauges.js';
 import { findPgBin } from '../../src/temporal/postgres.js';
 import { serverCacheDir } from '../../src/temporal/server-binary.js';
 import type { kilnRun } from '../../src/workflows/run.js';
@@ -49,9 +50,10 @@ let connection: Connection;
 let client: Client;
 const queue = `kiln-cluster-${process.pid}`;
 const hosts: Record<string, WorkerProcess> = {};
-const scratch = mkdtempSync(join(tmpdir(), 'kiln-cluster-'));
-// as root, PostgreSQL runs as another user, which must be able to enter this directory
-chmodSync(scratch, 0o755);
+// PostgreSQL's data, the hosts' homes and the scripts (made in beforeAll, so a skipped tier leaves
+// nothing); removed with the repos after the tier
+let scratch: string;
+const repoDirs: string[] = [];
 
 async function host(name: string): Promise<WorkerProcess> {
   const w = await spawnWorker({
@@ -91,6 +93,7 @@ function quickScript(dir: string): string {
 
 function input(script: string): RunInput {
   const repo = repoWith({ 'a.txt': 'one\n' }, 'kiln-cluster-repo-');
+  repoDirs.push(dirname(repo));
   // a 10 s heartbeat timeout: on a loaded 2-core machine 3 s heartbeats were missed (once, 5 of 10
   // runs blocked); the host-loss path here is the schedule-to-start timeout, not the heartbeat
   // no checks in these repos: the run may succeed unverified, as asked (these tests are about the cluster)
@@ -143,6 +146,9 @@ function patch(r: RunResult): string {
 
 describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker hosts', () => {
   beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'kiln-cluster-'));
+    // as root, PostgreSQL runs as another user, which must be able to enter this directory
+    chmodSync(scratch, 0o755);
     // the first time on a machine this builds the server (minutes); afterwards it is cached
     cluster = await startCluster({ dir: join(scratch, 'cluster'), log: (s) => console.log(`cluster: ${s}`) });
     connection = await Connection.connect({ address: cluster.address });
@@ -154,6 +160,7 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     for (const w of Object.values(hosts)) await w.kill9();
     await connection?.close();
     await cluster?.stop();
+    for (const d of [...(scratch ? [scratch] : []), ...repoDirs]) rmSync(d, { recursive: true, force: true });
   });
 
   it("registers Kiln's search attributes on the cluster (the worker does it too, idempotently)", async () => {
@@ -188,6 +195,16 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
       30_000,
     );
     expect(ids).toContain(h.workflowId);
+    // the fleet gauges' counts (docs/metrics.md) on PostgreSQL visibility: the same queries the dev server answers
+    const counts = await until(
+      'the fleet counts: 1 run awaiting approval, 1 waiting',
+      async () => {
+        const c = await countFleet(connection, cluster.namespace, queue);
+        return c.phases.awaiting_approval === 1 && c.waiting === 1 ? c : undefined;
+      },
+      30_000,
+    );
+    expect(counts.phases.editing + counts.phases.planning + counts.phases.preparing).toBe(0);
     await approve(h, st);
     expect((await h.result()).state).toBe('succeeded');
   });
@@ -199,7 +216,12 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     // these are in flight (model turns, edits) when the server dies
     const quick = quickScript(scratch);
     const inFlight = await Promise.all(Array.from({ length: 4 }, () => start(input(quick))));
+    // what each was doing the moment before the kill: the server's word on whether it is open, the
+    // workflow's on how many turns it has begun (0 when it has not answered yet)
+    const before = await Promise.all(inFlight.map(async (h) => ({ open: (await h.describe()).status.name === 'RUNNING', turn: (await state(h))?.turn ?? 0 })));
     await cluster.stopServer('SIGKILL');
+    const open = inFlight.filter((_, i) => before[i]!.open);
+    expect(open.length, `a quick run still running when the server died (turns begun: ${before.map((b) => b.turn).join(', ')})`).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 2000));
     await cluster.startServer();
     // approvals sent after the restart reach the runs that were waiting before it
@@ -207,6 +229,17 @@ describe.skipIf(skip)('Kiln on a PostgreSQL-backed Temporal cluster, two worker 
     const results = await Promise.all([...waiting, ...inFlight].map((h) => h.result()));
     expect(results.map((r) => (r.state === 'succeeded' ? r.state : `${r.state}: ${r.reason ?? ''}`))).toEqual(Array(7).fill('succeeded'));
     for (const r of results) expect(patch(r)).toContain('+two');
+    // nothing lost: every run did every turn of its script and logged each one (the waiting runs'
+    // last two, and whatever the open quick runs had left, came after the restart)
+    // the model activity's turn events (the workflow's log lines of kind 'turn' carry no number)
+    const turnsLogged = (r: RunResult) =>
+      [...new Set(events(r).flatMap((e) => (e.type === 'turn' && typeof e.turn === 'number' ? [e.turn] : [])))].sort((a, b) => a - b);
+    for (const [i, r] of results.entries()) {
+      const script = i < waiting.length ? 4 : 3;
+      expect(r.turns, r.runId).toBe(script);
+      expect(turnsLogged(r), r.runId).toEqual(Array.from({ length: script }, (_, t) => t + 1));
+    }
+    for (const [i, st] of states.entries()) expect(results[i]!.turns, 'turns after the approval').toBeGreaterThan(st.turn);
     expect(hosts.a!.child.exitCode, 'the workers rode out the restart').toBeNull();
     expect(hosts.b!.child.exitCode).toBeNull();
   });

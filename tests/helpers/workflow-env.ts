@@ -46,9 +46,14 @@ export interface WorkflowTestEnv {
   stop(): Promise<void>;
 }
 
-export async function workflowTestEnv(queue: string, deps: Partial<ActivityDeps> = {}): Promise<WorkflowTestEnv> {
+export async function workflowTestEnv(
+  queue: string,
+  deps: Partial<ActivityDeps> = {},
+  worker_: Pick<NonNullable<Parameters<typeof startWorker>[0]>, 'fleetGauges'> = {},
+): Promise<WorkflowTestEnv> {
   const env = await startTestServer();
   const worker = await startWorker({
+    ...worker_,
     connection: env.nativeConnection,
     settings: { address: env.address, namespace: 'default', taskQueue: queue },
     deps: { ...defaultDeps(), hostQueue: `${queue}-host`, ...deps },

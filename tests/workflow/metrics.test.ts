@@ -14,6 +14,7 @@ import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.j
 
 let t: WorkflowTestEnv;
 let endpoint: string;
+const fleetLog: string[] = [];
 
 /** One metric's value for the labels given (the SDK adds namespace, task_queue, workflow_type). */
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -33,7 +34,8 @@ beforeAll(async () => {
   const addr = `127.0.0.1:${await freePort()}`;
   installMetricsRuntime(addr);
   endpoint = `http://${addr}/metrics`;
-  t = await workflowTestEnv('kiln-metrics-tests');
+  // a long interval: the test counts when it wants to (refresh), so nothing races its reads
+  t = await workflowTestEnv('kiln-metrics-tests', {}, { fleetGauges: { intervalMs: 3_600_000, log: (l) => fleetLog.push(l) } });
 });
 afterAll(async () => {
   await t?.stop();
@@ -91,5 +93,45 @@ describe('worker metrics', () => {
     expect((await metric('kiln_run_phase_entered')) - (await metric('kiln_run_phase_left'))).toBe(1);
     // and the SDK's own metrics on the same endpoint
     expect(await metric('temporal_workflow_completed')).toBeGreaterThanOrEqual(1);
+  });
+
+  it("kiln_runs and kiln_runs_waiting_for_approval are the server's count: right where the counters go wrong", async () => {
+    const repo = repoWith({ 'notes.txt': 'notes\n', 'package.json': JSON.stringify({ name: 'g', scripts: { lint: 'node -e 0' } }) });
+    const script = writeScript(join(repo, '..'), 'gauges', {
+      name: 'gauges',
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'lint' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const labels = { namespace: 'default', taskQueue: 'kiln-metrics-tests' };
+    /** counts again until the gauges say what is expected (visibility is updated a moment after the run) */
+    const gaugesReach = async (awaiting: number, waiting: number) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        await t.worker.fleetGauges!.refresh();
+        const now = [await metric('kiln_runs', { ...labels, phase: 'awaiting_approval' }), await metric('kiln_runs_waiting_for_approval', labels)];
+        if (now[0] === awaiting && now[1] === waiting) return;
+        if (Date.now() > deadline) throw new Error(`gauges stayed at ${now.join(', ')}, expected ${awaiting}, ${waiting}; ${fleetLog.join(' | ')}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
+    await t.worker.fleetGauges!.first;
+    const h = await t.start(testInput({ repo, model: `scripted:${script}`, allowUnverified: true, searchAttributes: true }));
+    await t.waitFor(h, (s) => s.pendingApprovals.length > 0);
+    await gaugesReach(1, 1);
+    // ended from outside while it waits, as when a host dies with it or someone terminates it: the
+    // workflow never says it left the phase, so the counters go on saying it waits
+    const countedWaiting = async () =>
+      (await metric('kiln_run_phase_entered', { phase: 'awaiting_approval' })) - (await metric('kiln_run_phase_left', { phase: 'awaiting_approval' }));
+    const before = await countedWaiting();
+    expect(before).toBeGreaterThanOrEqual(1);
+    await h.terminate('gone while waiting');
+    await gaugesReach(0, 0);
+    expect(await countedWaiting()).toBe(before);
+    // every phase is there (0 when no run is in it), and the time of the count says it is fresh
+    for (const phase of ['preparing', 'editing', 'succeeded']) expect(await metric('kiln_runs', { ...labels, phase })).toBe(0);
+    expect(await metric('kiln_fleet_counted_at_seconds', labels)).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(fleetLog).toEqual([]);
   });
 });

@@ -2,7 +2,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentDynamicConfig, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
+import { agentDynamicConfig, hostPort, localAddress, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
+import { checkBindAddress } from '../../../src/temporal/cluster.js';
+import { exposureWarning, workerAddresses } from '../../../src/cli/commands/cluster.js';
+import { UsageError } from '../../../src/shared/errors.js';
+import { SEARCH_ATTRIBUTES } from '../../../src/temporal/search-attributes.js';
 import { AGENT_DYNAMIC_CONFIG, agentDynamicConfigArgs } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {
@@ -64,6 +68,61 @@ describe('the generated cluster config', () => {
   });
 });
 
+describe('where the cluster listens (kiln cluster --bind)', () => {
+  const cfgFor = (ip?: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-cfg-'));
+    const { configDir } = writeClusterConfig(dir, { ports, pg, numHistoryShards: 4, ...(ip ? { ip } : {}) });
+    return load(join(configDir, 'development.yaml'));
+  };
+  const services = ['frontend', 'history', 'matching', 'worker'] as const;
+
+  it('by default every service, and the metrics endpoint, is on loopback only', () => {
+    const cfg = cfgFor();
+    for (const s of services) expect(cfg.services[s].rpc.bindOnIP).toBe('127.0.0.1');
+    expect(cfg.global.membership.broadcastAddress).toBe('127.0.0.1');
+    expect(cfg.global.metrics.prometheus.listenAddress).toBe('127.0.0.1:18000');
+  });
+
+  it('0.0.0.0: every service listens on all interfaces and the services reach each other on loopback', () => {
+    const cfg = cfgFor('0.0.0.0');
+    for (const s of services) expect(cfg.services[s].rpc.bindOnIP).toBe('0.0.0.0');
+    expect(cfg.global.membership.broadcastAddress).toBe('127.0.0.1');
+    expect(cfg.global.metrics.prometheus.listenAddress).toBe('0.0.0.0:18000');
+    expect(cfg.clusterMetadata.clusterInformation.active.rpcAddress).toBe('127.0.0.1:17233');
+  });
+
+  it('a given address: the services announce and reach each other there (loopback would not answer)', () => {
+    const cfg = cfgFor('10.1.2.3');
+    for (const s of services) expect(cfg.services[s].rpc.bindOnIP).toBe('10.1.2.3');
+    expect(cfg.global.membership.broadcastAddress).toBe('10.1.2.3');
+    expect(cfg.clusterMetadata.clusterInformation.active.rpcAddress).toBe('10.1.2.3:17233');
+  });
+
+  it('IPv6: addresses with a port are bracketed', () => {
+    expect(hostPort('::1', 7233)).toBe('[::1]:7233');
+    expect(localAddress('::')).toBe('::1');
+    expect(cfgFor('::').global.metrics.prometheus.listenAddress).toBe('[::]:18000');
+  });
+
+  it('--bind takes a wildcard or an address of this machine, and says which ones it has', () => {
+    const own = ['127.0.0.1', '10.1.2.3', '::1'];
+    expect(checkBindAddress('0.0.0.0', own)).toBe('0.0.0.0');
+    expect(checkBindAddress(' 10.1.2.3 ', own)).toBe('10.1.2.3');
+    expect(() => checkBindAddress('my-host', own)).toThrow(/--bind "my-host": expected an IP address.*10\.1\.2\.3/);
+    expect(() => checkBindAddress('10.9.9.9', own)).toThrow(UsageError);
+    expect(() => checkBindAddress('10.9.9.9', own)).toThrow(/not an address of this machine; its addresses are 127\.0\.0\.1, 10\.1\.2\.3, ::1/);
+  });
+
+  it('the start-up lines give workers the real address, and warn loudly beyond loopback', () => {
+    const own = ['127.0.0.1', '10.1.2.3', '192.168.5.6', '::1', 'fe80::1'];
+    expect(workerAddresses('127.0.0.1', 7233, own)).toEqual({ where: 'this machine only', addresses: ['127.0.0.1:7233'] });
+    expect(workerAddresses('0.0.0.0', 7233, own)).toEqual({ where: 'any host', addresses: ['10.1.2.3:7233', '192.168.5.6:7233'] });
+    expect(workerAddresses('10.1.2.3', 7233, own)).toEqual({ where: 'any host', addresses: ['10.1.2.3:7233'] });
+    expect(exposureWarning('127.0.0.1', 7233)).toBeUndefined();
+    for (const ip of ['0.0.0.0', '10.1.2.3']) expect(exposureWarning(ip, 7233)).toMatch(/^WARNING: .*NO authentication.*docs\/team-setup\.md/);
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('mounts the same agent dynamic config as kiln dev and kiln cluster use', () => {
     const root = join(import.meta.dirname, '..', '..', '..');
@@ -73,5 +132,11 @@ describe('docker-compose.yml', () => {
     // key:\n  - value: N (or true/false)
     const values = Object.fromEntries([...file.matchAll(/^([\w.]+):\n\s+- value: (\d+|true|false)/gm)].map((m) => [m[1], JSON.parse(m[2]!) as unknown]));
     expect(values).toEqual(agentDynamicConfig());
+  });
+
+  it("registers every one of Kiln's search attributes, with its type", () => {
+    const compose = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docker-compose.yml'), 'utf8');
+    const created = [...compose.matchAll(/search-attribute create --namespace default --name (\w+) --type (\w+)/g)].map((m) => ({ name: m[1], type: m[2] }));
+    expect(created).toEqual(SEARCH_ATTRIBUTES);
   });
 });
