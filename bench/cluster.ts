@@ -49,6 +49,8 @@ function repo(dir: string): string {
   const r = join(dir, 'repo');
   mkdirSync(r, { recursive: true });
   writeFileSync(join(r, 'a.txt'), 'one\n');
+  // one file for each reading turn: the same read three times in a row is a stuck run
+  for (let i = 0; i < READ_FILES; i++) writeFileSync(join(r, `n${i}.txt`), `note ${i}\n`);
   for (const args of [
     ['init', '-q', '-b', 'main'],
     ['add', '-A'],
@@ -58,11 +60,13 @@ function repo(dir: string): string {
   return r;
 }
 
-/** reads, one edit, more reads: `turns` model turns in all */
+const READ_FILES = 100;
+
+/** one edit, reads of different files, finish: `turns` model turns in all */
 function script(dir: string, turns: number): string {
   const steps = [
     { tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
-    ...Array.from({ length: Math.max(0, turns - 2) }, () => ({ tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] })),
+    ...Array.from({ length: Math.max(0, turns - 2) }, (_, i) => ({ tool_use: [{ name: 'read_file', input: { path: `n${i % READ_FILES}.txt` } }] })),
     { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
   ];
   const f = join(dir, 'script.json');
