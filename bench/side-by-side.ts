@@ -87,7 +87,8 @@ function baseEnv(mock: MockAnthropic, server: DevServer, queue: string): NodeJS.
 
 /** `kiln worker` as users start it; resolves once it says it is ready. */
 async function startWorkerProcess(env: NodeJS.ProcessEnv, bin = KILN_BIN): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // through its shebang, with the Node flags it gives, as `kiln worker` starts for users
+  const child = spawn(bin, ['worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
   await new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`kiln worker not ready within 120 s: ${said.slice(-500)}`)), 120_000);
