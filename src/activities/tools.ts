@@ -205,7 +205,7 @@ export function toolActivities(deps: ActivityDeps) {
       ...(changed ? { changedFiles: changed } : {}),
     });
     // policies recorded before the approvals section have none
-    return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [] } }, call.name, decision);
+    return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [], setup: [] } }, call.name, decision);
   }
 
   /** Runs an allowed call through its spec; the host gives it this run's files, journal and sandbox. */

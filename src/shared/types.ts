@@ -235,6 +235,8 @@ export interface RunState {
   logSeq: number;
   /** the audit chain's end as the last write returned it: `kiln audit verify` checks audit.jsonl ends there (absent before the first audit line) */
   auditHead?: { seq: number; hash: string };
+  /** the sha256 of the setup its approvers approved (policy approvals.setup): a rebuild runs only that one */
+  setupApproved?: string;
 }
 
 export interface RunResult {
