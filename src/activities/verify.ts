@@ -211,7 +211,12 @@ export function verifyActivities(deps: ActivityDeps) {
       lines += added === '-' ? 1 : Number(added) + Number(removed);
     }
     const ask = rec.policy?.approvals ? judgePatchSize(rec.policy, lines) : undefined;
-    return { tree, lines, files, ...(ask ? { ask: { rule: ask.rule, reason: ask.reason, needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated } } } : {}) };
+    return {
+      tree,
+      lines,
+      files,
+      ...(ask ? { ask: { rule: ask.rule, reason: ask.reason, needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated } } } : {}),
+    };
   }
 
   return { verify, currentTree, judgePatch };

@@ -128,8 +128,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     if (held && held.hash !== o?.setupApproved) {
       // a setup other than the one approved (the repo's config changed meanwhile) runs nowhere;
       // a rebuild cannot stop for a person, so one its approvers never saw ends the run
-      if (o?.setupApproved || rebuild)
-        throw new KilnConfigError(`the setup changed after it was approved (now: ${setup.join(' && ')}); start the run again`);
+      if (o?.setupApproved || rebuild) throw new KilnConfigError(`the setup changed after it was approved (now: ${setup.join(' && ')}); start the run again`);
       await appendEvent(repo, input.runId, { type: 'setup', commands: setup, held: held.rule });
       return { ...result, setupHeld: held };
     }

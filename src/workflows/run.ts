@@ -242,11 +242,10 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     }
     state.setupApproved = held.hash;
     ctx.phase('preparing', 'setup approved: it runs');
-    prep = await ctx.host!.prepareWorkspace.executeWithOptions({ ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) }, [
-      input,
-      undefined,
-      { baselineApart: true, approvals, setupApproved: held.hash },
-    ]);
+    prep = await ctx.host!.prepareWorkspace.executeWithOptions(
+      { ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) },
+      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash }],
+    );
     ctx.useWorkspace(prep);
   }
   if (!prep.ok) {

@@ -115,7 +115,7 @@ describe('approvals.patch (a patch over N changed lines)', () => {
   it('over the limit asks two different authenticated approvers by default; at or under it nobody', () => {
     const config = policy({ patch: { overLines: 10 } });
     expect(judgePatchSize(config, 11)).toMatchObject({ rule: 'approvals.patch', needs: { approvers: 2, authenticated: true } });
-    expect(judgePatchSize(config, 11)!.reason).toContain('changes 11 lines, over the policy\'s 10');
+    expect(judgePatchSize(config, 11)!.reason).toContain("changes 11 lines, over the policy's 10");
     expect(judgePatchSize(config, 10)).toBeUndefined();
     expect(judgePatchSize(policy({}), 100_000)).toBeUndefined();
     expect(judgePatchSize(policy({ patch: { overLines: 0, approvers: 1 } }), 1)!.needs).toMatchObject({ approvers: 1, authenticated: false });
@@ -127,7 +127,7 @@ describe('approvals.patch (a patch over N changed lines)', () => {
     expect(() => policy({ patch: { lines: 10 } })).toThrow(/approvals\.patch/);
   });
 
-  it('attack: a repo cannot loosen the user\'s patch rule or drop its setup rules; it may tighten them', () => {
+  it("attack: a repo cannot loosen the user's patch rule or drop its setup rules; it may tighten them", () => {
     const user = policy({ setup: ['npm ci'], patch: { overLines: 100, approvers: 2 } });
     for (const trusted of [false, true]) {
       const merged = mergePolicy(user, policy({ patch: { overLines: 10000, approvers: 1 } }), trusted).policy.approvals;
