@@ -142,6 +142,8 @@ export type RunToolResult =
       needs?: { approvers: number; authenticated: boolean };
       /** run_command: the exact command a pre-approval must equal; absent when it cannot be matched whole */
       exact?: string;
+      /** edit, create_file: the diff it would make (redacted, bounded), for the person who decides */
+      preview?: string;
     }
   | { status: 'denied'; summary: string; rule: string; reason: string };
 

@@ -86,6 +86,8 @@ export interface PendingApproval {
   /** one line: "run_command: npm install left-pad" */
   summary: string;
   segments?: CommandSegmentView[];
+  /** an edit's or a new file's diff, redacted and bounded (activities/approval-preview.ts) */
+  preview?: string;
   rule: string;
   reason: string;
   grantKey?: string;

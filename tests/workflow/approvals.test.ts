@@ -205,7 +205,13 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
         },
       ],
     });
-    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000, setup: ['echo fetched > setup-marker.txt'] });
+    const input = testInput({
+      repo,
+      model: `scripted:${script}`,
+      allowUnverified: true,
+      heartbeatTimeoutMs: 15_000,
+      setup: ['echo fetched > setup-marker.txt'],
+    });
     const { runId } = input;
     const handle = await t.start(input);
     const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
@@ -337,5 +343,22 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
     expect(r.state, r.reason).toBe('succeeded');
     expect(auditOf(r.artifactsDir).filter((e) => e.kind === 'approval')).toEqual([]);
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain("patch: 2 changed lines, within the policy's 5");
+  });
+});
+
+describe("an edit's approval shows the change", () => {
+  it('an edit the policy asks about shows the change it would make in the pending approval (redacted)', async () => {
+    const token = 'ghp_' + 'R'.repeat(36);
+    const repo = repoWith({ 'a.txt': 'alpha\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['tool:edit'] } }) });
+    const script = writeScript(join(repo, '..'), 'edit-preview', {
+      steps: [{ tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'alpha', new_string: `beta ${token}` } }] }],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    const preview = st.pendingApprovals[0]!.preview!;
+    expect(preview).toMatch(/^--- a\.txt\n\+\+\+ a\.txt\n@@ -1,1 \+1,1 @@\n-alpha\n\+beta /);
+    expect(preview).not.toContain(token);
+    await handle.cancel();
   });
 });
