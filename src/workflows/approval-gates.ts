@@ -19,7 +19,7 @@ type Ask = Extract<RunToolResult, { status: 'ask' }>;
 
 /** Why the held setup may not run, or undefined once its approvers approved it. */
 export async function approveSetup(ctx: RunContext, held: HeldSetup): Promise<string | undefined> {
-  const summary = `setup (network): ${held.commands.join(' && ')}`.slice(0, 300);
+  const summary = `setup: ${held.commands.join(' && ')}`.slice(0, 280) + ' (with network)';
   const call: ToolCallView = { id: 'setup', name: 'setup', fingerprint: `setup:${held.hash}`, summary };
   const answer = await askPeople(ctx, call, ask(summary, held.rule, held.reason, held.hash, held.needs));
   return refusal(answer, 'the setup');

@@ -221,7 +221,7 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       id: 'ap-1',
       tool: 'setup',
       rule: 'approvals.setup.two-person',
-      summary: 'setup (network): echo fetched > setup-marker.txt',
+      summary: 'setup: echo fetched > setup-marker.txt (with network)',
       approvals: { needed: 2, authenticated: true, by: [] },
     });
     // held: nothing of the setup has run yet
@@ -240,8 +240,8 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
     expect(r.state, r.reason).toBe('succeeded');
     const audit = auditOf(r.artifactsDir).filter((e) => e.kind === 'approval');
     expect(audit.map((e) => [e.id, e.decision, e.by, e.votes, e.what])).toEqual([
-      ['ap-1', 'approved', 'alice', '1 of 2', 'setup (network): echo fetched > setup-marker.txt'],
-      ['ap-1', 'approved', 'bob', '2 of 2', 'setup (network): echo fetched > setup-marker.txt'],
+      ['ap-1', 'approved', 'alice', '1 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
+      ['ap-1', 'approved', 'bob', '2 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
     ]);
     expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
   });
