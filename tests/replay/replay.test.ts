@@ -54,6 +54,7 @@ describe('replay of recorded histories', () => {
         'setup-approval.json',
         'setup-rejected.json',
         'patch-approval.json',
+        'setup-approved-host-loss.json',
       ]),
     );
   });
