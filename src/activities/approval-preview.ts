@@ -26,9 +26,34 @@ export function approvalPreview(workspace: string, call: ParsedToolInput): strin
     return undefined;
   }
   if (!prepared.ok) return undefined;
-  const patch = createPatch(prepared.path, prepared.before ?? '', prepared.after, prepared.before === null ? 'new file' : '', '', { context: 3 });
+  if (prepared.before === null) return bound(redact(newFile(prepared.path, prepared.after)));
+  // a diff with many changes (replace_all over a large file) costs seconds: past these it is not drawn
+  const patch = createPatch(prepared.path, prepared.before, prepared.after, '', '', { context: 3, maxEditLength: PREVIEW_MAX_EDITS, timeout: PREVIEW_DIFF_MS });
+  if (patch === undefined)
+    return `${prepared.path}: too large a change to preview (${lineCount(prepared.before)} lines before, ${lineCount(prepared.after)} after)`;
   // createPatch opens with "Index:" and a rule; the ---/+++ lines name the file
   return bound(redact(patch.split('\n').slice(2).join('\n')));
+}
+
+/** Edits the diff may need before it gives up, and the time it may take (it then gives up too). */
+const PREVIEW_MAX_EDITS = 2000;
+const PREVIEW_DIFF_MS = 200;
+
+/**
+ * A new file's diff is every line added: written directly, since the diff algorithm takes
+ * ~0.8 s over 50,000 lines to find that out. The same text createPatch writes.
+ */
+function newFile(path: string, content: string): string {
+  const lines = content === '' ? [] : content.replace(/\n$/, '').split('\n');
+  const head = [`--- ${path}\tnew file`, `+++ ${path}`];
+  if (!lines.length) return head.join('\n');
+  const body = [`@@ -0,0 +1,${lines.length} @@`, ...lines.map((l) => `+${l}`)];
+  if (!content.endsWith('\n')) body.push('\\ No newline at end of file');
+  return [...head, ...body].join('\n');
+}
+
+function lineCount(text: string): number {
+  return text === '' ? 0 : text.replace(/\n$/, '').split('\n').length;
 }
 
 function bound(patch: string): string {

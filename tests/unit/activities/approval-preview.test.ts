@@ -3,6 +3,7 @@
  * would make it, redacted, bounded, and never read from outside the worktree.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
+import * as diffLib from 'diff';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,25 @@ describe('approvalPreview', () => {
     const preview = approvalPreview(ws, parsed('edit', { path: 'cfg.ts', old_string: '""', new_string: `"${TOKEN}"` }))!;
     expect(preview).not.toContain(TOKEN);
     expect(preview).toContain('+export const token =');
+  });
+
+  it('a new file reads as the diff tool writes it, with or without a last newline', () => {
+    const ws = workspace({});
+    const { createPatch } = diffLib;
+    for (const content of ['a\nb\n', 'a\nb', 'one line', '\n', 'x\n\n']) {
+      const expected = createPatch('n.txt', '', content, 'new file', '', { context: 3 }).split('\n').slice(2).join('\n').replace(/\n$/, '');
+      expect(approvalPreview(ws, parsed('create_file', { path: 'n.txt', content })), JSON.stringify(content)).toBe(expected);
+    }
+  });
+
+  it('a change too large to diff in time says so instead of holding the activity', () => {
+    const content = Array.from({ length: 50_000 }, (_, i) => `line ${i}`).join('\n') + '\n';
+    const ws = workspace({ 'big.txt': content });
+    const t = performance.now();
+    // every line changes: 100,000 edits for the diff to find
+    const preview = approvalPreview(ws, parsed('edit', { path: 'big.txt', old_string: content, new_string: content.replace(/line/g, 'LINE') }));
+    expect(performance.now() - t).toBeLessThan(3000);
+    expect(preview).toBe('big.txt: too large a change to preview (50000 lines before, 50000 after)');
   });
 
   it('a large file is bounded: at most PREVIEW_MAX_LINES lines and PREVIEW_MAX_CHARS characters, saying how much was left out', () => {
