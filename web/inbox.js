@@ -164,6 +164,8 @@ function card(item) {
     votes(a),
     el('h4', { text: 'The call' }),
     el('pre', { text: parsed }),
+    a.preview ? el('h4', { text: 'The change it would make' }) : null,
+    a.preview ? el('pre', { class: 'preview', 'aria-label': 'the change it would make', text: a.preview }) : null,
     el('h4', { text: 'Plan' }),
     item.plan && item.plan.length ? el('ol', {}, ...item.plan.map((p) => el('li', { text: `[${p.status}] ${p.step}` }))) : el('p', { text: '(no plan yet)' }),
     el('h4', { text: 'Last turns' }),

@@ -18,6 +18,31 @@ export interface PrepareResult {
   reason?: string;
   /** after a host loss: what the checkpoint brought back */
   restored?: { applied: boolean; files: string[]; turn: number; note?: string };
+  /** the policy names the setup (approvals.setup, a `setup:` twoPerson entry): it has not run, and waits for its approvers */
+  setupHeld?: HeldSetup;
+  /** the policy's approvals.patch: the run's patch is judged against it before the run succeeds */
+  patchRule?: { overLines: number; approvers: number };
+}
+
+/** Setup commands that wait for a person before they run with network. */
+export interface HeldSetup {
+  commands: string[];
+  /** sha256 of the command list: the setup that runs after the approval must be exactly this one */
+  hash: string;
+  rule: string;
+  reason: string;
+  needs: { approvers: number; authenticated: boolean };
+}
+
+/** The run's patch measured against approvals.patch. */
+export interface PatchJudgement {
+  /** the tree measured (the verified one, or the worktree's now) */
+  tree: string;
+  /** changed lines, added plus removed; a binary file counts one */
+  lines: number;
+  files: number;
+  /** absent: under the limit, nobody needs to approve */
+  ask?: { rule: string; reason: string; needs: { approvers: number; authenticated: boolean } };
 }
 
 /** The worktree's patch against the base, taken at the start of a turn that follows changes. */
@@ -117,6 +142,8 @@ export type RunToolResult =
       needs?: { approvers: number; authenticated: boolean };
       /** run_command: the exact command a pre-approval must equal; absent when it cannot be matched whole */
       exact?: string;
+      /** edit, create_file: the diff it would make (redacted, bounded), for the person who decides */
+      preview?: string;
     }
   | { status: 'denied'; summary: string; rule: string; reason: string };
 

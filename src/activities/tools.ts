@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { evaluate } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
+import { approvalPreview } from './approval-preview.js';
 import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandResult } from '../sandbox/types.js';
@@ -164,6 +165,7 @@ export function toolActivities(deps: ActivityDeps) {
           segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
           ...(needs.approvers > 1 || needs.authenticated ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated } } : {}),
           ...preApprovable(parsed),
+          ...withPreview(approvalPreview(rec.worktree, parsed)),
         };
       }
     }
@@ -205,7 +207,7 @@ export function toolActivities(deps: ActivityDeps) {
       ...(changed ? { changedFiles: changed } : {}),
     });
     // policies recorded before the approvals section have none
-    return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [] } }, call.name, decision);
+    return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [], setup: [] } }, call.name, decision);
   }
 
   /** Runs an allowed call through its spec; the host gives it this run's files, journal and sandbox. */
@@ -480,4 +482,9 @@ function callFaultText(tool: string, err: unknown): string {
 
 function firstLines(text: string): string {
   return text.split('\n').slice(0, 4).join(' ⏎ ').slice(0, 400);
+}
+
+/** An absent preview leaves no key: results recorded before previews look the same. */
+function withPreview(preview: string | undefined): { preview?: string } {
+  return preview === undefined ? {} : { preview };
 }

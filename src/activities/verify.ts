@@ -17,7 +17,9 @@ import { loadRepoConfig } from '../policy/repo-config.js';
 import { redact } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
-import type { RunRef, VerifyInput } from './contracts.js';
+import type { PatchJudgement, RunRef, VerifyInput } from './contracts.js';
+import { judgePatchSize } from '../policy/approvals.js';
+import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
@@ -191,7 +193,33 @@ export function verifyActivities(deps: ActivityDeps) {
     return worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
   }
 
-  return { verify, currentTree };
+  /**
+   * The run's patch measured against the policy's approvals.patch: the lines it changes between
+   * the base and the tree that would ship (the verified one, or the worktree's now).
+   */
+  async function judgePatch(inp: RunRef & { tree?: string }): Promise<PatchJudgement> {
+    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+    const rec = await loadRun(inp.repo, inp.runId);
+    const tree = inp.tree ?? (await worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)));
+    const numstat = await (await hardenedGit(rec.worktree)).run(['diff', '--numstat', '--no-renames', rec.baseCommit, tree]);
+    let lines = 0;
+    let files = 0;
+    for (const row of numstat.split('\n').filter(Boolean)) {
+      const [added, removed] = row.split('\t');
+      files += 1;
+      // a binary file shows "-\t-": it changed, but has no lines to count
+      lines += added === '-' ? 1 : Number(added) + Number(removed);
+    }
+    const ask = rec.policy?.approvals ? judgePatchSize(rec.policy, lines) : undefined;
+    return {
+      tree,
+      lines,
+      files,
+      ...(ask ? { ask: { rule: ask.rule, reason: ask.reason, needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated } } } : {}),
+    };
+  }
+
+  return { verify, currentTree, judgePatch };
 }
 
 async function runCheck(

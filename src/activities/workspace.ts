@@ -15,7 +15,10 @@ import { sandboxSensitive } from './run-policy.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
-import type { FinalizeInput, FinalizeResult, PrepareResult } from './contracts.js';
+import type { FinalizeInput, FinalizeResult, HeldSetup, PrepareResult } from './contracts.js';
+import { judgeSetup } from '../policy/approvals.js';
+import type { PolicyConfig } from '../policy/config.js';
+import { createHash } from 'node:crypto';
 import type { ActivityDeps } from './deps.js';
 import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
@@ -95,7 +98,16 @@ export function workspaceActivities(deps: ActivityDeps) {
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
     await mkdir(artifactsDir(repo, input.runId), { recursive: true });
 
-    const result: PrepareResult = { ok: true, worktree: wt, baseCommit: base, checks, hostQueue: deps.hostQueue, ...(restored ? { restored } : {}) };
+    const patchRule = settings.policy.approvals.patch;
+    const result: PrepareResult = {
+      ok: true,
+      worktree: wt,
+      baseCommit: base,
+      checks,
+      hostQueue: deps.hostQueue,
+      ...(restored ? { restored } : {}),
+      ...(o?.approvals && patchRule ? { patchRule } : {}),
+    };
     if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
     if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
 
@@ -112,6 +124,14 @@ export function workspaceActivities(deps: ActivityDeps) {
     }
 
     const setup = settings.setup;
+    const held = o?.approvals ? heldSetup(settings.policy, setup) : undefined;
+    if (held && held.hash !== o?.setupApproved) {
+      // a setup other than the one approved (the repo's config changed meanwhile) runs nowhere;
+      // a rebuild cannot stop for a person, so one its approvers never saw ends the run
+      if (o?.setupApproved || rebuild) throw new KilnConfigError(`the setup changed after it was approved (now: ${setup.join(' && ')}); start the run again`);
+      await appendEvent(repo, input.runId, { type: 'setup', commands: setup, held: held.rule });
+      return { ...result, setupHeld: held };
+    }
     if (setup.length) {
       const sandbox = await deps.sandbox(input.sandbox);
       // before the model's first turn the code is the repo's own: setup may warm the repo's trusted cache
@@ -256,6 +276,18 @@ export function workspaceActivities(deps: ActivityDeps) {
 export interface PrepareOptions {
   /** leave the baseline out: the workflow runs takeBaseline beside the first turns */
   baselineApart?: boolean;
+  /** the workflow enforces the policy's approvals section: stop before a setup it names, say its patch rule */
+  approvals?: boolean;
+  /** the hash of the setup its approvers approved: that setup, and only that one, runs */
+  setupApproved?: string;
+}
+
+/** The setup the policy wants approved before it runs, with the hash that binds the approval to it. */
+function heldSetup(policy: PolicyConfig, setup: string[]): HeldSetup | undefined {
+  const ask = judgeSetup(policy, setup);
+  if (!ask) return undefined;
+  const needs = { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated };
+  return { commands: setup, hash: createHash('sha256').update(JSON.stringify(setup)).digest('hex'), rule: ask.rule, reason: ask.reason, needs };
 }
 
 export interface RebuildRequest {

@@ -2,14 +2,17 @@
  * Who must answer an approval: the policy's `approvals` section. A kind of call listed in
  * `twoPerson` asks even where the rest of the policy would allow it, and is approved only by two
  * different people `kiln serve` authenticated; `authenticated` makes every approval need one.
- * Both only tighten: the precedence merge unions them, so a repo may add a rule, never drop one.
+ * Two approvals are not tool calls: `setup` names setup commands (they run with network) that
+ * wait for a person before they run, and `patch` a size over which the run's patch waits for
+ * its approvers before the run may succeed. All only tighten: the precedence merge unions or
+ * takes the stricter, so a repo may add a rule, never drop one.
  */
 import { TOOL_NAMES } from '../tools/catalog.js';
 import { matchesRule } from './commands.js';
 import type { PolicyConfig } from './config.js';
 import type { PolicyDecision } from './types.js';
 
-const KINDS = ['command', 'rule', 'tool'] as const;
+const KINDS = ['command', 'rule', 'tool', 'setup'] as const;
 
 /** Why a twoPerson entry is not one Kiln understands, or undefined. */
 export function twoPersonRuleProblem(rule: string): string | undefined {
@@ -17,7 +20,7 @@ export function twoPersonRuleProblem(rule: string): string | undefined {
   const kind = m?.[1];
   const arg = m?.[2]?.trim();
   if (!m || !KINDS.includes(kind as (typeof KINDS)[number]))
-    return 'expected "command:<rule as in commands.ask>", "rule:<policy rule id>" or "tool:<tool name>"';
+    return 'expected "command:<rule as in commands.ask>", "rule:<policy rule id>", "tool:<tool name>" or "setup:<rule matched against a setup command>"';
   if (!arg) return `"${kind}:" needs what follows the colon`;
   if (kind === 'tool' && !(TOOL_NAMES as readonly string[]).includes(arg)) return `no tool is named ${arg} (tools: ${TOOL_NAMES.join(', ')})`;
   return undefined;
@@ -25,7 +28,7 @@ export function twoPersonRuleProblem(rule: string): string | undefined {
 
 export interface ApprovalNeeds {
   /** different people who must approve: 1, or 2 for a twoPerson kind of call */
-  approvers: 1 | 2;
+  approvers: number;
   /** only decisions signed by `kiln serve` count */
   authenticated: boolean;
   /** the twoPerson entry that matched */
@@ -40,6 +43,7 @@ export function matchTwoPerson(config: PolicyConfig, tool: string, decision: Pol
     const arg = entry.slice(i + 1).trim();
     if (kind === 'tool') return tool === arg;
     if (kind === 'rule') return decision.rule === arg || decision.rule.startsWith(`${arg}.`);
+    if (kind === 'setup') return false;
     return tool === 'run_command' && (decision.segments ?? []).some((s) => matchesRule(arg, s.argv));
   });
 }
@@ -63,4 +67,66 @@ export function applyApprovalRules(config: PolicyConfig, tool: string, decision:
     },
     needs: { approvers: 2, authenticated: true, twoPersonRule: rule },
   };
+}
+
+/** What a person is asked about something that is not a tool call: the setup, or the patch. */
+export interface ApprovalAsk {
+  needs: ApprovalNeeds;
+  /** the policy entry that asks, for the audit and the inbox */
+  rule: string;
+  reason: string;
+}
+
+/** A setup command against an approvals rule: the command's words, as `commands.ask` matches a segment. */
+function setupMatches(rule: string, command: string): boolean {
+  return matchesRule(rule, command.trim().split(/\s+/));
+}
+
+/**
+ * Whether the run's setup commands wait for a person before they run (with network): any of them
+ * matching `approvals.setup` asks one approver, any matching a `setup:` twoPerson entry two
+ * different authenticated ones. The setup is approved as a whole, so what is approved is
+ * exactly the list that runs.
+ */
+export function judgeSetup(config: PolicyConfig, setup: readonly string[]): ApprovalAsk | undefined {
+  if (!setup.length) return undefined;
+  const two = config.approvals.twoPerson.find((e) => e.startsWith('setup:') && setup.some((c) => setupMatches(e.slice('setup:'.length).trim(), c)));
+  const one = config.approvals.setup.find((r) => setup.some((c) => setupMatches(r, c)));
+  if (!two && !one) return undefined;
+  const named = setup.filter((c) => setupMatches(two ? two.slice('setup:'.length).trim() : one!, c));
+  const what = `setup runs with network access: ${named.map((c) => JSON.stringify(c)).join(', ')}`;
+  if (two)
+    return {
+      needs: { approvers: 2, authenticated: true, twoPersonRule: two },
+      rule: 'approvals.setup.two-person',
+      reason: `${what}. Two different people approve it before it runs (policy approvals.twoPerson ${JSON.stringify(two)}).`,
+    };
+  return {
+    needs: { approvers: 1, authenticated: config.approvals.authenticated },
+    rule: 'approvals.setup',
+    reason: `${what}. A person approves it before it runs (policy approvals.setup ${JSON.stringify(one)}).`,
+  };
+}
+
+/** Whether a patch of this many changed lines (added + removed) waits for approvers before the run may succeed. */
+export function judgePatchSize(config: PolicyConfig, changedLines: number): ApprovalAsk | undefined {
+  const rule = config.approvals.patch;
+  if (!rule || changedLines <= rule.overLines) return undefined;
+  const approvers = rule.approvers;
+  return {
+    needs: { approvers, authenticated: approvers > 1 || config.approvals.authenticated },
+    rule: 'approvals.patch',
+    reason: `The patch changes ${changedLines} lines, over the policy's ${rule.overLines} (approvals.patch): ${approvers > 1 ? `${approvers} different people approve` : 'a person approves'} it before the run may succeed.`,
+  };
+}
+
+/** The stricter of two patch rules: the lower limit, the more approvers. */
+export function stricterPatchRule(a: PatchRule | undefined, b: PatchRule | undefined): PatchRule | undefined {
+  if (!a || !b) return a ?? b;
+  return { overLines: Math.min(a.overLines, b.overLines), approvers: Math.max(a.approvers, b.approvers) };
+}
+
+export interface PatchRule {
+  overLines: number;
+  approvers: number;
 }

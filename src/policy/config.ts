@@ -50,7 +50,7 @@ export const policyConfigSchema = z
       .object({
         /** every approval needs an approver `kiln serve` authenticated; other decisions do not count */
         authenticated: z.boolean().default(false),
-        /** kinds of call that need two different authenticated approvers: `command:<rule>`, `rule:<policy rule id>`, `tool:<name>` */
+        /** kinds of call that need two different authenticated approvers: `command:<rule>`, `rule:<policy rule id>`, `tool:<name>`, `setup:<rule>` */
         twoPerson: z
           .array(
             z.string().superRefine((r, ctx) => {
@@ -59,9 +59,16 @@ export const policyConfigSchema = z
             }),
           )
           .default([]),
+        /** setup commands (they run with network) that wait for a person before they run, matched like commands.ask */
+        setup: stringList.default([]),
+        /** a patch changing more lines than `overLines` (added + removed) waits for `approvers` different people before the run may succeed */
+        patch: z
+          .object({ overLines: z.number().int().min(0), approvers: z.number().int().min(1).max(5).default(2) })
+          .strict()
+          .optional(),
       })
       .strict()
-      .default({ authenticated: false, twoPerson: [] }),
+      .default({ authenticated: false, twoPerson: [], setup: [] }),
   })
   .strict();
 

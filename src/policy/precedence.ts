@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalMode } from '../shared/types.js';
 import { BUILTIN_PROTECTED } from '../checks/protected.js';
+import { stricterPatchRule } from './approvals.js';
 import { defaultPolicyConfig, loadPolicyConfig, parsePolicyConfigText, type PolicyConfig } from './config.js';
 import { checksFromAgentsMd, loadRepoConfig, type RepoConfig } from './repo-config.js';
 import { repoTrust, type TrustState } from './trust.js';
@@ -98,6 +99,7 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     else skip(`commands.allow [${list(repo.commands.allow)}]`);
   }
 
+  const patchRule = stricterPatchRule(user.approvals.patch, repo.approvals.patch);
   const mode = repo.mode && user.mode ? tighter(user.mode, repo.mode) : (user.mode ?? repo.mode);
   return {
     policy: {
@@ -111,6 +113,8 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
       approvals: {
         authenticated: user.approvals.authenticated || repo.approvals.authenticated,
         twoPerson: union(user.approvals.twoPerson, repo.approvals.twoPerson),
+        setup: union(user.approvals.setup, repo.approvals.setup),
+        ...(patchRule ? { patch: patchRule } : {}),
       },
       ...(mode ? { mode } : {}),
     },

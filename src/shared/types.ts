@@ -86,6 +86,8 @@ export interface PendingApproval {
   /** one line: "run_command: npm install left-pad" */
   summary: string;
   segments?: CommandSegmentView[];
+  /** an edit's or a new file's diff, redacted and bounded (activities/approval-preview.ts) */
+  preview?: string;
   rule: string;
   reason: string;
   grantKey?: string;
@@ -235,6 +237,8 @@ export interface RunState {
   logSeq: number;
   /** the audit chain's end as the last write returned it: `kiln audit verify` checks audit.jsonl ends there (absent before the first audit line) */
   auditHead?: { seq: number; hash: string };
+  /** the sha256 of the setup its approvers approved (policy approvals.setup): a rebuild runs only that one */
+  setupApproved?: string;
 }
 
 export interface RunResult {

@@ -42,6 +42,7 @@ export function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: 
     tool: call.name,
     summary: res.summary,
     segments: res.segments,
+    ...(res.preview !== undefined ? { preview: res.preview } : {}),
     rule: res.rule,
     reason: res.reason,
     grantKey: res.grantKey,

@@ -20,6 +20,7 @@ import { PATCH_FILE } from '../shared/paths.js';
 import { runInputProblem } from '../shared/run-input-schema.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
+import { approvePatch, approveSetup, SETUP_APPROVAL_PATCH } from './approval-gates.js';
 import { runAttempt, type AttemptEnd } from './attempt.js';
 import { RunContext, freshLoop, type Carry, type LoopState } from './context.js';
 import { installHandlers } from './handlers.js';
@@ -135,6 +136,8 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
           let stale: string | undefined;
           try {
             stale = bound ? await staleVerdict(ctx, bound) : undefined;
+            // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
+            if (!stale) stale = await approvePatch(ctx, bound);
           } catch (err) {
             if (!isHostLost(err)) throw err;
             loop = await rebuildElsewhere(ctx);
@@ -165,7 +168,13 @@ async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
         }
       }
 
-      const decision = await waitForHuman(ctx, waitReason);
+      let decision = await waitForHuman(ctx, waitReason);
+      while (decision?.action === 'accept') {
+        // accepting the work is not approving a patch over the size: its approvers still decide
+        const refused = await approvePatch(ctx);
+        if (!refused) break;
+        decision = await waitForHuman(ctx, `${refused}; a person decides: hint to retry, accept to ask again, or abandon`);
+      }
       if (decision?.action === 'hint') {
         state.attempt += 1;
         state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
@@ -213,14 +222,32 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   if (input.searchAttributes) upsertSearchAttributes([{ key: KilnRepo, value: input.repo }]);
   ctx.phase('preparing');
   const apart = patched(BASELINE_APART_PATCH);
-  const prep = await shared.prepareWorkspace.executeWithOptions(
+  const approvals = apart && patched(SETUP_APPROVAL_PATCH);
+  let prep = await shared.prepareWorkspace.executeWithOptions(
     { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
-    apart ? [input, undefined, { baselineApart: true }] : [input],
+    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}) }] : [input],
   );
   // the order of these keys is the order of state.json's fields
   state.worktree = prep.worktree;
   state.baseCommit = prep.baseCommit;
   ctx.useWorkspace(prep);
+  const held = prep.setupHeld;
+  if (held) {
+    // the setup runs with network: the policy wants it approved first, and then exactly it runs, on the worktree's host
+    const refused = await approveSetup(ctx, held);
+    if (refused) {
+      state.reason = refused;
+      ctx.phase('blocked', 'setup not approved');
+      return false;
+    }
+    state.setupApproved = held.hash;
+    ctx.phase('preparing', 'setup approved: it runs');
+    prep = await ctx.host!.prepareWorkspace.executeWithOptions(
+      { ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) },
+      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash }],
+    );
+    ctx.useWorkspace(prep);
+  }
   if (!prep.ok) {
     state.reason = prep.reason;
     ctx.phase('blocked', 'setup failed');
@@ -298,10 +325,13 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
     `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`,
   );
   ctx.phase('preparing', `rebuilding after losing ${lost}`);
-  const prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` }, [
-    input,
-    { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 },
-  ]);
+  const rebuild = { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 };
+  // the rebuild runs the setup again: only the one its approvers approved, and the patch rule stays known
+  const approvals = ctx.prep?.patchRule || state.setupApproved ? { approvals: true, setupApproved: state.setupApproved } : undefined;
+  const prep = await shared.prepareWorkspace.executeWithOptions(
+    { ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` },
+    approvals ? [input, rebuild, approvals] : [input, rebuild],
+  );
   ctx.useWorkspace(prep);
   const restored = prep.restored;
   const what = restored?.applied

@@ -51,6 +51,10 @@ describe('replay of recorded histories', () => {
         'run-ahead-approvals.json',
         'baseline-apart.json',
         'baseline-apart-one-turn.json',
+        'setup-approval.json',
+        'setup-rejected.json',
+        'patch-approval.json',
+        'setup-approved-host-loss.json',
       ]),
     );
   });
@@ -84,6 +88,11 @@ describe('replay of recorded histories', () => {
     // the baseline taken beside the first turns (takeBaseline) and, before it, inside prepareWorkspace
     expect(marked('revoked-session.json', 'baseline-beside-turns')).toBe(false);
     expect(marked('baseline-apart.json', 'baseline-beside-turns')).toBe(true);
+    // setup the policy names waits for its approvers; a patch over approvals.patch too
+    expect(marked('baseline-apart.json', 'setup-approval')).toBe(false);
+    expect(marked('setup-approval.json', 'setup-approval')).toBe(true);
+    expect(marked('verified-tree.json', 'patch-size-approval')).toBe(false);
+    expect(marked('patch-approval.json', 'patch-size-approval')).toBe(true);
   });
 
   it.each(files)('%s replays against the current workflow code', async (file) => {

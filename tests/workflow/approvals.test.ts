@@ -4,14 +4,14 @@
  * authenticated approvers. Every audit.jsonl written here must verify as a chain.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signApproval } from '../../src/auth/attestation.js';
 import { auditVerify } from '../../src/cli/commands/audit.js';
 import { formatStatus } from '../../src/cli/commands/status.js';
 import { outcome } from '../../src/client/runs.js';
-import { approveSignal, approveUpdate, preApproveSignal, preApproveUpdate } from '../../src/shared/messages.js';
+import { approveSignal, approveUpdate, humanUpdate, preApproveSignal, preApproveUpdate } from '../../src/shared/messages.js';
 import type { ApprovalDecision, RunState } from '../../src/shared/types.js';
 import { repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
@@ -185,5 +185,180 @@ describe('two approvers (policy approvals.twoPerson)', () => {
       ['ap-2', 'rejected', 'bob', 'authenticated', ''],
     ]);
     expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+  });
+});
+
+describe('setup with network and a large patch (policy approvals.setup, setup: twoPerson, approvals.patch)', () => {
+  const approve = (runId: string, approvalId: string, user: string) => signed(runId, { approvalId, approve: true }, user);
+
+  it('a setup: two-person setup does not run until two different people approve it; the same person twice counts once', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['setup:echo*'] } }) });
+    const script = writeScript(join(repo, '..'), 'setup-two', {
+      steps: [
+        { tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },
+        {
+          expect: { tool_result_contains: 'fetched' },
+          tool_use: [
+            { name: 'create_file', input: { path: 'DONE.md', content: 'done\n' } },
+            { name: 'finish', input: { summary: 'done' } },
+          ],
+        },
+      ],
+    });
+    const input = testInput({
+      repo,
+      model: `scripted:${script}`,
+      allowUnverified: true,
+      heartbeatTimeoutMs: 15_000,
+      setup: ['echo fetched > setup-marker.txt'],
+    });
+    const { runId } = input;
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.phase).toBe('awaiting_approval');
+    expect(st.turn).toBe(0);
+    expect(st.pendingApprovals[0]).toMatchObject({
+      id: 'ap-1',
+      tool: 'setup',
+      rule: 'approvals.setup.two-person',
+      summary: 'setup: echo fetched > setup-marker.txt (with network)',
+      approvals: { needed: 2, authenticated: true, by: [] },
+    });
+    // held: nothing of the setup has run yet
+    expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(false);
+
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
+    await logHas(handle, 'the same person counts once');
+    const one = await t.waitFor(handle, () => true);
+    expect(one.pendingApprovals[0]?.approvals?.by).toEqual(['alice']);
+    expect(one.phase).toBe('awaiting_approval');
+    expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(false);
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'bob')] });
+
+    const r = await outcome(handle);
+    expect(r.state, r.reason).toBe('succeeded');
+    const audit = auditOf(r.artifactsDir).filter((e) => e.kind === 'approval');
+    expect(audit.map((e) => [e.id, e.decision, e.by, e.votes, e.what])).toEqual([
+      ['ap-1', 'approved', 'alice', '1 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
+      ['ap-1', 'approved', 'bob', '2 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
+    ]);
+    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+  });
+
+  it('a rejected setup never runs: the run is blocked before any model turn; control: a setup no rule names runs without asking', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { setup: ['echo*'] } }) });
+    const never = writeScript(join(repo, '..'), 'setup-never', { steps: [{ tool_use: [{ name: 'finish', input: { summary: 'never asked' } }] }] });
+    const input = testInput({ repo, model: `scripted:${never}`, setup: ['echo fetched > setup-marker.txt'] });
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.pendingApprovals[0]).toMatchObject({ tool: 'setup', rule: 'approvals.setup' });
+    expect(st.pendingApprovals[0]!.approvals).toBeUndefined();
+    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: false, reason: 'no downloads today', by: 'carol' }] });
+    const r = await outcome(handle);
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toBe('the setup was rejected by carol: no downloads today');
+    expect(r.turns).toBe(0);
+    expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(false);
+
+    const other = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { setup: ['npm ci'], twoPerson: ['setup:pip*'] } }) });
+    const script = writeScript(join(other, '..'), 'setup-control', {
+      steps: [
+        { tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },
+        { expect: { tool_result_contains: 'fetched' }, tool_use: [{ name: 'finish', input: { summary: 'nothing to do' } }] },
+      ],
+    });
+    const ran = await outcome(
+      await t.start(testInput({ repo: other, model: `scripted:${script}`, allowUnverified: true, setup: ['echo fetched > setup-marker.txt'] })),
+    );
+    expect(ran.state, ran.reason).toBe('succeeded');
+    expect(auditOf(ran.artifactsDir).filter((e) => e.kind === 'approval')).toEqual([]);
+  });
+
+  it('a patch over approvals.patch waits for two different approvers before the run succeeds; rejected, a person decides, and accepting asks again', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { patch: { overLines: 5 } } }) });
+    const ten = Array.from({ length: 10 }, (_, i) => `line ${i}`).join('\n') + '\n';
+    const script = writeScript(join(repo, '..'), 'patch-big', {
+      steps: [
+        {
+          tool_use: [
+            { name: 'create_file', input: { path: 'BIG.md', content: ten } },
+            { name: 'finish', input: { summary: 'done' } },
+          ],
+        },
+      ],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+    const { runId } = input;
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.phase).toBe('awaiting_approval');
+    expect(st.pendingApprovals[0]).toMatchObject({
+      id: 'ap-1',
+      tool: 'patch',
+      rule: 'approvals.patch',
+      summary: 'patch: 10 changed lines in 1 file',
+      approvals: { needed: 2, authenticated: true, by: [] },
+    });
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-1', approve: false, reason: 'split it up' }, 'bob')] });
+    const human = await t.waitFor(handle, (s) => s.phase === 'needs_human');
+    expect(human.reason).toBe('the patch (10 changed lines) was rejected by bob: split it up');
+
+    // accepting the work is not approving the patch: its approvers are asked again
+    await handle.executeUpdate(humanUpdate, { args: [{ action: 'accept', by: 'dave' }] });
+    await t.waitFor(handle, (s) => s.pendingApprovals[0]?.id === 'ap-2');
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'alice')] });
+    await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('the same person counts once')).length === 1);
+    expect((await t.waitFor(handle, () => true)).phase).toBe('awaiting_approval');
+    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'erin')] });
+
+    const r = await outcome(handle);
+    expect(r.state, r.reason).toBe('succeeded');
+    expect(r.acceptedBy).toBe('dave');
+    const audit = auditOf(r.artifactsDir).filter((e) => e.kind === 'approval');
+    expect(audit.map((e) => [e.id, e.decision, e.by, e.votes ?? ''])).toEqual([
+      ['ap-1', 'approved', 'alice', '1 of 2'],
+      ['ap-1', 'rejected', 'bob', ''],
+      ['ap-2', 'approved', 'alice', '1 of 2'],
+      ['ap-2', 'approved', 'erin', '2 of 2'],
+    ]);
+    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+  });
+
+  it('control: a patch at or under approvals.patch needs nobody', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { patch: { overLines: 5 } } }) });
+    const script = writeScript(join(repo, '..'), 'patch-small', {
+      steps: [
+        {
+          tool_use: [
+            { name: 'edit', input: { path: 'a.txt', old_string: 'a', new_string: 'b' } },
+            { name: 'finish', input: { summary: 'done' } },
+          ],
+        },
+      ],
+    });
+    const r = await outcome(await t.start(testInput({ repo, model: `scripted:${script}`, allowUnverified: true })));
+    expect(r.state, r.reason).toBe('succeeded');
+    expect(auditOf(r.artifactsDir).filter((e) => e.kind === 'approval')).toEqual([]);
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain("patch: 2 changed lines, within the policy's 5");
+  });
+});
+
+describe("an edit's approval shows the change", () => {
+  it('an edit the policy asks about shows the change it would make in the pending approval (redacted)', async () => {
+    const token = 'ghp_' + 'R'.repeat(36);
+    const repo = repoWith({ 'a.txt': 'alpha\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['tool:edit'] } }) });
+    const script = writeScript(join(repo, '..'), 'edit-preview', {
+      steps: [{ tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'alpha', new_string: `beta ${token}` } }] }],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    const preview = st.pendingApprovals[0]!.preview!;
+    expect(preview).toMatch(/^--- a\.txt\n\+\+\+ a\.txt\n@@ -1,1 \+1,1 @@\n-alpha\n\+beta /);
+    expect(preview).not.toContain(token);
+    await handle.cancel();
   });
 });

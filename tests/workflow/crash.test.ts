@@ -281,4 +281,54 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(after.hostQueue).toBe(`kiln-host-${sc.queue}-b`);
     expect(after.log.map((l) => l.text).join('\n')).toMatch(/rebuilt on kiln-host-.*-b: your changes up to turn 2 were restored \(a\.txt\)/);
   });
+
+  it('a host lost after its setup was approved: the rebuild runs that approved setup again on another host, without asking again', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n', '.kiln/policy.json': JSON.stringify({ approvals: { setup: ['echo*'] } }) });
+    const script = writeScript(join(repo, '..'), 'host-loss-setup', {
+      steps: [
+        { tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }] },
+        { tool_use: [{ name: 'run_command', input: { command: 'mytool lint', reason: 'the team linter' } }] },
+        { expect: { user_contains: 'machine that ran this task was lost' }, tool_use: [{ name: 'read_file', input: { path: 'setup-marker.txt' } }] },
+        { expect: { tool_result_contains: 'fetched' }, tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const sc = scenario();
+    const first = await sc.worker({ KILN_HOST: `${sc.queue}-a` });
+    const input = testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000, allowUnverified: true, setup: ['echo fetched > setup-marker.txt'] });
+    const h = await sc.start(input);
+    const waitFor = async (pred: (s: RunState) => boolean) => {
+      for (;;) {
+        const st = await state(h);
+        if (st && pred(st)) return st;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const setup = await waitFor((s) => s.pendingApprovals.length > 0);
+    expect(setup.pendingApprovals[0]).toMatchObject({ id: 'ap-1', tool: 'setup' });
+    await h.signal(approveSignal, { approvalId: 'ap-1', approve: true, by: 'carol' });
+    const asked = await waitFor((s) => s.pendingApprovals.some((a) => a.id === 'ap-2'));
+    expect(asked.setupApproved).toMatch(/^[0-9a-f]{64}$/);
+    await first.kill9();
+    await sc.worker({ KILN_HOST: `${sc.queue}-b` });
+    await h.signal(approveSignal, { approvalId: 'ap-2', approve: true, by: 'carol' });
+    const r = await outcome(h);
+    expect(r.state, r.reason).toBe('succeeded');
+    const after = await h.query(statusQuery);
+    expect(after.hostQueue).toBe(`kiln-host-${sc.queue}-b`);
+    // the setup was asked about once: the rebuild ran what was approved
+    const audit = readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; id?: string; what?: string; by?: string });
+    expect(audit.filter((e) => e.kind === 'approval').map((e) => [e.id, e.what?.split(':')[0], e.by])).toEqual([
+      ['ap-1', 'setup', 'carol'],
+      ['ap-2', 'run_command', 'carol'],
+    ]);
+    expect(after.pendingApprovals).toEqual([]);
+    const events = readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; ok?: boolean; held?: string });
+    expect(events.filter((e) => e.type === 'setup').map((e) => (e.held ? 'held' : e.ok ? 'ran' : '?'))).toEqual(['held', 'ran', 'ran']);
+  });
 });

@@ -10,6 +10,7 @@ import type { RunInput } from '../../src/shared/types.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { TemporalBackend } from '../../src/server/temporal-backend.js';
 import { join } from 'node:path';
 
 let t: WorkflowTestEnv;
@@ -77,5 +78,40 @@ describe("fleet queries over Kiln's search attributes", () => {
     // nothing waits any more
     expect(await found({ waitingLongerThan: '1s', repo }, (ids) => !ids.includes(id))).not.toContain(id);
     expect(await found({ phase: 'succeeded', repo }, has)).toContain(id);
+  });
+});
+
+describe('continue-as-new keeps what kiln serve set at start', () => {
+  it("a run started through kiln serve keeps its KilnTenant attribute and its memo after continuing as new; the tenant's list still finds it", async () => {
+    const repo = repoWith({ 'a.txt': 'a\n' });
+    const script = writeScript(join(repo, '..'), 'continued', {
+      steps: [
+        { tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] },
+        { tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'a', new_string: 'b' } }] },
+        { tool_use: [{ name: 'read_file', input: { path: 'a.txt' } }] },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const input = testInput({ repo, model: `scripted:${script}`, searchAttributes: true, allowUnverified: true, turnsPerRun: 1 });
+    const backend = new TemporalBackend(t.env.client, 'kiln-fleet-tests');
+    const memo = { startedBy: 'alice', bodyHash: 'a'.repeat(64), maxUsd: 5 };
+    await backend.start(input, 'acme', memo);
+    const r = await backend.result(input.runId);
+    expect(r?.state, r?.reason).toBe('succeeded');
+    // the run really continued: several executions under one workflow id
+    const executions: string[] = [];
+    for await (const w of t.env.client.workflow.list({ query: `WorkflowId = '${input.runId}'` })) executions.push(w.status.name);
+    expect(executions.filter((s) => s === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(2);
+    const now = await backend.describe(input.runId);
+    expect(now).toMatchObject({ tenant: 'acme', memo, status: 'COMPLETED', repo });
+    // the tenant's list finds the last execution; another tenant's does not
+    const deadline = Date.now() + 30_000;
+    let listed = await backend.list({ tenant: 'acme' });
+    while (!listed.some((i) => i.runId === input.runId) && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 300));
+      listed = await backend.list({ tenant: 'acme' });
+    }
+    expect(listed.filter((i) => i.runId === input.runId)).toEqual([expect.objectContaining({ tenant: 'acme', memo, status: 'COMPLETED' })]);
+    expect((await backend.list({ tenant: 'other' })).some((i) => i.runId === input.runId)).toBe(false);
   });
 });

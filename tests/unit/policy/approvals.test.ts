@@ -1,6 +1,6 @@
 /** The policy's approvals section: two-person kinds of call, authenticated approvers; a repo may add, never remove. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyApprovalRules } from '../../../src/policy/approvals.js';
+import { applyApprovalRules, judgePatchSize, judgeSetup } from '../../../src/policy/approvals.js';
 import { parsePolicyConfig, type PolicyConfig } from '../../../src/policy/config.js';
 import { evaluate } from '../../../src/policy/index.js';
 import { mergePolicy } from '../../../src/policy/precedence.js';
@@ -80,13 +80,61 @@ describe('precedence: a repo may add approvers, never remove them', () => {
     const user = policy({ authenticated: true, twoPerson: ['command:make release'] });
     const repoPolicy = policy({ authenticated: false, twoPerson: [] });
     for (const trusted of [false, true]) {
-      expect(mergePolicy(user, repoPolicy, trusted).policy.approvals).toEqual({ authenticated: true, twoPerson: ['command:make release'] });
+      expect(mergePolicy(user, repoPolicy, trusted).policy.approvals).toEqual({ authenticated: true, twoPerson: ['command:make release'], setup: [] });
     }
   });
 
   it('control: an untrusted repo may add a two-person rule and require authenticated approvers', () => {
     const merged = mergePolicy(policy({ twoPerson: ['command:make release'] }), policy({ authenticated: true, twoPerson: ['command:make deploy*'] }), false);
-    expect(merged.policy.approvals).toEqual({ authenticated: true, twoPerson: ['command:make release', 'command:make deploy*'] });
+    expect(merged.policy.approvals).toEqual({ authenticated: true, twoPerson: ['command:make release', 'command:make deploy*'], setup: [] });
     expect(merged.ignored).toEqual([]);
+  });
+});
+
+describe('approvals.setup and setup: two-person entries (setup runs with network)', () => {
+  it('a setup command the policy names waits for one approver; a setup: twoPerson entry for two different authenticated ones', () => {
+    const one = judgeSetup(policy({ setup: ['npm ci'] }), ['npm ci', 'node scripts/gen.js']);
+    expect(one).toMatchObject({ rule: 'approvals.setup', needs: { approvers: 1, authenticated: false } });
+    expect(one!.reason).toContain('"npm ci"');
+    expect(one!.reason).not.toContain('gen.js');
+    const two = judgeSetup(policy({ twoPerson: ['setup:*'] }), ['pip install -r requirements.txt']);
+    expect(two).toMatchObject({ rule: 'approvals.setup.two-person', needs: { approvers: 2, authenticated: true, twoPersonRule: 'setup:*' } });
+    // authenticated: true makes the one approver an authenticated one
+    expect(judgeSetup(policy({ setup: ['*'], authenticated: true }), ['make deps'])!.needs).toMatchObject({ approvers: 1, authenticated: true });
+  });
+
+  it('control: setup no rule names, and no setup at all, need nobody; a setup: entry never matches a tool call', async () => {
+    expect(judgeSetup(policy({ setup: ['npm ci'] }), ['make deps'])).toBeUndefined();
+    expect(judgeSetup(policy({ twoPerson: ['setup:*'] }), [])).toBeUndefined();
+    const r = await judge(policy({ twoPerson: ['setup:*'] }), 'run_command', cmd('npm test'));
+    expect(r.needs.approvers).toBe(1);
+  });
+});
+
+describe('approvals.patch (a patch over N changed lines)', () => {
+  it('over the limit asks two different authenticated approvers by default; at or under it nobody', () => {
+    const config = policy({ patch: { overLines: 10 } });
+    expect(judgePatchSize(config, 11)).toMatchObject({ rule: 'approvals.patch', needs: { approvers: 2, authenticated: true } });
+    expect(judgePatchSize(config, 11)!.reason).toContain("changes 11 lines, over the policy's 10");
+    expect(judgePatchSize(config, 10)).toBeUndefined();
+    expect(judgePatchSize(policy({}), 100_000)).toBeUndefined();
+    expect(judgePatchSize(policy({ patch: { overLines: 0, approvers: 1 } }), 1)!.needs).toMatchObject({ approvers: 1, authenticated: false });
+  });
+
+  it('bad values are refused naming the field', () => {
+    expect(() => policy({ patch: { overLines: -1 } })).toThrow(/approvals\.patch\.overLines/);
+    expect(() => policy({ patch: { overLines: 10, approvers: 0 } })).toThrow(/approvals\.patch\.approvers/);
+    expect(() => policy({ patch: { lines: 10 } })).toThrow(/approvals\.patch/);
+  });
+
+  it("attack: a repo cannot loosen the user's patch rule or drop its setup rules; it may tighten them", () => {
+    const user = policy({ setup: ['npm ci'], patch: { overLines: 100, approvers: 2 } });
+    for (const trusted of [false, true]) {
+      const merged = mergePolicy(user, policy({ patch: { overLines: 10000, approvers: 1 } }), trusted).policy.approvals;
+      expect(merged).toMatchObject({ setup: ['npm ci'], patch: { overLines: 100, approvers: 2 } });
+    }
+    const tighter = mergePolicy(user, policy({ setup: ['make deps'], patch: { overLines: 20, approvers: 1 } }), false).policy.approvals;
+    expect(tighter).toMatchObject({ setup: ['npm ci', 'make deps'], patch: { overLines: 20, approvers: 2 } });
+    expect(mergePolicy(policy({}), policy({ patch: { overLines: 5 } }), false).policy.approvals.patch).toEqual({ overLines: 5, approvers: 2 });
   });
 });
