@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
-import { runInputProblem } from '../shared/run-input-schema.js';
+import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
 import { approvePatch, approveSetup, SETUP_APPROVAL_PATCH } from './approval-gates.js';
@@ -30,7 +30,7 @@ import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from '.
 export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult> {
   // The input is a request from whoever reached Temporal, not only from kiln's CLI: a malformed
   // one ends here, before a single activity is scheduled for it (the worker checks it again).
-  const problem = carry ? undefined : runInputProblem(input);
+  const problem = carry ? undefined : runInputProblemOf(input);
   if (problem !== undefined && patched(VALIDATE_INPUT_PATCH)) return notAchieved(refused(input, problem));
   const r = await runToEnd(input, carry);
   // Behind a patch: runs started earlier end as they began, Completed whatever their state.
