@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { existsSync } from 'node:fs';
 import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { KilnConfigError, loadRepoConfig } from '../policy/repo-config.js';
+import { KilnConfigError, loadRepoConfig, realPathsInRepo } from '../policy/repo-config.js';
 import { loadRunSettings } from '../policy/precedence.js';
 import { checkRunRequest } from '../policy/run-request.js';
 import { kilnHomeDir } from '../policy/trust.js';
@@ -85,7 +85,8 @@ export function workspaceActivities(deps: ActivityDeps) {
       checks,
       hostQueue: deps.hostQueue,
       createdAt: existing?.createdAt ?? new Date().toISOString(),
-      linked: config.link.map((rel) => join(repo, rel)),
+      // real paths: the sandbox binds them as they are and refuses one that is a symlink (bwrap-args.ts)
+      linked: await realPathsInRepo(repo, settings.link),
       policy: settings.policy,
       mode: settings.mode,
       exclude: excludeList(config.exclude),
@@ -99,13 +100,13 @@ export function workspaceActivities(deps: ActivityDeps) {
     if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
     if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
 
-    for (const rel of config.include) {
-      const from = join(repo, rel);
-      if (existsSync(from)) await cp(from, join(wt, rel), { recursive: true, force: true, verbatimSymlinks: true });
+    for (const rel of settings.include) {
+      const [from] = await realPathsInRepo(repo, [rel]);
+      if (from) await cp(from, join(wt, rel), { recursive: true, force: true, verbatimSymlinks: true });
     }
-    for (const rel of config.link) {
-      const from = join(repo, rel);
-      if (existsSync(from) && !existsSync(join(wt, rel))) {
+    for (const rel of settings.link) {
+      const [from] = await realPathsInRepo(repo, [rel]);
+      if (from && !existsSync(join(wt, rel))) {
         await mkdir(dirname(join(wt, rel)), { recursive: true });
         await symlink(from, join(wt, rel));
       }
