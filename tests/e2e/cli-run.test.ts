@@ -222,7 +222,7 @@ describe('kiln dev + kiln run', () => {
     const repo = exampleRepo('kiln-e2e-trusted-', env.KILN_HOME!);
     const r = await kiln([...runArgs(repo, `trusted-${process.pid}`), '--detach'], { env, timeoutMs: 90_000 });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^checks: .+  \[from AGENTS\.md \(trusted\)\]$/m);
+    expect(r.stderr).toMatch(/^checks: .+ {2}\[from AGENTS\.md \(trusted\)\]$/m);
     expect(r.stderr).not.toContain('IGNORED');
     await kiln(['cancel', `trusted-${process.pid}`], { env });
   });
