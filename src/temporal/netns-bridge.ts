@@ -20,7 +20,7 @@ const [dir, ...pairs] = process.argv.slice(1);
 for (const pair of pairs) {
   const [name, port] = pair.split('=');
   net.createServer((c) => {
-    const up = net.connect(Number(port), '127.0.0.1');
+    const up = net.connect({ port: Number(port), host: '127.0.0.1', noDelay: true });
     c.pipe(up).pipe(c);
     c.on('error', () => up.destroy());
     up.on('error', () => c.destroy());
@@ -58,7 +58,8 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
 
 /** A TCP listener on the host's ip:port whose connections go to a unix socket. */
 export function bridgeTcpToUnix(ip: string, port: number, socketPath: string): Promise<Server> {
-  const server = createServer((c: Socket) => {
+  // gRPC's small frames must not wait for Nagle on either side of the hop
+  const server = createServer({ noDelay: true }, (c: Socket) => {
     const up = connect(socketPath);
     c.pipe(up).pipe(c);
     c.on('error', () => up.destroy());
