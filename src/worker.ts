@@ -57,9 +57,13 @@ export async function sandboxStatus(): Promise<string> {
 
 /** Said loudly at start: an operator who allows sandbox off must see that they did. */
 export function operatorStatus(o: OperatorConfig): string {
-  return o.allowSandboxOff
+  const sandbox = o.allowSandboxOff
     ? 'operator: SANDBOX OFF ALLOWED — a run that asks for --sandbox off runs its commands unsandboxed on this host'
     : 'operator: runs asking for --sandbox off are refused (allow with --allow-sandbox-off)';
+  const repos = o.repoRoots ? `repos under ${o.repoRoots.join(', ')} only` : 'any repo this worker can read (bound with KILN_REPO_ROOTS)';
+  const setup =
+    o.allowClientSetup === false ? "a client's own setup commands refused" : "a client's own setup commands allowed (refuse with KILN_ALLOW_CLIENT_SETUP=0)";
+  return `${sandbox}; ${repos}; ${setup}`;
 }
 
 /**

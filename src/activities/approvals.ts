@@ -4,7 +4,7 @@
  * the signature verifies for this run, this approval and this very decision. Anything else keeps
  * the kind its `by` earns (self-declared or os-user), with the reason the signature did not count.
  */
-import { loadApprovalKey, verifyApproval, verifyRunStart } from '../auth/attestation.js';
+import { loadApprovalKey, verifyApproval, verifyOsUser, verifyRunStart } from '../auth/attestation.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import type { ApprovalAttestation, ApprovalDecision } from '../shared/types.js';
 import type { ActivityDeps } from './deps.js';
@@ -50,4 +50,24 @@ export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
     return { kind: 'authenticated', name: a.user, tenant: a.tenant };
   }
   return { identifyDecision, identifyStarter };
+}
+
+/**
+ * An os-user claim as the audit records it: os-user only when the kiln CLI's signature verifies
+ * with this worker's approval key for this run and `subject`; self-declared otherwise, saying why.
+ * The signature itself is never recorded.
+ */
+export function verifiedOsUser(env: NodeJS.ProcessEnv, runId: string, subject: string, identity: ApproverIdentity): ApproverIdentity {
+  const { osUserSig, ...rest } = identity;
+  if (rest.kind !== 'os-user') return rest;
+  const downgrade = (why: string): ApproverIdentity => ({ ...rest, kind: 'self-declared', unverified: why });
+  let key: Buffer | undefined;
+  try {
+    key = loadApprovalKey({ env });
+  } catch (err) {
+    return downgrade(`this worker's approval key is unusable: ${(err as Error).message}`);
+  }
+  if (!key) return downgrade('this worker has no approval key to check the os-user tag with');
+  const ok = verifyOsUser(key, { runId, subject, name: rest.name, user: rest.osUser ?? '', host: rest.host ?? '' }, osUserSig);
+  return ok ? rest : downgrade("the os-user tag is not signed by a kiln CLI holding this worker's approval key");
 }

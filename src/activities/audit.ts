@@ -2,7 +2,9 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { redact } from '../redact/index.js';
-import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
+import { approverSubject, identifyApprover, type ApproverIdentity } from '../shared/approver.js';
+import { verifiedOsUser } from './approvals.js';
+import type { ActivityDeps } from './deps.js';
 import { auditGenesis, auditHeadOf, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
 import type { RunRef } from './contracts.js';
 import { runDir, stateDir, readJson, writeJsonAtomic, writeWorkflowEvents } from './run-files.js';
@@ -40,7 +42,7 @@ function serialized<T>(file: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-export function auditActivities() {
+export function auditActivities(deps: Pick<ActivityDeps, 'env'> = { env: process.env }) {
   /** Returns the chain's new head, which the workflow keeps so that verify can see the file's end was not changed. */
   async function recordAudit(inp: RunRef & { entry: AuditEntry }): Promise<AuditHead> {
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
@@ -54,7 +56,7 @@ export function auditActivities() {
       if (seen.includes(key) && inp.entry.kind !== 'human') return auditHeadOf(await readFile(file, 'utf8').catch(() => '')) ?? { seq: 0, hash: '' };
       const entry =
         inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by)
-          ? { ...inp.entry, identity: inp.entry.identity ?? identifyApprover(inp.entry.by) }
+          ? { ...inp.entry, identity: verifiedOsUser(deps.env, inp.runId, approverSubject(inp.entry), inp.entry.identity ?? identifyApprover(inp.entry.by)) }
           : inp.entry;
       const head = lastLine(await readFile(file, 'utf8').catch(() => ''));
       const prev = head ? sha256Hex(head.line) : auditGenesis(inp.runId);

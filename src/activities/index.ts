@@ -16,7 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...agentActivities(deps, tools),
     ...tools,
     ...verifyActivities(deps),
-    ...auditActivities(),
+    ...auditActivities(deps),
     ...approvalActivities(deps),
   });
 }

@@ -27,6 +27,8 @@ export interface RunRecord {
   exclude?: string[];
   /** the effective setup commands, fixed at prepare (absent in older runs: the input's) */
   setup?: string[];
+  /** `.kiln/config` include and link as this run honours them (only a trusted repo's), fixed at prepare */
+  brought?: { include: string[]; link: string[] };
 }
 
 export function runDir(repo: string, runId: string): string {

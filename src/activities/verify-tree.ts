@@ -10,6 +10,7 @@ import { cp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { changedIniSections, changedJsonKeys, PROTECTED_SECTIONS, restoreJsonKeys, type ProtectedSet } from '../checks/protected.js';
 import { kilnDir } from '../shared/paths.js';
+import { realPathsInRepo } from '../policy/repo-config.js';
 import { runExcludePathspecs } from './clutter.js';
 import { git, hardenedGit } from '../git/run.js';
 
@@ -78,14 +79,15 @@ export async function pristineCheckout(repo: string, base: string, label: string
 }
 
 /** What `.kiln/config` brings from the user's checkout (not from the model's worktree). */
-export async function bringIncludes(repo: string, dir: string, include: string[], link: string[]): Promise<void> {
-  for (const rel of include) {
-    const from = join(repo, rel);
-    if (existsSync(from)) await cp(from, join(dir, rel), { recursive: true, force: true, verbatimSymlinks: true });
+export async function bringIncludes(repo: string, dir: string, brought: { include: string[]; link: string[] }): Promise<void> {
+  // real paths, refusing one that leads out of the repo (a symlink swapped in since prepare)
+  for (const rel of brought.include) {
+    const [from] = await realPathsInRepo(repo, [rel]);
+    if (from) await cp(from, join(dir, rel), { recursive: true, force: true, verbatimSymlinks: true });
   }
-  for (const rel of link) {
-    const from = join(repo, rel);
-    if (existsSync(from) && !existsSync(join(dir, rel))) {
+  for (const rel of brought.link) {
+    const [from] = await realPathsInRepo(repo, [rel]);
+    if (from && !existsSync(join(dir, rel))) {
       await mkdir(dirname(join(dir, rel)), { recursive: true });
       await symlink(from, join(dir, rel));
     }

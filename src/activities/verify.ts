@@ -13,7 +13,6 @@ import { sensitiveInPatch } from '../policy/patch-secrets.js';
 import { scratchCache, trustedCache } from '../checks/caches.js';
 import { baselineOf, judgeCheck, type BaselineCheck, type CheckRun } from '../checks/judge.js';
 import { protectedSet } from '../checks/protected.js';
-import { loadRepoConfig } from '../policy/repo-config.js';
 import { redact } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
@@ -53,8 +52,9 @@ export function verifyActivities(deps: ActivityDeps) {
     const { config } = await runPolicy(rec, deps.env);
     // an older run record has no policy: the checks below mask what the recomputed one names
     rec.policy ??= config;
-    const repoConfig = await loadRepoConfig(repo);
-    const setup = rec.input.setup.length ? rec.input.setup : repoConfig.setup;
+    // what prepare honoured (a trusted repo's own setup, include and link), not the checkout's file now
+    const setup = rec.setup ?? rec.input.setup;
+    const brought = rec.brought ?? { include: [], link: [] };
     const protect = rec.input.allowTestEdits
       ? null
       : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
@@ -88,12 +88,12 @@ export function verifyActivities(deps: ActivityDeps) {
           problems.push(`checks could not run: ${(err as Error).message}`);
         }
         if (sandbox) {
-          const baseline = await ensureBaseline(rec, sandbox, setup, repoConfig, say);
+          const baseline = await ensureBaseline(rec, sandbox, setup, brought, say);
           if (baseline.problem) {
             cause = 'infrastructure';
             problems.push(`checks could not run on the base: ${baseline.problem}`);
           } else {
-            await bringIncludes(repo, tree.dir, repoConfig.include, repoConfig.link);
+            await bringIncludes(repo, tree.dir, brought);
             const setupProblem = await runSetup(sandbox, rec, tree.dir, setup, scratch.dir, say);
             if (setupProblem) {
               cause = 'infrastructure';
@@ -296,7 +296,7 @@ export async function ensureBaseline(
   rec: RunRecord,
   sandbox: Sandbox,
   setup: string[],
-  repoConfig: { include: string[]; link: string[] },
+  brought: { include: string[]; link: string[] },
   say: (t: string) => Promise<void>,
 ): Promise<Baseline> {
   const file = join(stateDir(rec.input.repo, rec.input.runId), 'baseline.json');
@@ -307,7 +307,7 @@ export async function ensureBaseline(
   const cache = await trustedCache(rec.input.repo);
   let baseline: Baseline;
   try {
-    await bringIncludes(rec.input.repo, co.dir, repoConfig.include, repoConfig.link);
+    await bringIncludes(rec.input.repo, co.dir, brought);
     const problem = await runSetup(sandbox, rec, co.dir, setup, cache, say);
     if (problem) baseline = { base: rec.baseCommit, checks: [], problem: `setup failed: ${problem}` };
     else {

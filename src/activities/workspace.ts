@@ -4,9 +4,9 @@
  */
 import { Context } from '@temporalio/activity';
 import { existsSync } from 'node:fs';
-import { appendFile, cp, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { KilnConfigError, loadRepoConfig } from '../policy/repo-config.js';
+import { KilnConfigError, loadRepoConfig, realPathsInRepo } from '../policy/repo-config.js';
 import { loadRunSettings } from '../policy/precedence.js';
 import { checkRunRequest } from '../policy/run-request.js';
 import { kilnHomeDir } from '../policy/trust.js';
@@ -24,6 +24,7 @@ import { git, hardenedGit } from '../git/run.js';
 import { heartbeating } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
+import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
 import { forgetWorktreeTree } from './snapshot.js';
@@ -88,11 +89,13 @@ export function workspaceActivities(deps: ActivityDeps) {
       checks,
       hostQueue: deps.hostQueue,
       createdAt: existing?.createdAt ?? new Date().toISOString(),
-      linked: config.link.map((rel) => join(repo, rel)),
+      // real paths: the sandbox binds them as they are and refuses one that is a symlink (bwrap-args.ts)
+      linked: await realPathsInRepo(repo, settings.link),
       policy: settings.policy,
       mode: settings.mode,
       exclude: excludeList(config.exclude),
       setup: settings.setup,
+      brought: { include: settings.include, link: settings.link },
     };
     await saveRun(rec);
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
@@ -111,17 +114,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
     if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
 
-    for (const rel of config.include) {
-      const from = join(repo, rel);
-      if (existsSync(from)) await cp(from, join(wt, rel), { recursive: true, force: true, verbatimSymlinks: true });
-    }
-    for (const rel of config.link) {
-      const from = join(repo, rel);
-      if (existsSync(from) && !existsSync(join(wt, rel))) {
-        await mkdir(dirname(join(wt, rel)), { recursive: true });
-        await symlink(from, join(wt, rel));
-      }
-    }
+    await bringIncludes(repo, wt, rec.brought!);
 
     const setup = settings.setup;
     const held = o?.approvals ? heldSetup(settings.policy, setup) : undefined;
@@ -164,7 +157,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
     if (checks.length && !o?.baselineApart) {
       const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
-      if (sandbox) await ensureBaseline(rec, sandbox, setup, config, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
+      if (sandbox) await ensureBaseline(rec, sandbox, setup, rec.brought!, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
     }
     // the model's commands get their own copy of the warm cache, made now rather than in the first command
     await heartbeating(() => runCache(repo, input.runId));
@@ -266,8 +259,10 @@ export function workspaceActivities(deps: ActivityDeps) {
     // a sandbox that cannot start here cannot in verify either, which puts it in the verdict
     const sandbox = await deps.sandbox(rec.input.sandbox).catch(() => undefined);
     if (!sandbox) return;
-    const config = await loadRepoConfig(rec.input.repo);
-    await ensureBaseline(rec, sandbox, rec.setup ?? rec.input.setup, config, (t) => appendFile(join(runDir(ref.repo, ref.runId), 'tests.log'), t));
+    // a run recorded before `brought` existed brings nothing: its repo's trust was not checked for it
+    await ensureBaseline(rec, sandbox, rec.setup ?? rec.input.setup, rec.brought ?? { include: [], link: [] }, (t) =>
+      appendFile(join(runDir(ref.repo, ref.runId), 'tests.log'), t),
+    );
   }
 
   return { prepareWorkspace, takeBaseline, finalizeRun };

@@ -118,3 +118,31 @@ export function verifyRunStart(key: Buffer | undefined, runId: string, a: Approv
   const expected = signRunStart(key, { runId, user: a.user, tenant: a.tenant, issuedAt: a.issuedAt }).sig;
   return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(a.sig, 'hex'));
 }
+
+/**
+ * The kiln CLI's word that the OS account in an approver's `by` tag is the one it runs as. Signed
+ * with the local approval key, which only that account (and root) can read: a tag anyone can type
+ * into the Web UI or a raw signal does not verify. Bound to the run and to what was decided (one
+ * approval, one kind of human decision), so a tag copied from the history counts nowhere else.
+ */
+export interface OsUserClaim {
+  runId: string;
+  /** approverSubject() of the decision */
+  subject: string;
+  name: string;
+  user: string;
+  host: string;
+}
+
+/** 128 bits of the HMAC: the tag is shown with the name, and a shorter one is still unforgeable. */
+export function signOsUser(key: Buffer, c: OsUserClaim): string {
+  return createHmac('sha256', key)
+    .update(JSON.stringify(['os-user', c.runId, c.subject, c.name, c.user, c.host]))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+export function verifyOsUser(key: Buffer | undefined, c: OsUserClaim, sig: string | undefined): boolean {
+  if (!key || !sig || !/^[0-9a-f]{32}$/.test(sig)) return false;
+  return timingSafeEqual(Buffer.from(signOsUser(key, c), 'hex'), Buffer.from(sig, 'hex'));
+}

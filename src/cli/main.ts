@@ -5,8 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostname, userInfo } from 'node:os';
-import { cliApprover } from '../shared/approver.js';
+import { signedApprover } from '../client/signed-approver.js';
 import { CliError, exitCodeFor, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
 import { colourOn, paintSummary } from './colour.js';
@@ -24,17 +23,6 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** How long `kiln worker` waits for its tasks in hand on SIGTERM/SIGINT before it exits anyway. */
 const SHUTDOWN_GRACE_MS = Number(process.env.KILN_SHUTDOWN_GRACE_MS) || 15_000;
-
-/** The OS account this CLI runs as: the default approver, and what the audit says vouched for a decision. */
-function osAccount(): { user: string; host: string } {
-  let user = process.env.USER || 'unknown';
-  try {
-    user = userInfo().username;
-  } catch {
-    /* no passwd entry (containers): keep $USER */
-  }
-  return { user, host: hostname() };
-}
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Command {
   const program = new Command('kiln')
@@ -540,7 +528,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
           if (!runArg || approvalId)
             throw new UsageError('--pre approves a command ahead of time: name the run and no approval (kiln approve RUN --pre "npm run lint")');
           return withRun(runArg, async (handle, client) => {
-            out(await sendPreApproval(client, handle, { text: o.pre!, scope, by: cliApprover(o.by, osAccount()) }));
+            out(await sendPreApproval(client, handle, { text: o.pre!, scope, by: signedApprover(o.by, handle.workflowId, { kind: 'pre-approval' }) }));
           });
         }
         const runId = runArg ?? (await onlyWaitingRun());
@@ -551,7 +539,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
               approvalId: id,
               approve: true,
               scope,
-              by: cliApprover(o.by, osAccount()),
+              by: signedApprover(o.by, handle.workflowId, { kind: 'approval', id }),
               note: o.note,
             }),
           );
@@ -570,7 +558,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (runId: string, approvalId: string, o: { reason: string; by?: string }) => {
       const { sendApproval } = await runsModule();
       await withRun(runId, async (handle, client) => {
-        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by: cliApprover(o.by, osAccount()) }));
+        out(
+          await sendApproval(client, handle, {
+            approvalId,
+            approve: false,
+            reason: o.reason,
+            by: signedApprover(o.by, handle.workflowId, { kind: 'approval', id: approvalId }),
+          }),
+        );
       });
     });
 
@@ -586,7 +581,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const o = rest[action === 'hint' ? 1 : 0] as { by?: string };
       const { sendHuman } = await runsModule();
       await withRun(runId, async (handle, client) => {
-        out(await sendHuman(client, handle, { action, text, by: cliApprover(o.by, osAccount()) }));
+        out(await sendHuman(client, handle, { action, text, by: signedApprover(o.by, handle.workflowId, { kind: 'human', action }) }));
       });
     });
   }
@@ -604,7 +599,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         const d = await handle.describe();
         if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
         // who and why first: the run records them when the cancellation reaches it
-        await handle.signal(cancelRequestSignal, { by: cliApprover(o.by, osAccount()), reason: o.reason, via: client.options.identity });
+        await handle.signal(cancelRequestSignal, {
+          by: signedApprover(o.by, handle.workflowId, { kind: 'cancel' }),
+          reason: o.reason,
+          via: client.options.identity,
+        });
         await handle.cancel();
         out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });

@@ -57,6 +57,7 @@ export async function startEmbedded(o: {
     const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint });
     address = server.address;
     uiUrl = server.uiUrl;
+    if (server.exposure) o.log?.(`warning: ${server.exposure}`);
     stopServer = () => server.stop();
   } else {
     o.log?.('no Temporal CLI found (run `npm run setup` to build it offline); trying the SDK download');

@@ -36,6 +36,9 @@ export interface RunSettings {
   mode: ApprovalMode;
   checks: string[];
   setup: string[];
+  /** `.kiln/config` include and link: they bring ignored files of the checkout in, so only when trusted */
+  include: string[];
+  link: string[];
   trust: TrustState;
   /** where each part came from, for the start banner */
   from: { policy: string; checks: string; setup: string };
@@ -165,7 +168,14 @@ export function resolveRunSettings(user: UserLayer, repo: RepoLayer, trust: Trus
       ignored.push(`.kiln/config setup [${list(repo.config.setup)}]: ignored, the repo's configuration is ${why}; pass --setup or run \`kiln trust\``);
     }
   }
-  return { policy, mode, checks, setup, trust, from: { policy: policyFrom, checks: checksFrom, setup: setupFrom }, ignored };
+
+  const brought: Record<'include' | 'link', string[]> = { include: [], link: [] };
+  for (const key of ['include', 'link'] as const) {
+    if (!repo.config[key].length) continue;
+    if (trusted) brought[key] = repo.config[key];
+    else ignored.push(`.kiln/config ${key} [${list(repo.config[key])}]: ignored, the repo's configuration is ${why}; run \`kiln trust\``);
+  }
+  return { policy, mode, checks, setup, ...brought, trust, from: { policy: policyFrom, checks: checksFrom, setup: setupFrom }, ignored };
 }
 
 /** The lines `kiln run` prints at start: where the effective policy, checks and setup came from. */

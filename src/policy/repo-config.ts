@@ -2,7 +2,8 @@
  * `.kiln/config` in the user's repo: how to set a fresh worktree up and how to check it.
  * A bad file stops the run before it starts, naming the field.
  */
-import { join } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { KilnInputError } from '../shared/errors.js';
 import { loadJsonFile } from '../shared/zod-error.js';
@@ -40,7 +41,31 @@ export async function loadRepoConfig(repo: string): Promise<RepoConfig> {
       throw new KilnConfigError(`${file}: include/link: "${p}" must be a path inside the repo`);
     }
   }
+  await realPathsInRepo(repo, [...config.include, ...config.link]);
   return config;
+}
+
+/**
+ * Each entry that exists, as its real path, refusing any that resolves outside the repo: a
+ * committed symlink (`vendor -> /var/tmp/x`, or a parent directory that is one) named in `link`
+ * or `include` would otherwise bring a host path into the worktree and the sandbox.
+ */
+export async function realPathsInRepo(repo: string, rels: readonly string[]): Promise<string[]> {
+  const root = await realpath(repo);
+  const out: string[] = [];
+  for (const rel of rels) {
+    const real = await realpath(join(repo, rel)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (real === undefined) continue;
+    const within = relative(root, real);
+    if (within === '' || within === '..' || within.startsWith('../')) {
+      throw new KilnConfigError(`${join(repo, '.kiln', 'config')}: include/link: "${rel}" resolves outside the repo (a symlink): name a real path inside it`);
+    }
+    out.push(real);
+  }
+  return out;
 }
 
 /**

@@ -4,18 +4,55 @@
  * configuration before it touches a disk. Unknown fields are refused, not ignored: a field that
  * the worker does not know is a field it cannot bound.
  */
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { RunInput } from '../shared/types.js';
-import { KilnInputError } from '../shared/errors.js';
+import { KilnInputError, UsageError } from '../shared/errors.js';
 import { runInputProblem, runInputSchema } from '../shared/run-input-schema.js';
 
 /** What the worker's operator allows clients to ask for. Set on the worker, never in the input. */
 export interface OperatorConfig {
   /** `kiln worker --allow-sandbox-off` / KILN_ALLOW_SANDBOX_OFF=1 */
   allowSandboxOff: boolean;
+  /**
+   * KILN_REPO_ROOTS (colon-separated directories, real paths): a request's repo must lie under
+   * one of them. Unset: any repo this worker can read, since anyone who can reach Temporal may ask.
+   */
+  repoRoots?: string[];
+  /** KILN_ALLOW_CLIENT_SETUP=0: a request's own setup commands (they run with network) are refused */
+  allowClientSetup?: boolean;
 }
 
+/** Bad operator settings stop the worker at start, naming the variable. */
 export function operatorConfigFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
-  return { allowSandboxOff: env.KILN_ALLOW_SANDBOX_OFF === '1' };
+  const o: OperatorConfig = { allowSandboxOff: env.KILN_ALLOW_SANDBOX_OFF === '1' };
+  const roots = env.KILN_REPO_ROOTS?.split(':').filter((r) => r.trim() !== '');
+  if (roots?.length) {
+    o.repoRoots = roots.map((r) => {
+      if (!isAbsolute(r)) throw new UsageError(`KILN_REPO_ROOTS: "${r}" is not an absolute path (colon-separated directories)`);
+      return realOrResolved(r);
+    });
+  }
+  const setup = env.KILN_ALLOW_CLIENT_SETUP?.trim();
+  if (setup !== undefined && setup !== '') {
+    if (setup !== '0' && setup !== '1') throw new UsageError(`KILN_ALLOW_CLIENT_SETUP: expected 0 or 1, got "${setup}"`);
+    o.allowClientSetup = setup === '1';
+  }
+  return o;
+}
+
+/** A symlink under an allowed root may lead anywhere: roots and repos are compared as real paths. */
+function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+function under(p: string, root: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel));
 }
 
 /** A request this worker's operator does not allow: asking again changes nothing (non-retryable). */
@@ -31,6 +68,16 @@ export function checkRunRequest(raw: unknown, operator: OperatorConfig): RunInpu
   if (r.sandbox === 'off' && !operator.allowSandboxOff) {
     throw new RunRequestRefused(
       'run input refused by the worker: sandbox "off" is not allowed on this worker; its operator must start it with `kiln worker --allow-sandbox-off` (or KILN_ALLOW_SANDBOX_OFF=1)',
+    );
+  }
+  if (operator.repoRoots && !operator.repoRoots.some((root) => under(realOrResolved(r.repo), root))) {
+    throw new RunRequestRefused(
+      `run input refused by the worker: repo ${r.repo} is outside the repositories this worker serves (KILN_REPO_ROOTS=${operator.repoRoots.join(':')}); run it from a checkout under one of them, or ask the worker's operator to add its directory`,
+    );
+  }
+  if (operator.allowClientSetup === false && r.setup?.length) {
+    throw new RunRequestRefused(
+      "run input refused by the worker: setup commands from the client (--setup) are not allowed on this worker (KILN_ALLOW_CLIENT_SETUP=0); leave them out, or put them in the repo's .kiln/config and `kiln trust` it",
     );
   }
   return r as RunInput;

@@ -64,6 +64,14 @@ function isDir(p: string): boolean {
   }
 }
 
+function isRealPath(p: string): boolean {
+  try {
+    return realpathSync(p) === resolve(p);
+  } catch {
+    return false;
+  }
+}
+
 function isUnder(child: string, parent: string): boolean {
   return parent === '/' || child === parent || child.startsWith(`${parent}/`);
 }
@@ -243,7 +251,9 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push(...toolchainBinds(input.cacheDir));
   // The worktree comes after the system binds: it may itself live under /tmp or /opt.
   args.push('--bind', ws, ws);
-  for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && existsSync(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
+  // bound only as what they are: a linked path that is (or sits under) a symlink would bind its
+  // target, wherever on the host that points (prepare stores real paths; this catches a late swap)
+  for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && isRealPath(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
   for (const p of gitReadOnlyPaths(ws)) {
     args.push('--ro-bind', p, p);
     const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;

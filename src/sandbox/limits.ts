@@ -11,19 +11,20 @@ import { totalmem } from 'node:os';
  * - Memory: RLIMIT_AS is a poor memory limit for Node toolchains. `node -e 1` runs in 1 GiB of
  *   address space, but every WebAssembly.Memory reserves ~10 GiB of guard region: with 16 GiB only
  *   one can be created, with 32 GiB three, with 64 GiB six. So memory is limited by a memory cgroup
- *   when available (resident memory, which also counts the private tmpfs), and RLIMIT_AS is then
- *   only a 64 GiB backstop against runaway allocation. Without a memory cgroup RLIMIT_AS is the
- *   only limit, so it is the memory budget plus room for one WebAssembly reservation (12 GiB),
- *   never more than the 64 GiB backstop: 20 GiB on a 23 GiB host, not 64.
+ *   when available (resident memory, which also counts the private tmpfs), and RLIMIT_AS is only a
+ *   64 GiB backstop against runaway allocation. Without a memory cgroup, RLIMIT_DATA is set to the
+ *   memory budget: it counts writable private mappings (heaps, anonymous mmap) and not the
+ *   PROT_NONE reservations WebAssembly makes, so 2 GiB of it still allowed four
+ *   WebAssembly.Memory objects and Node's fetch, while a Buffer, a V8 heap or a Python bytearray
+ *   past it failed (measured with prlimit --data, Node 20.20, Python 3.11). An AS cap near the
+ *   budget would break every WebAssembly user; the former budget + 12 GiB was 20 GiB here.
  * - File size caps a single runaway file; the private tmpfs mounts have their own size.
  */
 export interface SandboxLimits {
   maxProcesses: number;
   memoryBytes: number;
-  /** RLIMIT_AS when a memory cgroup limits the command */
+  /** RLIMIT_AS: a backstop only (see above) */
   addressSpaceBytes: number;
-  /** RLIMIT_AS when no memory cgroup could be made: the only memory limit then */
-  addressSpaceNoCgroupBytes: number;
   fileSizeBytes: number;
   openFiles: number;
   /** size of the private /tmp (HOME lives there) */
@@ -40,7 +41,6 @@ export function defaultLimits(): SandboxLimits {
     maxProcesses: 1024,
     memoryBytes,
     addressSpaceBytes: 64 * GiB,
-    addressSpaceNoCgroupBytes: Math.min(64 * GiB, memoryBytes + 12 * GiB),
     fileSizeBytes: 4 * GiB,
     openFiles: 4096,
     tmpfsBytes: 2 * GiB,
@@ -50,11 +50,14 @@ export function defaultLimits(): SandboxLimits {
 
 /** prlimit(1) arguments; limits set on the launcher are inherited by bwrap and the command. */
 export function prlimitArgs(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean): string[] {
-  const args = [`--as=${addressSpaceLimit(limits, memoryCgroup)}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--core=0'];
+  const args = [`--as=${limits.addressSpaceBytes}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--core=0'];
+  const data = dataLimit(limits, memoryCgroup);
+  if (data !== undefined) args.push(`--data=${data}`);
   if (withNproc) args.push(`--nproc=${limits.maxProcesses}`);
   return args;
 }
 
-export function addressSpaceLimit(limits: SandboxLimits, memoryCgroup: boolean): number {
-  return memoryCgroup ? limits.addressSpaceBytes : limits.addressSpaceNoCgroupBytes;
+/** RLIMIT_DATA: the memory budget when no memory cgroup holds the command, else none (the cgroup does). */
+export function dataLimit(limits: SandboxLimits, memoryCgroup: boolean): number | undefined {
+  return memoryCgroup ? undefined : limits.memoryBytes;
 }

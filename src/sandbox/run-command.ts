@@ -5,7 +5,7 @@ import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
 import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from './errors.js';
-import { addressSpaceLimit, prlimitArgs, type SandboxLimits } from './limits.js';
+import { dataLimit, prlimitArgs, type SandboxLimits } from './limits.js';
 import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
 import { keyringFilterFile } from './seccomp.js';
@@ -56,11 +56,11 @@ export function describeLimits(config: RunnerConfig): string[] {
     );
   }
   const memoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
-  const as = addressSpaceLimit(config.limits, memoryCgroup);
-  if (!memoryCgroup) out.push(`memory: NOT limited by a cgroup (none writable); only RLIMIT_AS=${as}`);
+  const data = dataLimit(config.limits, memoryCgroup);
+  if (!memoryCgroup) out.push(`memory: NOT limited by a cgroup (none writable); RLIMIT_DATA=${data} per process instead`);
   out.push(
     findSystemBinary('prlimit')
-      ? `rlimits: address space ${as}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`
+      ? `rlimits: address space ${config.limits.addressSpaceBytes}${data !== undefined ? `, data ${data}` : ''}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`
       : 'rlimits: NOT set (prlimit not found)',
   );
   if (config.mode === 'bwrap') out.push(`tmpfs: /tmp ${config.limits.tmpfsBytes} bytes, /dev/shm ${config.limits.shmBytes} bytes`);

@@ -4,11 +4,13 @@
  */
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
-import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { dirname } from 'node:path';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { UsageError } from '../shared/errors.js';
 import { dieWithParent } from '../sandbox/system-paths.js';
+import { bridgeTcpToUnix, isolatedCommand } from './netns-bridge.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { startUiGuard } from './ui-guard.js';
 
@@ -80,6 +82,8 @@ export interface DevServer {
   address: string;
   uiUrl: string;
   process: ResultPromise;
+  /** set when the UI could not be put in a network namespace: what a person should know */
+  exposure?: string;
   stop(): Promise<void>;
 }
 
@@ -95,6 +99,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   if (await portTaken(ip, o.uiPort)) throw new PortInUseError(`Web UI port ${o.uiPort} on ${ip} is taken by another program: pick another with --ui-port`);
   // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
   const innerUiPort = await freePort();
+  const sockDir = await mkdtemp(join(tmpdir(), 'kiln-dev-'));
   const args = [
     'server',
     'start-dev',
@@ -118,7 +123,10 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   ];
   // execa's cleanup covers an exit; a SIGKILLed `kiln dev` or `kiln run` left its server running
   // for good (six strays after one test pass): the kernel stops it with its parent instead
-  const [file = o.binary, ...argv] = [...dieWithParent('SIGTERM'), o.binary, ...args];
+  const isolated = isolatedCommand(sockDir, { grpc: o.port, ui: innerUiPort }, [o.binary, ...args]);
+  let grpcBridge: Server | undefined;
+  if ('argv' in isolated) grpcBridge = await bridgeTcpToUnix(ip, o.port, join(sockDir, 'grpc.sock'));
+  const [file = o.binary, ...argv] = [...dieWithParent('SIGTERM'), ...('argv' in isolated ? isolated.argv : [o.binary, ...args])];
   const child = execa(file, argv, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -126,6 +134,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) {
+      grpcBridge?.close();
       throw new Error(`temporal dev server exited (${child.exitCode}) before it was ready: ${stderr.trim().split('\n').slice(-3).join(' ')}`);
     }
     try {
@@ -136,6 +145,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
+        grpcBridge?.close();
         throw new Error(`temporal dev server did not become ready at ${address} within 60 s: ${stderr.trim().slice(-500)}`);
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -143,22 +153,31 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   }
   let guard;
   try {
-    guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort });
+    guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort, ...(grpcBridge ? { upstreamSocket: join(sockDir, 'ui.sock') } : {}) });
   } catch (err) {
     child.kill('SIGKILL');
+    grpcBridge?.close();
     throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`, { cause: err });
   }
   return {
     address,
     uiUrl: guard.url,
     process: child,
+    ...('problem' in isolated
+      ? {
+          exposure: `the Web UI's own port ${innerUiPort} is on the host's loopback, unguarded (${isolated.problem}): any local process or page that finds it gets past the guard`,
+        }
+      : {}),
     async stop() {
       await guard.close();
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await child;
-      clearTimeout(timer);
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await child;
+        clearTimeout(timer);
+      }
+      await new Promise((r) => (grpcBridge ? grpcBridge.close(r) : r(undefined)));
+      await rm(sockDir, { recursive: true, force: true });
     },
   };
 }

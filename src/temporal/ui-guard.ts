@@ -10,10 +10,12 @@
  *   updates, and queries (read-only). Starting, terminating, cancelling, resetting workflows and
  *   batch operations are refused.
  *
- * The UI itself listens on another loopback port, so this keeps browsers (and pages they open)
- * out, not a process on this machine: such a process can reach Temporal's gRPC port as well.
- * Kiln's own commands cannot reach the host's loopback (the sandbox), and a worker bounds what a
- * run request may ask for; a shared setup uses Temporal's authorizer (docs/team-setup.md).
+ * The UI itself listens in the dev server's own network namespace, reached only through a unix
+ * socket (netns-bridge.ts), so a page that learns its port finds nothing on the host's loopback.
+ * A process on this machine running as the same user can still use Temporal's gRPC port (and
+ * the sockets); Kiln's own commands cannot reach the host's loopback (the sandbox), and a worker
+ * bounds what a run request may ask for; a shared setup uses Temporal's authorizer
+ * (docs/team-setup.md).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
@@ -54,7 +56,8 @@ export function uiRequestProblem(req: { method: string; path: string; host?: str
   return undefined;
 }
 
-export async function startUiGuard(o: { port: number; upstreamPort: number }): Promise<UiGuard> {
+/** upstreamPort names the UI in the Host header; upstreamSocket, when set, is how it is reached (netns-bridge.ts). */
+export async function startUiGuard(o: { port: number; upstreamPort: number; upstreamSocket?: string }): Promise<UiGuard> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const problem = uiRequestProblem(
       { method: req.method ?? 'GET', path: req.url ?? '/', host: req.headers.host, origin: header(req, 'origin'), referer: header(req, 'referer') },
@@ -66,7 +69,12 @@ export async function startUiGuard(o: { port: number; upstreamPort: number }): P
       return;
     }
     const up = httpRequest(
-      { host: '127.0.0.1', port: o.upstreamPort, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${o.upstreamPort}` } },
+      {
+        ...(o.upstreamSocket ? { socketPath: o.upstreamSocket } : { host: '127.0.0.1', port: o.upstreamPort }),
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: `127.0.0.1:${o.upstreamPort}` },
+      },
       (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);

@@ -4,7 +4,7 @@
  * inspect, start the same id ten times at once, cancel, bad input; and Ctrl-C at the end.
  */
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,6 +194,37 @@ describe('kiln dev + kiln run', () => {
     }
     expect(existsSync(join(repo, '.kiln'))).toBe(false);
     expect(existsSync(join(plain, '.kiln'))).toBe(false);
+  });
+
+  it('an untrusted repo: the banner says where each setting came from and what it IGNORED; --sandbox off is refused by this worker, clearly', async () => {
+    // trusted in another KILN_HOME: here its configuration is not trusted
+    const repo = exampleRepo('kiln-e2e-untrusted-', mkdtempSync(join(tmpdir(), 'kiln-e2e-elsewhere-')));
+    mkdirSync(join(repo, '.kiln'), { recursive: true });
+    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ setup: ['echo from-repo'], link: ['vendor'] }));
+    writeFileSync(join(repo, '.kiln', 'policy.json'), JSON.stringify({ allowSensitive: ['**'] }));
+    const r = await kiln([...runArgs(repo, `untrusted-${process.pid}`), '--sandbox', 'off'], { env, timeoutMs: 90_000 });
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain('checks: (none)  [from none]');
+    expect(lines).toContain('setup:  (none)  [from none]');
+    expect(lines).toContain('repo configuration: not trusted — it may tighten, not loosen');
+    expect(r.stdout).toMatch(/^IGNORED AGENTS\.md checks \[.+\]: ignored, the repo's configuration is not trusted; pass --check or run `kiln trust`$/m);
+    expect(r.stdout).toMatch(/^IGNORED \.kiln\/config setup \["echo from-repo"\]: ignored/m);
+    expect(r.stdout).toMatch(/^IGNORED \.kiln\/config link \["vendor"\]: ignored/m);
+    expect(r.stdout).toMatch(/^IGNORED \.kiln\/policy\.json allowSensitive \["\*\*"\]: ignored/m);
+    expect(r.stdout).toContain('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off');
+    // the worker's refusal reaches the user as one plain reason, and nothing ran
+    expect(r.stdout + r.stderr).toMatch(/sandbox "off" is not allowed on this worker; its operator must start it with `kiln worker --allow-sandbox-off`/);
+    expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.code).not.toBe(0);
+  });
+
+  it('control: the same repo once trusted takes its own checks and setup, [from …] says so', async () => {
+    const repo = exampleRepo('kiln-e2e-trusted-', env.KILN_HOME!);
+    const r = await kiln([...runArgs(repo, `trusted-${process.pid}`), '--detach'], { env, timeoutMs: 90_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^checks: .+ {2}\[from AGENTS\.md \(trusted\)\]$/m);
+    expect(r.stderr).not.toContain('IGNORED');
+    await kiln(['cancel', `trusted-${process.pid}`], { env });
   });
 
   it('the same --id ten times at once: one execution, one worktree, every call exits 0', async () => {

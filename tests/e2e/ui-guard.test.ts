@@ -3,7 +3,8 @@
  * starts: a page or process that fetched the UI's CSRF token started a `kilnRun` through the UI's
  * HTTP API, and the UI took foreign Host and Origin headers. Now the UI sits behind Kiln's guard.
  */
-import { mkdtempSync } from 'node:fs';
+import { Connection } from '@temporalio/client';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,12 +17,12 @@ const binary = findTemporalCli();
 let server: DevServer;
 let ui: URL;
 
-async function send(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+async function send(path: string, init: { method?: string; headers?: Record<string, string>; body?: string; port?: number } = {}) {
   // node's fetch will not forge Host; a raw request can
   const { request } = await import('node:http');
   return new Promise<{ status: number; guard: string | undefined; body: string }>((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: Number(ui.port), path, method: init.method ?? 'GET', headers: { host: ui.host, ...init.headers } },
+      { host: '127.0.0.1', port: init.port ?? Number(ui.port), path, method: init.method ?? 'GET', headers: { host: ui.host, ...init.headers } },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d.toString()));
@@ -76,6 +77,30 @@ describe.skipIf(!binary)('the Web UI of kiln dev', () => {
     const r = await send('/api/v1/settings', { headers: { host: `attacker.example:${ui.port}` } });
     expect(r.status).toBe(403);
     expect(r.body).toMatch(/foreign Host/);
+  });
+
+  it("attack: the UI's own port, read from the server's argv, is not on the host's loopback", async () => {
+    expect(server.exposure).toBeUndefined();
+    const argv = readFileSync(`/proc/${server.process.pid}/cmdline`, 'utf8').split('\0');
+    const inner = Number(argv[argv.indexOf('--ui-port') + 1]);
+    expect(inner).toBeGreaterThan(0);
+    expect(inner).not.toBe(Number(ui.port));
+    const attempts = [
+      send('/api/v1/settings', { port: inner, headers: { host: `attacker.example:${inner}` } }),
+      send(START, {
+        port: inner,
+        method: 'POST',
+        headers: { host: `attacker.example:${inner}`, origin: 'http://attacker.example', 'content-type': 'application/json' },
+        body: startBody,
+      }),
+    ];
+    for (const r of await Promise.allSettled(attempts)) {
+      expect(r.status).toBe('rejected');
+      expect(String((r as PromiseRejectedResult).reason)).toMatch(/ECONNREFUSED/);
+    }
+    const c = await Connection.connect({ address: server.address });
+    await expect(c.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: 'evil-run' } })).rejects.toThrow(/not found/i);
+    await c.close();
   });
 
   it('control: reads with the right Host pass, and an approval signal reaches the UI server', async () => {

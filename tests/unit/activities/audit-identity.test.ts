@@ -4,11 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditActivities } from '../../../src/activities/audit.js';
+import { loadApprovalKey, signOsUser } from '../../../src/auth/attestation.js';
+import { signedApprover } from '../../../src/client/signed-approver.js';
 import { cliApprover, identifyApprover } from '../../../src/shared/approver.js';
 
-async function auditOf(entries: Array<{ id: string; by: string }>) {
+// the CLI and the worker of `kiln dev` share KILN_HOME, so the approval key the CLI makes
+const env = { ...process.env, KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
+delete env.KILN_APPROVAL_KEY;
+loadApprovalKey({ env, create: true });
+
+async function auditOf(entries: Array<{ id: string; by: string }>, workerEnv: NodeJS.ProcessEnv = env) {
   const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
-  const { recordAudit } = auditActivities();
+  const { recordAudit } = auditActivities({ env: workerEnv });
   for (const e of entries) await recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: e.id, decision: 'approved', by: e.by } });
   return readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')
     .trim()
@@ -26,10 +33,43 @@ describe('approver identity in the audit', () => {
     expect(lines[1]!.identity).toEqual({ kind: 'self-declared', name: 'admin', osUser: 'mallory', host: 'box' });
   });
 
-  it('control: the kiln CLI with no --by records the OS account it ran as', async () => {
-    const [line] = await auditOf([{ id: 'ap-1', by: cliApprover(undefined, { user: 'alice', host: 'box' }) }]);
-    expect(line!.identity).toEqual({ kind: 'os-user', name: 'alice', osUser: 'alice', host: 'box' });
-    expect(identifyApprover(cliApprover('alice', { user: 'alice', host: 'box' })).kind).toBe('os-user');
+  it('attack: a typed os-user tag (the Web UI, a raw signal) is self-declared, signed or not', async () => {
+    const otherKey = Buffer.alloc(32, 7);
+    const lines = await auditOf([
+      { id: 'ap-1', by: 'alice [os-user alice@box]' },
+      {
+        id: 'ap-2',
+        by: cliApprover('alice', { user: 'alice', host: 'box' }, (name) =>
+          signOsUser(otherKey, { runId: 'r1', subject: 'approval:ap-2', name, user: 'alice', host: 'box' }),
+        ),
+      },
+    ]);
+    expect(lines[0]!.identity).toEqual({ kind: 'self-declared', name: 'alice', osUser: 'alice', host: 'box' });
+    expect(lines[1]!.identity).toMatchObject({ kind: 'self-declared', name: 'alice', unverified: expect.stringMatching(/not signed by a kiln CLI/) });
+    expect(JSON.stringify(lines.map((l) => l.identity))).not.toMatch(/osUserSig/);
+  });
+
+  it("attack: the CLI's signed tag copied from the history onto another approval, or another run, is self-declared", async () => {
+    const by = signedApprover(undefined, 'r1', { kind: 'approval', id: 'ap-1' }, env);
+    const [, other] = await auditOf([
+      { id: 'ap-1', by },
+      { id: 'ap-2', by },
+    ]);
+    expect(other!.identity).toMatchObject({ kind: 'self-declared' });
+    const elsewhere = auditActivities({ env });
+    const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
+    await elsewhere.recordAudit({ runId: 'r2', repo, entry: { kind: 'approval', id: 'ap-1', decision: 'approved', by } });
+    expect(readFileSync(join(repo, '.kiln', 'runs', 'r2', 'audit.jsonl'), 'utf8')).toContain('"kind":"self-declared"');
+  });
+
+  it('control: the kiln CLI with no --by records the OS account it ran as, signed with the key it shares with the worker', async () => {
+    const by = signedApprover(undefined, 'r1', { kind: 'approval', id: 'ap-1' }, env);
+    const user = identifyApprover(by).osUser!;
+    const [line] = await auditOf([{ id: 'ap-1', by }]);
+    expect(line!.identity).toEqual({ kind: 'os-user', name: user, osUser: user, host: identifyApprover(by).host });
+    // a worker without that key cannot tell it from a typed tag
+    const [keyless] = await auditOf([{ id: 'ap-1', by }], { KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) });
+    expect(keyless!.identity).toMatchObject({ kind: 'self-declared', unverified: expect.stringMatching(/no approval key/) });
   });
 
   it("Kiln's own decisions (a timeout) name no person", async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createSandbox, probeSandbox, type Sandbox } from '../../../src/sandbox/index.js';
-import { addressSpaceLimit, defaultLimits } from '../../../src/sandbox/limits.js';
+import { dataLimit, defaultLimits } from '../../../src/sandbox/limits.js';
 import { keyringFilter, keyringFilterFile, KEYRING_SYSCALLS } from '../../../src/sandbox/seccomp.js';
 import { cleanupTempDirs, tempDir, uniqueMarker } from './helpers.js';
 
@@ -120,11 +120,30 @@ describe('capped scratch space and memory', () => {
     expect(r.output).toContain('/dev/shm 4096');
   });
 
-  test('without a memory cgroup, RLIMIT_AS is the memory budget plus one WebAssembly reservation, not 64 GiB', () => {
-    const l = defaultLimits();
-    const GiB = 1024 ** 3;
-    expect(addressSpaceLimit(l, false)).toBe(Math.min(64 * GiB, l.memoryBytes + 12 * GiB));
-    expect(addressSpaceLimit(l, false)).toBeLessThan(addressSpaceLimit(l, true));
+  test('without a memory cgroup, allocating past the memory budget fails (RLIMIT_DATA); WebAssembly and allocations under it work', async () => {
+    const MiB = 1024 * 1024;
+    // no cgroup membership to find: the host's cgroups stay out of it, RLIMIT_DATA is the limit
+    const noCgroup = await createSandbox({
+      mode: 'bwrap',
+      limits: { memoryBytes: 512 * MiB },
+      cgroupDeps: { root: tempDir('no-cgroup'), procSelfCgroup: '/nonexistent/cgroup' },
+    });
+    const probe = (what: string) => `node -e "try { ${what}; console.log('ok') } catch (e) { console.log('refused', e.constructor.name) }" 2>&1 | tail -1`;
+    const r = await noCgroup.run(
+      [
+        `echo "wasm: $(${probe('for (let i = 0; i < 3; i++) new WebAssembly.Memory({ initial: 16 })')})"`,
+        `echo "under: $(${probe(`Buffer.alloc(${128 * MiB}, 1)`)})"`,
+        `echo "over: $(${probe(`const a = []; for (let i = 0; i < 8; i++) a.push(Buffer.alloc(${128 * MiB}, 1))`)})"`,
+        'grep "Max data size" /proc/self/limits',
+      ].join('\n'),
+      { workspace: tempDir('ws'), timeoutMs: 30_000 },
+    );
+    expect(r.output).toContain('wasm: ok');
+    expect(r.output).toContain('under: ok');
+    expect(r.output).toMatch(/over: refused RangeError/);
+    expect(r.output).toMatch(new RegExp(`Max data size\\s+${512 * MiB}\\s+${512 * MiB}`));
+    expect(dataLimit(defaultLimits(), false)).toBe(defaultLimits().memoryBytes);
+    expect(dataLimit(defaultLimits(), true)).toBeUndefined();
   });
 
   test('the probe reports each limit, and what it could not set', async () => {

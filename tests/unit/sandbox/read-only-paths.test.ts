@@ -26,6 +26,24 @@ describe('paths linked into the worktree (readOnlyPaths)', () => {
     expect(existsSync(join(deps, 'new.js'))).toBe(false);
   });
 
+  it('attack: a linked path that is a symlink is not bound (it would bind its target); control: the real directory is', async () => {
+    const sandbox = await createSandbox({ mode: 'bwrap' });
+    const outside = tempDir('ro-outside');
+    writeFileSync(join(outside, 'lib.js'), "module.exports = 'outside-value';\n");
+    const main = tempDir('ro-main');
+    symlinkSync(outside, join(main, 'vendor'));
+    mkdirSync(join(main, 'real'));
+    writeFileSync(join(main, 'real', 'lib.js'), "module.exports = 'real-value';\n");
+    const ws = tempDir('ro-ws');
+    symlinkSync(join(main, 'vendor'), join(ws, 'vendor'));
+    symlinkSync(join(main, 'real'), join(ws, 'real'));
+    const readBoth = `node -e "for (const d of ['vendor', 'real']) try { console.log(require('./' + d + '/lib.js')) } catch { console.log(d + ' unreadable') }"`;
+    const r = await sandbox.run(readBoth, { workspace: ws, timeoutMs: 5000, readOnlyPaths: [join(main, 'vendor'), join(main, 'real')] });
+    expect(r.output).not.toContain('outside-value');
+    expect(r.output).toContain('vendor unreadable');
+    expect(r.output).toContain('real-value');
+  });
+
   it('a linked path that is itself a credential (link: [".env"]) is not bound; a linked ordinary file is', async () => {
     const sandbox = await createSandbox({ mode: 'bwrap' });
     const ws = tempDir('ro-ws');

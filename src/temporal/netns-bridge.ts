@@ -1,0 +1,72 @@
+/**
+ * The dev server in a network namespace of its own. Its Web UI has to listen on some TCP port,
+ * and a hidden loopback port (its number is in the server's argv) let any page that found it past
+ * the UI guard: a DNS-rebinding page read the settings and started workflows there. Inside its own
+ * namespace the server's loopback is not the host's, so nothing on the host reaches the UI except
+ * through unix sockets (filesystem objects, so they cross namespaces) in a 0700 directory: the
+ * gRPC port is bridged to the host's loopback as before, the UI only to the guard.
+ */
+import { spawnSync } from 'node:child_process';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
+
+/**
+ * Runs inside the namespace beside the server: each unix socket in the directory forwards to one
+ * loopback port there. Plain JavaScript for `node -e`, so src (tests) and dist run the same text.
+ */
+const INNER_BRIDGE = `
+const net = require('node:net');
+const [dir, ...pairs] = process.argv.slice(1);
+for (const pair of pairs) {
+  const [name, port] = pair.split('=');
+  net.createServer((c) => {
+    const up = net.connect({ port: Number(port), host: '127.0.0.1', noDelay: true });
+    c.pipe(up).pipe(c);
+    c.on('error', () => up.destroy());
+    up.on('error', () => c.destroy());
+  }).listen(dir + '/' + name + '.sock');
+}
+`;
+
+/** `unshare` with the flags this user needs (root needs no user namespace), or why there is none. */
+function unshareCommand(): { argv: string[] } | { problem: string } {
+  const unshare = findSystemBinary('unshare');
+  const ip = findSystemBinary('ip');
+  if (!unshare || !ip) return { problem: `${unshare ? 'ip (iproute2)' : 'unshare (util-linux)'} is not installed` };
+  const argv = [unshare, ...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']), '--net', '--'];
+  const probe = spawnSync(argv[0]!, [...argv.slice(1), ip, 'link', 'set', 'lo', 'up'], { encoding: 'utf8', timeout: 5000 });
+  if (probe.status !== 0) return { problem: `a network namespace could not be made: ${(probe.stderr || probe.error?.message || '').trim()}` };
+  return { argv };
+}
+
+/**
+ * The command that starts `server` in a fresh network namespace with loopback up and the inner
+ * bridge for `ports` (socket name → port inside), or why this host cannot. The server is exec'd
+ * by the shell, so its pid, exit code and signals are the launcher's; the bridge dies with it.
+ */
+export function isolatedCommand(sockDir: string, ports: Record<string, number>, server: string[]): { argv: string[] } | { problem: string } {
+  const u = unshareCommand();
+  if (!('argv' in u)) return u;
+  const ip = findSystemBinary('ip')!;
+  const env = findSystemBinary('env');
+  if (!env) return { problem: 'env (coreutils) is not installed' };
+  const bridge = [...dieWithParent('SIGKILL'), process.execPath, '-e', INNER_BRIDGE, sockDir, ...Object.entries(ports).map(([n, p]) => `${n}=${p}`)];
+  const script = `"$0" link set lo up || exit 97\n${bridge.map((_, i) => `"\${B${i}}"`).join(' ')} &\nexec "$@"`;
+  // the bridge's words go through the environment: the shell's own arguments are the server's
+  return { argv: [...u.argv, env, ...bridge.map((a, i) => `B${i}=${a}`), '/bin/sh', '-c', script, ip, ...server] };
+}
+
+/** A TCP listener on the host's ip:port whose connections go to a unix socket. */
+export function bridgeTcpToUnix(ip: string, port: number, socketPath: string): Promise<Server> {
+  // gRPC's small frames must not wait for Nagle on either side of the hop
+  const server = createServer({ noDelay: true }, (c: Socket) => {
+    const up = connect(socketPath);
+    c.pipe(up).pipe(c);
+    c.on('error', () => up.destroy());
+    up.on('error', () => c.destroy());
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, ip, () => resolve(server));
+  });
+}
