@@ -2,19 +2,14 @@
  * The diff an edit or a new file would make, shown to the person who approves it: as the edit
  * would make it, redacted, bounded, and never read from outside the worktree.
  */
-import { MockActivityEnvironment } from '@temporalio/testing';
 import * as diffLib from 'diff';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { approvalPreview, PREVIEW_MAX_CHARS, PREVIEW_MAX_LINES } from '../../../src/activities/approval-preview.js';
-import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { writeJsonAtomic } from '../../../src/activities/run-files.js';
-import { callPath } from '../../../src/activities/tools.js';
 import { parseToolInput, type ParsedToolInput } from '../../../src/tools/schemas.js';
-import { repoWith } from '../../helpers/repo.js';
-import { testInput } from '../../helpers/run-input.js';
+import { preparedRun } from '../../helpers/prepared-run.js';
 
 const TOKEN = 'ghp_' + 'Q'.repeat(36);
 
@@ -100,15 +95,10 @@ describe('approvalPreview', () => {
 
 describe('runTool: an edit the policy asks about carries its preview into the pending approval', () => {
   it('the ask result has the diff; a command that asks has none', async () => {
-    const repo = repoWith({ 'a.txt': 'alpha\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['tool:edit', 'command:mytool*'] } }) });
-    const input = testInput({ repo, model: 'scripted:/dev/null' });
-    const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host' });
-    const env = new MockActivityEnvironment();
-    await env.run(acts.prepareWorkspace, input);
-    const call = async (id: string, name: string, callInput: unknown) => {
-      await writeJsonAtomic(callPath(repo, input.runId, id), { id, name, input: callInput });
-      return env.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });
-    };
+    const { call } = await preparedRun({
+      'a.txt': 'alpha\n',
+      '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['tool:edit', 'command:mytool*'] } }),
+    });
     const edit = await call('toolu_1', 'edit', { path: 'a.txt', old_string: 'alpha', new_string: 'beta' });
     expect(edit).toMatchObject({ status: 'ask', preview: '--- a.txt\n+++ a.txt\n@@ -1,1 +1,1 @@\n-alpha\n+beta' });
     const cmd = await call('toolu_2', 'run_command', { command: 'mytool lint', reason: 'x' });

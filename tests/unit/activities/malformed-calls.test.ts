@@ -2,26 +2,11 @@
  * Malformed model output reaching runTool (MockActivityEnvironment, real worktree and policy): a
  * failure of the call is a bounded tool result the model reads, never an activity retry.
  */
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { callPath, readStoredResult } from '../../../src/activities/tools.js';
-import { writeJsonAtomic } from '../../../src/activities/run-files.js';
-import { repoWith } from '../../helpers/repo.js';
-import { testInput } from '../../helpers/run-input.js';
+import { readStoredResult } from '../../../src/activities/tools.js';
+import { preparedRun } from '../../helpers/prepared-run.js';
 
-async function prepared() {
-  const repo = repoWith({ 'a.txt': 'alpha\n' });
-  const input = testInput({ repo, model: 'scripted:/dev/null' });
-  const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host' });
-  const env = new MockActivityEnvironment();
-  await env.run(acts.prepareWorkspace, input);
-  const call = async (id: string, name: string, callInput: unknown) => {
-    await writeJsonAtomic(callPath(repo, input.runId, id), { id, name, input: callInput });
-    return env.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });
-  };
-  return { repo, input, call };
-}
+const prepared = () => preparedRun();
 
 describe('runTool with malformed calls', () => {
   it('a 300-character path is a tool result naming ENAMETOOLONG, not a thrown error', async () => {
