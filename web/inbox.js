@@ -62,6 +62,7 @@ async function start() {
     $('login').hidden = true;
     $('inbox').hidden = false;
     await refresh();
+    if (!streams.has(TENANT_STREAM)) void followTenant();
   } catch (e) {
     if (e.message !== 'unauthorized') say(`Could not load: ${e.message}`);
   }
@@ -261,6 +262,36 @@ async function decide(runId, approvalId, body) {
     say(`Not applied: ${e.message}`);
   }
   scheduleRefresh();
+}
+
+const TENANT_STREAM = '*';
+
+/** The tenant's open runs as one stream: a run that starts (or starts to wait) shows at once. */
+async function followTenant() {
+  const ctl = new AbortController();
+  streams.set(TENANT_STREAM, ctl);
+  try {
+    for (let tries = 0; tries < 20 && !ctl.signal.aborted; tries++) {
+      const res = await fetch('/events', { headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}` }, signal: ctl.signal });
+      if (!res.ok || !res.body) return;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let cut;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          if (parse(buf.slice(0, cut)).event === 'runs') scheduleRefresh();
+          buf = buf.slice(cut + 2);
+        }
+      }
+    }
+  } catch {
+    /* aborted on sign-out, or the server went away: the 15 s refresh goes on */
+  } finally {
+    streams.delete(TENANT_STREAM);
+  }
 }
 
 // EventSource cannot send an Authorization header: the stream is read with fetch instead

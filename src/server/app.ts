@@ -23,7 +23,7 @@ import { inboxAsset, INBOX_CSP } from './inbox.js';
 import { checkStart, LimitError, RateLimiter, utcMidnight } from './limits.js';
 import { openApiDocument } from './openapi.js';
 import { Cancel, CreateRun, Decide, Human, ListRuns, PathIds } from './schemas.js';
-import { runEvents } from './sse.js';
+import { runEvents, tenantEvents } from './sse.js';
 import { DEFAULT_TENANT, repoAllowed, type TenantConfig } from './tenants.js';
 import { can, type Identity, type Permission, type TokenStore } from './tokens.js';
 
@@ -105,7 +105,7 @@ export function createApp(o: AppOptions): Hono<Env> {
     c.set('id', id);
     await next();
   };
-  for (const path of ['/me', '/runs', '/runs/*', '/approvals']) api.use(path, authenticate);
+  for (const path of ['/me', '/runs', '/runs/*', '/approvals', '/events']) api.use(path, authenticate);
 
   api.get('/me', (c) => {
     const id = c.get('id');
@@ -263,6 +263,11 @@ export function createApp(o: AppOptions): Hono<Env> {
     const run = await ownRun(c);
     const last = Number(c.req.header('last-event-id') ?? c.req.query('lastEventId') ?? 0);
     return runEvents(c, o.backend, run, Number.isFinite(last) && last > 0 ? last : 0, o.pollMs ?? 500);
+  });
+
+  api.get('/events', (c) => {
+    const id = need(c, 'read');
+    return tenantEvents(c, o.backend, { tenant: id.tenant, open: true, limit: 100 }, o.pollMs ?? 500);
   });
 
   api.get('/runs/:id/patch', async (c) => {

@@ -91,6 +91,12 @@ export function openApiDocument() {
           responses: { '200': { description: 'text/event-stream' }, ...common },
         },
       },
+      '/events': {
+        get: {
+          summary: "Server-Sent Events: `runs` (the tenant's open runs: id, status, phase) whenever that list changes",
+          responses: { '200': { description: 'text/event-stream' }, ...common },
+        },
+      },
       '/runs/{id}/patch': {
         get: {
           summary: 'the diff so far (live while the worktree exists), else the patch the run left',

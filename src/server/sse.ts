@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { artifactsDir } from '../shared/paths.js';
 import type { LogLine, RunState } from '../shared/types.js';
-import type { RunBackend, RunInfo } from './backend.js';
+import type { ListQuery, RunBackend, RunInfo } from './backend.js';
 
 /** What the inbox redraws from: the state without its log (the log comes as its own events). */
 function brief(st: RunState) {
@@ -76,6 +76,30 @@ export function runEvents(c: Context, backend: RunBackend, run: RunInfo, lastEve
       if (!st && !saidWaiting) {
         saidWaiting = true;
         await stream.writeSSE({ event: 'waiting', data: JSON.stringify({ message: 'no worker answers: the run waits until one starts' }) });
+      }
+      await stream.sleep(pollMs);
+    }
+  });
+}
+
+/**
+ * A tenant's runs as one stream: a `runs` event (each open run's id, status and phase) whenever
+ * that list changes, so the inbox sees a run that has just started to wait without a refresh,
+ * then follows it on its own stream. Only the tenant's runs: the query carries the tenant.
+ */
+export function tenantEvents(c: Context, backend: RunBackend, query: ListQuery, pollMs: number): Response {
+  return streamSSE(c, async (stream) => {
+    let aborted = false;
+    stream.onAbort(() => {
+      aborted = true;
+    });
+    let last = '';
+    while (!aborted) {
+      const runs = (await backend.list(query)).filter((r) => r.open).map((r) => ({ runId: r.runId, status: r.status, phase: r.phase ?? null }));
+      const now = JSON.stringify(runs);
+      if (now !== last) {
+        await stream.writeSSE({ event: 'runs', data: now });
+        last = now;
       }
       await stream.sleep(pollMs);
     }

@@ -12,7 +12,7 @@ const json = async (r: Response) => (await r.json()) as J;
 describe('authentication and roles', () => {
   it('no token, a made-up token and a revoked token are 401; a valid one reads', async () => {
     const h = harness();
-    for (const path of ['/runs', '/approvals', '/me', '/runs/x', '/runs/x/events']) {
+    for (const path of ['/runs', '/approvals', '/me', '/runs/x', '/runs/x/events', '/events']) {
       const r = await h.call('GET', path);
       expect(r.status, path).toBe(401);
       expect(r.headers.get('www-authenticate')).toContain('Bearer');
@@ -287,13 +287,37 @@ describe('GET /runs filters', () => {
   });
 });
 
-describe('GET /runs/:id/events', () => {
-  const events = (text: string) =>
-    text
-      .split('\n\n')
-      .filter(Boolean)
-      .map((b) => Object.fromEntries(b.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])) as Record<string, string>);
+const events = (text: string) =>
+  text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((b) => Object.fromEntries(b.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])) as Record<string, string>);
 
+describe('GET /events', () => {
+  it("the tenant's open runs as one stream: never another tenant's, nor an ended run", async () => {
+    const h = harness();
+    h.backend.add('a1', 'acme', { repo: h.acmeRepo });
+    h.backend.add('a2', 'acme', { repo: h.acmeRepo });
+    h.backend.close('a2');
+    h.backend.add('g1', 'globex', { repo: h.globexRepo });
+    const res = await h.call('GET', '/events', h.t.acmeViewer);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    // the stream does not end: read its first event, then hang up
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    const first = events(text)[0]!;
+    expect(first.event).toBe('runs');
+    expect((JSON.parse(first.data!) as Array<{ runId: string }>).map((r) => r.runId)).toEqual(['a1']);
+  });
+});
+
+describe('GET /runs/:id/events', () => {
   it('streams log lines with their seq as id, the state, and the end; Last-Event-ID resumes after it', async () => {
     const h = harness();
     h.backend.add('r1', 'acme', { repo: h.acmeRepo });

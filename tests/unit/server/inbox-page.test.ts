@@ -109,6 +109,22 @@ describe.skipIf(!CHROMIUM)('the inbox page (headless Chromium, fake run store)',
       await new Promise((r) => server.close(r));
     }
   });
+
+  it("a run that starts to wait after the page opened shows through the tenant's stream, before the 15 s refresh; another tenant's does not", async () => {
+    const h = harness();
+    const { base, server } = await served(h);
+    const page = await browser!.newPage();
+    try {
+      await signIn(page, base, h.t.acmeApprover);
+      h.backend.add('globex-1', 'globex', { repo: h.globexRepo, state: { pendingApprovals: [pending('appr-9')] } });
+      h.backend.add('late-1', 'acme', { repo: h.acmeRepo, state: { pendingApprovals: [pending('appr-3')] } });
+      await cardOf(page, 'late-1').waitFor({ timeout: 5_000 });
+      expect(await cardOf(page, 'globex-1').count()).toBe(0);
+    } finally {
+      await page.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
 });
 
 if (!CHROMIUM) console.log("inbox page test skipped: no Chromium binary (/usr/bin/chromium); install Debian's `chromium` to run it");
