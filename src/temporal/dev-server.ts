@@ -5,12 +5,12 @@
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../shared/errors.js';
 import { dieWithParent } from '../sandbox/system-paths.js';
-import { bridgeTcpToUnix, isolatedCommand } from './netns-bridge.js';
+import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { startUiGuard } from './ui-guard.js';
 
@@ -124,8 +124,8 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   // execa's cleanup covers an exit; a SIGKILLed `kiln dev` or `kiln run` left its server running
   // for good (six strays after one test pass): the kernel stops it with its parent instead
   const isolated = isolatedCommand(sockDir, { grpc: o.port, ui: innerUiPort }, [o.binary, ...args]);
-  let grpcBridge: Server | undefined;
-  if ('argv' in isolated) grpcBridge = await bridgeTcpToUnix(ip, o.port, join(sockDir, 'grpc.sock'));
+  let grpcBridge: HostBridge | undefined;
+  if ('argv' in isolated) grpcBridge = await startHostBridge(ip, o.port, join(sockDir, 'grpc.sock'));
   const [file = o.binary, ...argv] = [...dieWithParent('SIGTERM'), ...('argv' in isolated ? isolated.argv : [o.binary, ...args])];
   const child = execa(file, argv, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });
   let stderr = '';
@@ -176,7 +176,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
         await child;
         clearTimeout(timer);
       }
-      await new Promise((r) => (grpcBridge ? grpcBridge.close(r) : r(undefined)));
+      grpcBridge?.close();
       await rm(sockDir, { recursive: true, force: true });
     },
   };

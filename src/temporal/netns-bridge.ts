@@ -6,8 +6,7 @@
  * through unix sockets (filesystem objects, so they cross namespaces) in a 0700 directory: the
  * gRPC port is bridged to the host's loopback as before, the UI only to the guard.
  */
-import { spawnSync } from 'node:child_process';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { spawn, spawnSync } from 'node:child_process';
 import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
 
 /**
@@ -56,17 +55,38 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
   return { argv: [...u.argv, env, ...bridge.map((a, i) => `B${i}=${a}`), '/bin/sh', '-c', script, ip, ...server] };
 }
 
-/** A TCP listener on the host's ip:port whose connections go to a unix socket. */
-export function bridgeTcpToUnix(ip: string, port: number, socketPath: string): Promise<Server> {
-  // gRPC's small frames must not wait for Nagle on either side of the hop
-  const server = createServer({ noDelay: true }, (c: Socket) => {
-    const up = connect(socketPath);
-    c.pipe(up).pipe(c);
-    c.on('error', () => up.destroy());
-    up.on('error', () => c.destroy());
-  });
+/**
+ * The host's side of the gRPC bridge: a TCP listener on ip:port whose connections go to the
+ * unix socket. A process of its own, not a listener in the caller: every worker's call to the
+ * server passes through it, and in `kiln dev` the caller is a busy worker whose event loop (or a
+ * test's synchronous exec of the `temporal` CLI) would hold each hop up.
+ */
+const HOST_BRIDGE = `
+const net = require('node:net');
+const [ip, port, socketPath] = process.argv.slice(1);
+// gRPC's small frames must not wait for Nagle on either side of the hop
+net.createServer({ noDelay: true }, (c) => {
+  const up = net.connect(socketPath);
+  c.pipe(up).pipe(c);
+  c.on('error', () => up.destroy());
+  up.on('error', () => c.destroy());
+}).listen(Number(port), ip, () => process.stdout.write('ready\\n'));
+`;
+
+export interface HostBridge {
+  close(): void;
+}
+
+export function startHostBridge(ip: string, port: number, socketPath: string): Promise<HostBridge> {
+  const [file, ...args] = [...dieWithParent('SIGKILL'), process.execPath, '-e', HOST_BRIDGE, ip, String(port), socketPath];
+  const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let said = '';
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, ip, () => resolve(server));
+    child.stderr.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-2000)));
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve({ close: () => child.kill('SIGKILL') });
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the gRPC bridge to ${ip}:${port} exited (${code}) before it listened: ${said.trim()}`)));
   });
 }
