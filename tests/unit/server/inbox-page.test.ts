@@ -101,6 +101,8 @@ describe.skipIf(!CHROMIUM)('the inbox page (headless Chromium, fake run store)',
       await expect.poll(() => h.backend.decisions.length).toBe(1);
       expect(h.backend.decisions[0]).toMatchObject({ runId: 'r2', d: { approvalId: 'appr-7', approve: false, reason: 'not this package', by: 'bob' } });
 
+      // the page says so once the server answered; the end below must not race that line for #status
+      await page.locator('#status', { hasText: 'Rejected appr-7' }).waitFor({ timeout: 5_000 });
       // the run's end arrives through its stream too
       h.backend.close('r2', { state: 'failed' });
       await page.locator('#status', { hasText: 'r2 ended: failed (SCRIPTED model)' }).waitFor({ timeout: 5_000 });
