@@ -267,41 +267,36 @@ async function decide(runId, approvalId, body) {
 const TENANT_STREAM = '*';
 
 /** The tenant's open runs as one stream: a run that starts (or starts to wait) shows at once. */
-async function followTenant() {
-  const ctl = new AbortController();
-  streams.set(TENANT_STREAM, ctl);
-  try {
-    for (let tries = 0; tries < 20 && !ctl.signal.aborted; tries++) {
-      const res = await fetch('/events', { headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}` }, signal: ctl.signal });
-      if (!res.ok || !res.body) return;
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += value;
-        let cut;
-        while ((cut = buf.indexOf('\n\n')) >= 0) {
-          if (parse(buf.slice(0, cut)).event === 'runs') scheduleRefresh();
-          buf = buf.slice(cut + 2);
-        }
-      }
-    }
-  } catch {
-    /* aborted on sign-out, or the server went away: the 15 s refresh goes on */
-  } finally {
-    streams.delete(TENANT_STREAM);
-  }
+function followTenant() {
+  return readStream(TENANT_STREAM, '/events', (ev) => {
+    if (ev.event === 'runs') scheduleRefresh();
+  });
 }
 
-// EventSource cannot send an Authorization header: the stream is read with fetch instead
-async function follow(runId) {
+function follow(runId) {
+  return readStream(runId, `/runs/${encodeURIComponent(runId)}/events`, (ev) => {
+    if (ev.event === 'state') scheduleRefresh();
+    if (ev.event !== 'end') return false;
+    const d = JSON.parse(ev.data);
+    ended.set(runId, d.result ? d.result.state : d.status.toLowerCase());
+    say(`${runId} ended: ${ended.get(runId)}${d.result && d.result.scripted ? ' (SCRIPTED model)' : ''}`);
+    scheduleRefresh();
+    return true;
+  });
+}
+
+/**
+ * Reads a Server-Sent Events stream until `onEvent` returns true, reconnecting (with
+ * Last-Event-ID) when it drops. EventSource cannot send an Authorization header: fetch reads it.
+ * Kept in `streams` under `key`, so signing out aborts it.
+ */
+async function readStream(key, path, onEvent) {
   const ctl = new AbortController();
-  streams.set(runId, ctl);
+  streams.set(key, ctl);
   let lastId = '';
   try {
     for (let tries = 0; tries < 20 && !ctl.signal.aborted; tries++) {
-      const res = await fetch(`/runs/${encodeURIComponent(runId)}/events`, {
+      const res = await fetch(path, {
         headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY)}`, ...(lastId ? { 'Last-Event-ID': lastId } : {}) },
         signal: ctl.signal,
       });
@@ -317,21 +312,14 @@ async function follow(runId) {
           const ev = parse(buf.slice(0, cut));
           buf = buf.slice(cut + 2);
           if (ev.id) lastId = ev.id;
-          if (ev.event === 'state') scheduleRefresh();
-          if (ev.event === 'end') {
-            const d = JSON.parse(ev.data);
-            ended.set(runId, d.result ? d.result.state : d.status.toLowerCase());
-            say(`${runId} ended: ${ended.get(runId)}${d.result && d.result.scripted ? ' (SCRIPTED model)' : ''}`);
-            scheduleRefresh();
-            return;
-          }
+          if (onEvent(ev)) return;
         }
       }
     }
   } catch {
     /* aborted on sign-out, or the server went away: the next refresh follows again */
   } finally {
-    streams.delete(runId);
+    streams.delete(key);
   }
 }
 
