@@ -10,22 +10,33 @@ import { spawn, spawnSync } from 'node:child_process';
 import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
 
 /**
- * Runs inside the namespace beside the server: each unix socket in the directory forwards to one
- * loopback port there. Plain JavaScript for `node -e`, so src (tests) and dist run the same text.
+ * One forwarder, used on both sides of the namespace: each argument pair is where to listen and
+ * where to connect, a unix socket path (starts with /) or host:port. It prints `ready` once all
+ * listen. Plain JavaScript for `node -e`, so src (tests) and dist run the same text.
  */
-const INNER_BRIDGE = `
+const FORWARDER = `
 const net = require('node:net');
-const [dir, ...pairs] = process.argv.slice(1);
-for (const pair of pairs) {
-  const [name, port] = pair.split('=');
-  net.createServer((c) => {
-    const up = net.connect({ port: Number(port), host: '127.0.0.1', noDelay: true });
+const at = (e) => (e.startsWith('/') ? { path: e } : { host: e.slice(0, e.lastIndexOf(':')), port: Number(e.slice(e.lastIndexOf(':') + 1)) });
+const args = process.argv.slice(1);
+let waiting = args.length / 2;
+for (let i = 0; i < args.length; i += 2) {
+  const from = at(args[i]);
+  const to = at(args[i + 1]);
+  // gRPC's small frames must not wait for Nagle on either side of a hop
+  net.createServer({ noDelay: true }, (c) => {
+    const up = net.connect({ ...to, noDelay: true });
     c.pipe(up).pipe(c);
     c.on('error', () => up.destroy());
     up.on('error', () => c.destroy());
-  }).listen(dir + '/' + name + '.sock');
+  }).listen(from, () => {
+    if (--waiting === 0) process.stdout.write('ready\\n');
+  });
 }
 `;
+
+function forwarderCommand(pairs: Array<[listen: string, connect: string]>): string[] {
+  return [...dieWithParent('SIGKILL'), process.execPath, '-e', FORWARDER, ...pairs.flat()];
+}
 
 /** `unshare` with the flags this user needs (root needs no user namespace), or why there is none. */
 function unshareCommand(): { argv: string[] } | { problem: string } {
@@ -49,10 +60,14 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
   const ip = findSystemBinary('ip')!;
   const env = findSystemBinary('env');
   if (!env) return { problem: 'env (coreutils) is not installed' };
-  const bridge = [...dieWithParent('SIGKILL'), process.execPath, '-e', INNER_BRIDGE, sockDir, ...Object.entries(ports).map(([n, p]) => `${n}=${p}`)];
+  const bridge = forwarderCommand(Object.entries(ports).map(([name, port]) => [`${sockDir}/${name}.sock`, `127.0.0.1:${port}`]));
   const script = `"$0" link set lo up || exit 97\n${bridge.map((_, i) => `"\${B${i}}"`).join(' ')} &\nexec "$@"`;
   // the bridge's words go through the environment: the shell's own arguments are the server's
   return { argv: [...u.argv, env, ...bridge.map((a, i) => `B${i}=${a}`), '/bin/sh', '-c', script, ip, ...server] };
+}
+
+export interface HostBridge {
+  close(): void;
 }
 
 /**
@@ -61,24 +76,8 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
  * server passes through it, and in `kiln dev` the caller is a busy worker whose event loop (or a
  * test's synchronous exec of the `temporal` CLI) would hold each hop up.
  */
-const HOST_BRIDGE = `
-const net = require('node:net');
-const [ip, port, socketPath] = process.argv.slice(1);
-// gRPC's small frames must not wait for Nagle on either side of the hop
-net.createServer({ noDelay: true }, (c) => {
-  const up = net.connect(socketPath);
-  c.pipe(up).pipe(c);
-  c.on('error', () => up.destroy());
-  up.on('error', () => c.destroy());
-}).listen(Number(port), ip, () => process.stdout.write('ready\\n'));
-`;
-
-export interface HostBridge {
-  close(): void;
-}
-
 export function startHostBridge(ip: string, port: number, socketPath: string): Promise<HostBridge> {
-  const [file, ...args] = [...dieWithParent('SIGKILL'), process.execPath, '-e', HOST_BRIDGE, ip, String(port), socketPath];
+  const [file, ...args] = forwarderCommand([[`${ip}:${port}`, socketPath]]);
   const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
   return new Promise((resolve, reject) => {
