@@ -7,13 +7,10 @@ import { resolve } from 'node:path';
 import { git } from '../git/run.js';
 import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { UsageError } from '../shared/errors.js';
-import { TERMINAL_PHASES, type Phase } from '../shared/types.js';
-import { ACTIVE_PHASES } from '../workflows/machine.js';
+import type { Phase } from '../shared/types.js';
+import { ALL_PHASES } from '../workflows/machine.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { duration } from './run-options.js';
-
-/** every phase a run can be in, from the state machine's own lists */
-const PHASES: readonly Phase[] = [...ACTIVE_PHASES, ...TERMINAL_PHASES];
 
 export interface FleetFilters {
   phase?: string;
@@ -43,7 +40,7 @@ function share(v: string): number {
 export function fleetQuery(f: FleetFilters, now: Date = new Date()): string {
   const parts = [`WorkflowType = '${WORKFLOW_TYPE}'`];
   if (f.phase !== undefined) {
-    if (!PHASES.includes(f.phase as Phase)) throw new UsageError(`--phase ${f.phase}: expected one of ${PHASES.join(', ')}`);
+    if (!ALL_PHASES.includes(f.phase as Phase)) throw new UsageError(`--phase ${f.phase}: expected one of ${ALL_PHASES.join(', ')}`);
     parts.push(`${KilnPhase.name} = '${f.phase}'`);
   }
   if (f.repo !== undefined) parts.push(`${KilnRepo.name} = ${literal('--repo', f.repo)}`);

@@ -9,21 +9,7 @@
 import type { MetricMeter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { Phase } from '../shared/types.js';
-
-/** every phase, so a new one is counted too (a Phase missing here does not compile) */
-const PHASES = {
-  preparing: true,
-  planning: true,
-  editing: true,
-  awaiting_approval: true,
-  verifying: true,
-  retrying: true,
-  needs_human: true,
-  succeeded: true,
-  blocked: true,
-  cancelled: true,
-} satisfies Record<Phase, true>;
-export const ALL_PHASES = Object.keys(PHASES) as Phase[];
+import { ALL_PHASES } from '../workflows/machine.js';
 
 export const DEFAULT_FLEET_INTERVAL_MS = 30_000;
 

@@ -30,6 +30,9 @@ export const ACTIVE_PHASES = [
   'needs_human',
 ] as const satisfies readonly Phase[];
 
+/** Every phase: the fleet's filters and gauges name them all. */
+export const ALL_PHASES: readonly Phase[] = [...ACTIVE_PHASES, ...TERMINAL_PHASES];
+
 export interface Transition {
   from: readonly Phase[];
   to: Phase;

@@ -1,6 +1,7 @@
 import type { MetricMeter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { ALL_PHASES, fleetQueries, startFleetGauges } from '../../../src/temporal/fleet-gauges.js';
+import { fleetQueries, startFleetGauges } from '../../../src/temporal/fleet-gauges.js';
+import { ALL_PHASES } from '../../../src/workflows/machine.js';
 
 /** A meter that keeps each gauge's last value per label set. */
 function fakeMeter() {
