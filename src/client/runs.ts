@@ -156,7 +156,10 @@ export async function outcome(
   contact: Contact = new Contact(handle.workflowId, () => undefined),
 ): Promise<RunResult> {
   try {
-    return await contact.keep(() => handle.result());
+    return await contact.keep(
+      () => handle.result(),
+      () => handle.describe(),
+    );
   } catch (err) {
     if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
       const st = await readState(handle);
@@ -302,7 +305,8 @@ export class LostContactError extends CliError {
 /**
  * Keeps a live view attached across a server restart: a call that fails for any reason other
  * than "no such run" is retried with backoff, said once when contact is lost and once when it
- * is back, up to RECONNECT_FOR_MS.
+ * is back, up to RECONNECT_FOR_MS. A long poll (the run's result) returns only when the run
+ * ends, so its caller gives a quick `probe` that tells when the server answers again.
  */
 export class Contact {
   private lostAt?: number;
@@ -312,28 +316,45 @@ export class Contact {
     private readonly forMs = RECONNECT_FOR_MS,
   ) {}
 
-  async keep<T>(call: () => Promise<T>): Promise<T> {
+  async keep<T>(call: () => Promise<T>, probe?: () => Promise<unknown>): Promise<T> {
     let delay = 500;
     for (;;) {
       try {
         const v = await call();
-        if (this.lostAt !== undefined) {
-          this.print(`  … reconnected to the Temporal server after ${Math.round((Date.now() - this.lostAt) / 1000)} s`);
-          this.lostAt = undefined;
-        }
+        this.regained();
         return v;
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError || err instanceof WorkflowFailedError || !isUnreachable(err)) throw err;
-        if (this.lostAt === undefined) {
-          this.lostAt = Date.now();
-          this.print(`  … lost contact with the Temporal server; retrying for up to ${Math.round(this.forMs / 60_000)} min (the run goes on without us)`);
-        } else if (Date.now() - this.lostAt > this.forMs) {
-          throw new LostContactError(this.runId, this.forMs);
-        }
+        this.lost(err);
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 10_000);
+        if (probe) {
+          try {
+            await probe();
+            this.regained();
+            delay = 500;
+          } catch (e) {
+            this.lost(e);
+          }
+        }
       }
     }
+  }
+
+  /** rethrows what is not a lost server, and gives up after forMs */
+  private lost(err: unknown): void {
+    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowFailedError || !isUnreachable(err)) throw err;
+    if (this.lostAt === undefined) {
+      this.lostAt = Date.now();
+      this.print(`  … lost contact with the Temporal server; retrying for up to ${Math.round(this.forMs / 60_000)} min (the run goes on without us)`);
+    } else if (Date.now() - this.lostAt > this.forMs) {
+      throw new LostContactError(this.runId, this.forMs);
+    }
+  }
+
+  private regained(): void {
+    if (this.lostAt === undefined) return;
+    this.print(`  … reconnected to the Temporal server after ${Math.round((Date.now() - this.lostAt) / 1000)} s`);
+    this.lostAt = undefined;
   }
 }
 
