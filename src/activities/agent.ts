@@ -25,11 +25,11 @@ import {
   appendEvent,
   appendJsonl,
   loadRun,
-  readJson,
+  readJsonKept,
   runDir,
   stateDir,
   writeJsonAtomic,
-  writeTextAtomic,
+  writeJsonKept,
   writeWorkflowEvents,
   type RunRecord,
 } from './run-files.js';
@@ -78,7 +78,7 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const rec = await loadRun(inp.repo, inp.runId);
     const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
-    const convo = (await readJson<Conversation>(file)) ?? (await startConversation(rec));
+    const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
     const stored = convo.replies[String(inp.turn)];
     if (stored) return stored;
     // off the model request's path: no tool runs while the model thinks, so the worktree the
@@ -180,15 +180,19 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
       usage,
       costUsd,
     };
-    convo.messages = [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }];
-    convo.replies[String(inp.turn)] = result;
-    // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+    // a new object: the one read is shared with the next turn (readJsonKept) and frozen
+    const next: Conversation = {
+      ...convo,
+      messages: [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }],
+      replies: { ...convo.replies, [String(inp.turn)]: result },
+    };
     // the cost ledger first: once the conversation holds the reply, a retry never comes back here
     while (asked.ledgerBacklog.length) {
       await appendJsonl(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog[0]!);
       asked.ledgerBacklog.shift();
     }
-    await writeTextAtomic(file, JSON.stringify(convo));
+    // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+    await writeJsonKept(file, next);
     unsaved.delete(key);
     await recordTurnMetrics(inp, result);
     await appendEvent(inp.repo, inp.runId, {
@@ -260,10 +264,10 @@ async function nextUserMessage(rec: RunRecord, convo: Conversation, inp: AgentTu
 
 async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promise<void> {
   const file = join(stateDir(inp.repo, inp.runId), 'turn-metrics.json');
-  const all = (await readJson<Array<Record<string, unknown>>>(file)) ?? [];
+  const all = (await readJsonKept<Array<Record<string, unknown>>>(file)) ?? [];
   if (all.some((t) => t.turn === inp.turn)) return;
-  all.push({ turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd });
-  await writeJsonAtomic(file, all);
+  const next = [...all, { turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd }];
+  await writeJsonKept(file, next, JSON.stringify(next, null, 2) + '\n');
 }
 
 /** Model errors are KilnErrors, classified at the activity boundary (activities/failure.ts); this adds the turn. */

@@ -2,7 +2,8 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
@@ -49,6 +50,55 @@ export async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
+/**
+ * Files rewritten whole every turn (the conversation, the run record) as this process last read
+ * or wrote them, each with the identity of the file it came from: while a stat finds the same
+ * file, the value is reused instead of read and parsed again (the conversation grows with every
+ * turn). Another process's write, a rename or a delete shows up in the stat.
+ */
+const kept = new Map<string, { ino: number; size: number; mtimeMs: number; value: unknown }>();
+const MAX_KEPT = 256;
+
+function keep(path: string, st: Stats, value: unknown): void {
+  deepFreeze(value);
+  kept.delete(path);
+  kept.set(path, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, value });
+  if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
+}
+
+/** A shared value that a caller changed would differ from its file: changing one throws instead. */
+function deepFreeze(v: unknown): void {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const c of Object.values(v)) deepFreeze(c);
+}
+
+/** readJson through the kept values. The value is shared and frozen. */
+export async function readJsonKept<T>(path: string): Promise<T | undefined> {
+  let st: Stats;
+  try {
+    st = await stat(path);
+  } catch (err) {
+    kept.delete(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const k = kept.get(path);
+  if (k && k.ino === st.ino && k.size === st.size && k.mtimeMs === st.mtimeMs) return k.value as T;
+  // a write between the stat and the read only makes the next stat miss
+  const value = await readJson<T>(path);
+  if (value === undefined) kept.delete(path);
+  else keep(path, st, value);
+  return value;
+}
+
+/** writeTextAtomic of `value`'s JSON, kept for readJsonKept (which freezes it). */
+export async function writeJsonKept(path: string, value: unknown, text = JSON.stringify(value)): Promise<void> {
+  kept.delete(path);
+  await writeTextAtomic(path, text);
+  keep(path, await stat(path), value);
+}
+
 /** Write then rename, so a crash never leaves half a file that a retry would trust. */
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   await writeTextAtomic(path, JSON.stringify(value, null, 2) + '\n');
@@ -68,7 +118,7 @@ export async function writeTextAtomic(path: string, text: string): Promise<void>
 }
 
 export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
-  const rec = await readJson<RunRecord>(join(stateDir(repo, runId), 'run.json'));
+  const rec = await readJsonKept<RunRecord>(join(stateDir(repo, runId), 'run.json'));
   if (!rec) throw new Error(`run ${runId} has no record under ${runDir(repo, runId)}; was the workspace prepared?`);
   // a worker that restarted since prepare learns the run's secrets again before it redacts
   await registerRunSecrets([rec.input.repo, rec.worktree], rec.policy);
@@ -76,7 +126,8 @@ export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
 }
 
 export async function saveRun(rec: RunRecord): Promise<void> {
-  await writeJsonAtomic(join(stateDir(rec.input.repo, rec.input.runId), 'run.json'), rec);
+  // a copy: the kept value is frozen, and the caller's objects are its own
+  await writeJsonKept(join(stateDir(rec.input.repo, rec.input.runId), 'run.json'), structuredClone(rec), JSON.stringify(rec, null, 2) + '\n');
 }
 
 /** One redacted JSON line per event. */

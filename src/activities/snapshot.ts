@@ -10,6 +10,12 @@ import { hardenedGit } from '../git/run.js';
 import { runExcludePathspecs } from './clutter.js';
 import { treeChanges } from './verify-tree.js';
 
+/** The worktree as a tree, with the paths it changes against the base when they were asked for. */
+export interface Look {
+  tree: string;
+  changed?: string[];
+}
+
 /** At most this many paths go back to the workflow (history); the count says how many there were. */
 export const MAX_CHANGED_PATHS = 50;
 
@@ -26,7 +32,7 @@ export async function snapshotWorktree(
   worktree: string,
   base: string,
   stateDir: string,
-  o: { changed?: boolean } = {},
+  o: { changed?: boolean; seen?: Look } = {},
 ): Promise<{ tree: string; changed?: string[] }> {
   const index = join(stateDir, 'snapshot.index');
   await mkdir(dirname(index), { recursive: true });
@@ -35,6 +41,8 @@ export async function snapshotWorktree(
   await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(stateDir))]);
   const tree = (await g.run(['write-tree'])).trim();
   if (!o.changed) return { tree };
+  // most commands change nothing (a test run, a grep): the paths are the look before's
+  if (o.seen?.changed && o.seen.tree === tree) return { tree, changed: o.seen.changed };
   const names = await g.run(['diff-tree', '-r', '-z', '--name-only', '--no-renames', base, tree]);
   return { tree, changed: names.split('\0').filter(Boolean) };
 }

@@ -38,7 +38,16 @@ import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
-import { MAX_CHANGED_PATHS, forgetWorktreeTree, knownSnapshot, pathsChangedBetween, rememberWorktreeTree, snapshotTree, snapshotWorktree } from './snapshot.js';
+import {
+  MAX_CHANGED_PATHS,
+  type Look,
+  forgetWorktreeTree,
+  knownSnapshot,
+  pathsChangedBetween,
+  rememberWorktreeTree,
+  snapshotTree,
+  snapshotWorktree,
+} from './snapshot.js';
 import {
   appendEvent,
   appendJsonl,
@@ -169,7 +178,7 @@ export function toolActivities(deps: ActivityDeps) {
         };
       }
     }
-    return execute(rec, call, parsed, decision, summary, snap?.tree);
+    return execute(rec, call, parsed, decision, summary, snap);
   }
 
   /** A result the workflow decided (a person's rejection), stored like any other. */
@@ -217,7 +226,7 @@ export function toolActivities(deps: ActivityDeps) {
     parsed: Extract<ParsedToolInput, { ok: true }>,
     decision: PolicyDecision,
     summary: string,
-    treeBefore: string | undefined,
+    seenBefore: Look | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const effect = TOOL_CATALOG[parsed.name].effect;
@@ -227,7 +236,7 @@ export function toolActivities(deps: ActivityDeps) {
       record: (content, view) =>
         record(rec, call, { content, isError: false }, { status: 'done', ok: true, effect, summary: view.summary, ...(view.plan ? { plan: view.plan } : {}) }),
       edit: (tool, value) => editOnce(rec, call, tool, value, summary),
-      command: (command, timeoutMs) => runCommand(rec, call, command, timeoutMs, decision, summary, treeBefore),
+      command: (command, timeoutMs) => runCommand(rec, call, command, timeoutMs, decision, summary, seenBefore),
       logDecision: (entry) => appendJsonl(join(runDir(repo, runId), 'decisions.jsonl'), { at: new Date().toISOString(), ...entry }),
     };
     return runToolCall(host, parsed);
@@ -262,7 +271,7 @@ export function toolActivities(deps: ActivityDeps) {
     timeoutMs: number | undefined,
     decision: PolicyDecision,
     summary: string,
-    treeBefore: string | undefined,
+    seenBefore: Look | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const sp = startedPath(repo, runId, call.id);
@@ -286,7 +295,7 @@ export function toolActivities(deps: ActivityDeps) {
     const state = stateDir(repo, runId);
     // until the look after the command, nobody may take the worktree for the tree seen last
     await forgetWorktreeTree(state);
-    const before = treeBefore ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
+    const before = seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
     // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
     const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
@@ -314,7 +323,7 @@ export function toolActivities(deps: ActivityDeps) {
     // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
     // a fresh git set-up: the command may have changed the repository's config (drivers)
     // with what it changes against the base: the next command's policy look needs no git
-    const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true });
+    const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true, seen: seenBefore });
     await rememberWorktreeTree(state, after, afterChanged);
     const changed = await pathsChangedBetween(rec.worktree, before, after);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;

@@ -18,8 +18,17 @@ export interface CompactionMemory {
   failures: string[];
 }
 
+/** Messages are never changed once made, and a turn counts the whole conversation several times. */
+const counted = new WeakMap<object, number>();
+
 export function conversationTokens(messages: Anthropic.MessageParam[]): number {
-  return estimateTokens(messages);
+  let n = 0;
+  for (const m of messages) {
+    let t = counted.get(m);
+    if (t === undefined) counted.set(m, (t = estimateTokens(m)));
+    n += t;
+  }
+  return n;
 }
 
 /**
