@@ -54,7 +54,7 @@ export async function startEmbedded(o: {
   let uiUrl: string;
   let stopServer: () => Promise<void>;
   if (binary) {
-    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint });
+    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint, log: o.log });
     address = server.address;
     uiUrl = server.uiUrl;
     if (server.exposure) o.log?.(`warning: ${server.exposure}`);

@@ -1,0 +1,70 @@
+/**
+ * A Temporal dev server that dies while starting (one CI pass saw a Go panic, exit 2, on a fresh
+ * database under load): `kiln dev` says why in the panic's own words, not the last lines of a
+ * goroutine dump, and starts it once more before giving up.
+ */
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../src/client/embedded.js';
+import { findTemporalCli } from '../../src/temporal/binary.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+
+const binary = findTemporalCli();
+
+/** A stand-in for the binary that panics the first `panics` times, then is the real server. */
+function crashingServer(dir: string, panics: number): { path: string; starts: () => number } {
+  const count = join(dir, 'starts');
+  writeFileSync(count, '');
+  const dump = Array.from({ length: 200 }, (_, i) => `goroutine ${i + 2} [select]:\\n\\t/root/go/pkg/mod/x.go:${i} +0x10`).join('\\n');
+  const path = join(dir, 'temporal');
+  writeFileSync(
+    path,
+    [
+      '#!/bin/sh',
+      `echo x >> '${count}'`,
+      `if [ "$(wc -l < '${count}')" -le ${panics} ]; then`,
+      `  printf 'panic: failed assigning ephemeral port: listen tcp 127.0.0.1:0: socket: too many open files\\n\\ngoroutine 1 [running]:\\n${dump}\\n' >&2`,
+      '  exit 2',
+      'fi',
+      `exec '${binary}' "$@"`,
+    ].join('\n'),
+  );
+  chmodSync(path, 0o755);
+  return { path, starts: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
+}
+
+describe.skipIf(!binary)('a dev server that crashes while starting', () => {
+  it('is started once more, and the warning carries the panic headline', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
+    const fake = crashingServer(dir, 1);
+    const said: string[] = [];
+    const server = await startDevServer({
+      binary: fake.path,
+      dbFile: join(dir, 'temporal.db'),
+      port: await freePort(),
+      uiPort: await freePort(),
+      log: (s) => said.push(s),
+    });
+    try {
+      expect(fake.starts()).toBe(2);
+      expect(said).toEqual([
+        expect.stringMatching(
+          /^warning: temporal dev server exited \(2\) before it was ready: panic: failed assigning ephemeral port: .*too many open files … .*starting it once more$/,
+        ),
+      ]);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('gives up after the second crash with the panic in the error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
+    const fake = crashingServer(dir, 2);
+    await expect(startDevServer({ binary: fake.path, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort: await freePort() })).rejects.toThrow(
+      /exited \(2\) before it was ready: panic: failed assigning ephemeral port/,
+    );
+    expect(fake.starts()).toBe(2);
+  }, 120_000);
+});
