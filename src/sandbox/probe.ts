@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -46,6 +46,41 @@ function outsideDir(): string {
   return mkdtempSync(join(base, 'kiln-probe-out-'));
 }
 
+/** A probe takes seconds: its markers older than this were left by a probe that was killed. */
+const STALE_PROBE_MS = 10 * 60_000;
+
+/**
+ * Markers a killed probe left (a SIGKILLed worker never reaches its `finally`): each one left in
+ * /etc is one more file every later command's sandbox masks, and they pile up.
+ */
+export function sweepStaleProbeFiles(dirs: string[] = ['/etc', homedir(), tmpdir()], now = Date.now()): string[] {
+  const removed: string[] = [];
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const marker = /^\.?kiln-probe-(private-)?[0-9a-f]{24}$/.test(name);
+      // the probe's stand-in for a user's checkout (mkdtemp)
+      const checkout = /^kiln-probe-main-[\w]{6}$/.test(name);
+      if (!marker && !checkout) continue;
+      const path = join(dir, name);
+      try {
+        const st = lstatSync(path);
+        if (!(marker ? st.isFile() : st.isDirectory()) || now - st.mtimeMs < STALE_PROBE_MS) continue;
+        rmSync(path, { recursive: checkout, force: true });
+        removed.push(path);
+      } catch {
+        // gone already, or not ours to remove
+      }
+    }
+  }
+  return removed;
+}
+
 /**
  * Proves, on this host, that the sandbox holds: it must fail to write outside the worktree, to
  * read a secret under the real HOME, in the user's main checkout, in a host file others may not
@@ -64,6 +99,7 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
     ...(config?.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
     setupNetwork: config?.setupNetwork ?? { kind: 'refuse', reason: 'no setup network was configured' },
   };
+  sweepStaleProbeFiles();
   const token = randomBytes(12).toString('hex');
   // The worktree sits where Kiln puts it: inside the user's main checkout, under .kiln/worktrees.
   const mainCheckout = mkdtempSync(join(tmpdir(), 'kiln-probe-main-'));
