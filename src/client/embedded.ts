@@ -11,7 +11,7 @@ import { defaultDeps } from '../activities/deps.js';
 import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
 import { temporalSettings } from '../temporal/connection.js';
-import { agentDynamicConfigArgs, freePort, startDevServer } from '../temporal/dev-server.js';
+import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from '../temporal/dev-server.js';
 
 export { freePort };
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
@@ -69,7 +69,7 @@ export async function startEmbedded(o: {
         ui: true,
         uiPort,
         searchAttributes: [...KILN_SEARCH_ATTRIBUTE_KEYS],
-        extraArgs: [...agentDynamicConfigArgs(), ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : [])],
+        extraArgs: [...sqlitePragmaArgs(), ...agentDynamicConfigArgs(), ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : [])],
       },
     });
     address = `127.0.0.1:${port}`;

@@ -6,7 +6,7 @@
  * through unix sockets (filesystem objects, so they cross namespaces) in a 0700 directory: the
  * gRPC port is bridged to the host's loopback as before, the UI only to the guard.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
 
 /**
@@ -67,7 +67,8 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
 }
 
 export interface HostBridge {
-  close(): void;
+  /** resolves once the process is gone and its port free again */
+  close(): Promise<void>;
 }
 
 /**
@@ -83,9 +84,16 @@ export function startHostBridge(ip: string, port: number, socketPath: string): P
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-2000)));
     child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) resolve({ close: () => child.kill('SIGKILL') });
+      if (d.toString().includes('ready')) resolve({ close: () => stop(child) });
     });
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the gRPC bridge to ${ip}:${port} exited (${code}) before it listened: ${said.trim()}`)));
   });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGKILL');
+  return gone;
 }
