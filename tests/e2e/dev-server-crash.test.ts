@@ -7,6 +7,7 @@
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../src/client/embedded.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';
@@ -36,8 +37,8 @@ function crashingServer(dir: string, panics: number): { path: string; starts: ()
   return { path, starts: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
 }
 
-describe.skipIf(!binary)('a dev server that crashes while starting', () => {
-  it('is started once more, and the warning carries the panic headline', async () => {
+describe.skipIf(!binary)('a dev server that crashes', () => {
+  it('while starting is started once more, and the warning carries the panic headline', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
     const fake = crashingServer(dir, 1);
     const said: string[] = [];
@@ -64,12 +65,43 @@ describe.skipIf(!binary)('a dev server that crashes while starting', () => {
     }
   }, 120_000);
 
-  it('gives up after the second crash with the panic in the error', async () => {
+  it('while starting twice gives up with the panic in the error', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
     const fake = crashingServer(dir, 2);
     await expect(startDevServer({ binary: fake.path, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort: await freePort() })).rejects.toThrow(
       /exited \(2\) before it was ready: panic: failed assigning ephemeral port/,
     );
     expect(fake.starts()).toBe(2);
+  }, 120_000);
+
+  it('on SIGKILL keeps what it committed, started again on the same file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
+    const dbFile = join(dir, 'temporal.db');
+    const port = await freePort();
+    const uiPort = await freePort();
+    let server = await startDevServer({ binary: binary!, dbFile, port, uiPort });
+    const connect = async () => {
+      const connection = await Connection.connect({ address: server.address });
+      return { connection, client: new Client({ connection }) };
+    };
+    let c = await connect();
+    // no worker: the start and the signal are only rows in the database
+    const handle = await c.client.workflow.start('kilnRun', { taskQueue: 'nobody', workflowId: 'committed', args: [] });
+    await handle.signal('hint', 'written before the crash');
+    await c.connection.close();
+    server.process.kill('SIGKILL');
+    await server.process;
+    await server.stop();
+
+    server = await startDevServer({ binary: binary!, dbFile, port, uiPort });
+    try {
+      c = await connect();
+      const history = await c.client.workflow.getHandle('committed').fetchHistory();
+      const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes);
+      expect(signals.map((e) => e.workflowExecutionSignaledEventAttributes!.signalName)).toEqual(['hint']);
+      await c.connection.close();
+    } finally {
+      await server.stop();
+    }
   }, 120_000);
 });
