@@ -158,7 +158,8 @@ export async function outcome(
   try {
     return await contact.keep(
       () => handle.result(),
-      () => handle.describe(),
+      // a short deadline: the SDK retries an unreachable server inside one call for many seconds
+      () => handle.client.withDeadline(Date.now() + PROBE_DEADLINE_MS, () => handle.describe()),
     );
   } catch (err) {
     if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
@@ -292,6 +293,9 @@ export interface FollowOptions {
 /** A turn quiet this long is asked what it is running (one describe call, at most this often). */
 const RUNNING_AFTER_MS = 1500;
 
+/** How long one "is the server back?" call may take before the next is made. */
+const PROBE_DEADLINE_MS = 2000;
+
 /** How long a live view keeps trying to reach a server that went away before it gives up. */
 export const RECONNECT_FOR_MS = 5 * 60_000;
 
@@ -325,13 +329,17 @@ export class Contact {
         return v;
       } catch (err) {
         this.lost(err);
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 10_000);
-        if (probe) {
+        // with a probe, the call is made again only once the server answers: a long poll made
+        // while it is away would wait inside the SDK's retries and then for the run's end
+        for (;;) {
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, probe ? 2000 : 10_000);
+          if (!probe) break;
           try {
             await probe();
             this.regained();
             delay = 500;
+            break;
           } catch (e) {
             this.lost(e);
           }

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { UsageError } from '../shared/errors.js';
+import { KilnError, UsageError } from '../shared/errors.js';
 import { dieWithParent } from '../sandbox/system-paths.js';
 import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
@@ -104,7 +104,10 @@ export interface DevServer {
 }
 
 /** The server died before it answered (a Go panic exits 2): nothing of it is left running. */
-class CrashedBeforeReadyError extends Error {}
+class CrashedBeforeReadyError extends KilnError {
+  // a crash while starting may not come again (one CI pass saw one): worth one more start
+  readonly retryable = true;
+}
 
 /**
  * A start that crashed is tried once more: one CI pass saw the server exit 2 (a Go panic) on a

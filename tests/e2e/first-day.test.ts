@@ -141,9 +141,13 @@ describe('a server and a worker that come and go', () => {
     });
     srv = await server();
     // the view says it is back as soon as the server answers, not when the run ends
-    await until('the live view says it reconnected', async () => /reconnected to the Temporal server/.test(wait.stderr()), 30_000);
+    await until('the live view says it reconnected', async () => /reconnected to the Temporal server/.test(wait.stderr()), 60_000);
     wk = await worker();
-    const { code } = await exitOf(wait, 180_000);
+    const { code } = await exitOf(wait, 180_000).catch(async (e: Error) => {
+      // where the run was when it did not end: its state and what the worker said
+      const st = await kiln(['status', id], { env, timeoutMs: 30_000 }).catch(() => undefined);
+      throw new Error(`${e.message}\nkiln status:\n${st?.stdout ?? ''}${st?.stderr ?? ''}\nworker stderr:\n${wk.stderr().slice(-4000)}`);
+    });
     expect(code, wait.stderr()).toBe(0);
     const r = JSON.parse(lastLine(wait.stdout())) as { state: string };
     expect(r.state).toBe('succeeded');

@@ -203,6 +203,8 @@ test('the spawner itself does not hold the worker’s environment; a command giv
   process.env.KILN_TEST_SPAWNER_SECRET = 'sekrit';
   const release = useSpawner();
   try {
+    // the pid is known from the fork; until the spawner has exec'd, /proc shows the worker's own environment
+    await run('true');
     const environ = readFileSync(`/proc/${spawnerPid()}/environ`, 'utf8');
     expect(environ).toContain('PATH=');
     expect(environ).not.toContain('KILN_TEST_SPAWNER_SECRET');
