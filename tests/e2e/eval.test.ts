@@ -21,7 +21,12 @@ async function kilnEval(args: string[]) {
     extendEnv: true,
   });
   const lines = res.stdout.trim().split('\n');
-  const report = JSON.parse(lines[lines.length - 1]!) as EvalReport;
+  let report: EvalReport;
+  try {
+    report = JSON.parse(lines[lines.length - 1]!) as EvalReport;
+  } catch {
+    throw new Error(`kiln eval (exit ${res.exitCode}) printed no JSON report last\nstdout:\n${res.stdout.slice(-3000)}\nstderr:\n${res.stderr.slice(-3000)}`);
+  }
   return { res, report, out };
 }
 
