@@ -267,7 +267,7 @@ async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promi
   const all = (await readJsonKept<Array<Record<string, unknown>>>(file)) ?? [];
   if (all.some((t) => t.turn === inp.turn)) return;
   const next = [...all, { turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd }];
-  await writeJsonKept(file, next, JSON.stringify(next, null, 2) + '\n');
+  await writeJsonKept(file, next, { pretty: true });
 }
 
 /** Model errors are KilnErrors, classified at the activity boundary (activities/failure.ts); this adds the turn. */

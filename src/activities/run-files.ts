@@ -92,16 +92,21 @@ export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   return value;
 }
 
+/** The JSON of a file people read (indented), or of one only Kiln reads and rewrites every turn. */
+function jsonText(value: unknown, pretty: boolean): string {
+  return pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value);
+}
+
 /** writeTextAtomic of `value`'s JSON, kept for readJsonKept (which freezes it). */
-export async function writeJsonKept(path: string, value: unknown, text = JSON.stringify(value)): Promise<void> {
+export async function writeJsonKept(path: string, value: unknown, o: { pretty?: boolean } = {}): Promise<void> {
   kept.delete(path);
-  await writeTextAtomic(path, text);
+  await writeTextAtomic(path, jsonText(value, o.pretty ?? false));
   keep(path, await stat(path), value);
 }
 
 /** Write then rename, so a crash never leaves half a file that a retry would trust. */
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  await writeTextAtomic(path, JSON.stringify(value, null, 2) + '\n');
+  await writeTextAtomic(path, jsonText(value, true));
 }
 
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
@@ -127,7 +132,7 @@ export async function loadRun(repo: string, runId: string): Promise<RunRecord> {
 
 export async function saveRun(rec: RunRecord): Promise<void> {
   // a copy: the kept value is frozen, and the caller's objects are its own
-  await writeJsonKept(join(stateDir(rec.input.repo, rec.input.runId), 'run.json'), structuredClone(rec), JSON.stringify(rec, null, 2) + '\n');
+  await writeJsonKept(join(stateDir(rec.input.repo, rec.input.runId), 'run.json'), structuredClone(rec), { pretty: true });
 }
 
 /** One redacted JSON line per event. */

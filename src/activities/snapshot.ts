@@ -28,12 +28,7 @@ export async function snapshotTree(worktree: string, base: string, stateDir: str
  * against the base (what the policy needs to judge a command): one git set-up for both, and no
  * fresh index that would re-hash every file of the repo.
  */
-export async function snapshotWorktree(
-  worktree: string,
-  base: string,
-  stateDir: string,
-  o: { changed?: boolean; seen?: Look } = {},
-): Promise<{ tree: string; changed?: string[] }> {
+export async function snapshotWorktree(worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look } = {}): Promise<Look> {
   const index = join(stateDir, 'snapshot.index');
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });

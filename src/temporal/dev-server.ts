@@ -124,7 +124,7 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
 }
 
 /** The lines of a server's stderr that say why it died: a Go panic's headline, then the end. */
-export function whyItDied(stderrHead: string, stderrTail: string): string {
+function whyItDied(stderrHead: string, stderrTail: string): string {
   const headline = stderrHead.split('\n').find((l) => /^(panic|fatal error): /.test(l) || /\b(level=(error|fatal)|"level":"(error|fatal)")/i.test(l));
   const tail = stderrTail.trim().split('\n').slice(-3).join(' ');
   return headline && !tail.includes(headline.trim()) ? `${headline.trim().slice(0, 500)} … ${tail}` : tail;
