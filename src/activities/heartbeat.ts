@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 
 /** Heartbeat period: well under the smallest heartbeat timeout a run may set (tests use 3 s). */
 export const HEARTBEAT_EVERY_MS = 1000;
@@ -36,4 +37,19 @@ export async function heartbeating<T>(fn: () => Promise<T>, details?: () => unkn
       else saying.delete(c);
     }
   }
+}
+
+/**
+ * A cancelled activity stops at this point instead of recording what its killed command printed
+ * as a result (a baseline written after its run had ended was once read as the truth, and raced
+ * whoever removed the run's files). Outside an activity it does nothing.
+ */
+export function stopIfCancelled(what: string): void {
+  let c: Context;
+  try {
+    c = Context.current();
+  } catch {
+    return;
+  }
+  if (c.cancellationSignal.aborted) throw new CancelledFailure(`${what} cancelled`);
 }

@@ -35,7 +35,7 @@ import {
 } from '../tools/index.js';
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { heartbeating } from './heartbeat.js';
+import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
 import {
@@ -319,7 +319,7 @@ export function toolActivities(deps: ActivityDeps) {
     });
     clearTimeout(crashTimer);
     // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
-    if (Context.current().cancellationSignal.aborted) throw new CancelledFailure(`run_command cancelled: ${command.slice(0, 200)}`);
+    stopIfCancelled(`run_command: ${command.slice(0, 200)}`);
     // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
     // a fresh git set-up: the command may have changed the repository's config (drivers)
     // with what it changes against the base: the next command's policy look needs no git

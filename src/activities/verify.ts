@@ -4,6 +4,7 @@
  * the pristine base: every test that ran there must run again and pass.
  */
 import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ import type { PatchJudgement, RunRef, VerifyInput } from './contracts.js';
 import { judgePatchSize } from '../policy/approvals.js';
 import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
-import { heartbeating } from './heartbeat.js';
+import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 import { bringIncludes, buildVerifyTree, pristineCheckout, worktreeTree } from './verify-tree.js';
 
@@ -243,11 +244,13 @@ async function runCheck(
         signal: Context.current().cancellationSignal,
       }),
     );
+    stopIfCancelled(`check: ${command.slice(0, 200)}`);
     // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
     const output = redact(res.output).split(`${dir}/`).join('');
     await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}]\n`);
     return { command, exitCode: res.exitCode, timedOut: res.timedOut, output };
   } catch (err) {
+    if (err instanceof CancelledFailure) throw err;
     // the sandbox itself failed to start the command: like "not found", nothing the model did
     const output = `sandbox error: ${(err as Error).message}`;
     await say(`$ ${command}\n${output}\n`);
@@ -281,6 +284,7 @@ async function runSetup(
         signal: Context.current().cancellationSignal,
       }),
     );
+    stopIfCancelled(`setup: ${command.slice(0, 200)}`);
     await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
   }

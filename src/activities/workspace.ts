@@ -21,7 +21,7 @@ import type { PolicyConfig } from '../policy/config.js';
 import { createHash } from 'node:crypto';
 import type { ActivityDeps } from './deps.js';
 import { git, hardenedGit } from '../git/run.js';
-import { heartbeating } from './heartbeat.js';
+import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import { bringIncludes } from './verify-tree.js';
@@ -142,6 +142,7 @@ export function workspaceActivities(deps: ActivityDeps) {
             signal: Context.current().cancellationSignal,
           }),
         );
+        stopIfCancelled(`setup: ${command.slice(0, 200)}`);
         const out = redact(res.output);
         log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
         await appendFile(join(runDir(repo, input.runId), 'setup.log'), log[log.length - 1] + '\n');

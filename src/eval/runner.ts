@@ -57,7 +57,7 @@ export async function runSuite(o: RunSuiteOptions): Promise<EvalReport> {
     await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 2, jobs.length)) }, lane));
   } finally {
     if (!o.env) await env.stop();
-    await rm(scratch, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true, maxRetries: 3 }).catch((err: Error) => o.log(`⚠ server scratch left at ${scratch}: ${err.message}`));
   }
   return { totals: totalsOf(o.suite.name, scores), runs: scores };
 }
@@ -131,17 +131,24 @@ async function runOne(env: Embedded, task: EvalTask, repeat: number, o: RunSuite
   const checks = await runChecks(src, task.checks);
   let artifacts: RunArtifacts = { dir: null, events: [], decisions: [], patch: '' };
   if (existsSync(src)) {
-    await mkdir(dirname(dest), { recursive: true });
-    // the internal journal and conversation stay behind: the report keeps what people read
-    const internal = join(src, 'state');
-    await cp(src, dest, { recursive: true, filter: (p) => p !== internal && !p.startsWith(internal + sep) });
-    artifacts = await readArtifacts(dest);
+    try {
+      await mkdir(dirname(dest), { recursive: true });
+      // the internal journal and conversation stay behind: the report keeps what people read
+      const internal = join(src, 'state');
+      await cp(src, dest, { recursive: true, filter: (p) => p !== internal && !p.startsWith(internal + sep) });
+      artifacts = await readArtifacts(dest);
+    } catch (err) {
+      observed.error ??= `the run's artifacts could not be kept: ${(err as Error).message}`;
+    }
   }
   const score = scoreRun({ task, repeat, runId, result, artifacts, observed, checks });
   o.log(
     `${score.success ? '✔' : '✘'} ${label}: ${score.outcome}${score.failureClass ? ` (${score.failureClass})` : ''} · attempts ${score.attempts} · turns ${score.turns} · $${score.costUsd.toFixed(4)}${score.asExpected ? '' : `  — NOT AS EXPECTED: ${score.mismatch.join('; ')}`}`,
   );
-  await rm(dirname(repo), { recursive: true, force: true });
+  // the fixture is scratch: failing to remove it costs disk, never the report
+  await rm(dirname(repo), { recursive: true, force: true, maxRetries: 3 }).catch((err: Error) =>
+    o.log(`  ⚠ ${label}: fixture left at ${dirname(repo)}: ${err.message}`),
+  );
   return score;
 }
 

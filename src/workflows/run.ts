@@ -6,6 +6,7 @@
  * ./context.ts (whose snapshot is the continue-as-new carry).
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -289,10 +290,11 @@ const BASELINE_APART_PATCH = 'baseline-beside-turns';
 function takeBaselineBeside(ctx: RunContext): void {
   const scope = new CancellationScope();
   let wanted = false;
+  const waits = patched(BASELINE_STOPS_PATCH) ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
   const settled = scope
     .run(async () => {
       await condition(() => wanted || ctx.state.turn > 1);
-      await ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), summary: 'baseline: the checks on the pristine base' }, [
+      await ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), ...waits, summary: 'baseline: the checks on the pristine base' }, [
         { runId: ctx.input.runId, repo: ctx.input.repo },
       ]);
     })
@@ -303,10 +305,18 @@ function takeBaselineBeside(ctx: RunContext): void {
   ctx.baseline = { settled, want: () => void (wanted = true), cancel: () => scope.cancel() };
 }
 
+/**
+ * A run that ended while its baseline ran once left it writing into the run's files after the
+ * end (an eval removing them failed with ENOTEMPTY): the baseline now waits for its cancel.
+ */
+const BASELINE_STOPS_PATCH = 'baseline-stops-before-end';
+
 /** A run that ends or moves host before its first verify does not leave its baseline running. */
-function dropBaseline(ctx: RunContext): void {
-  ctx.baseline?.cancel();
+function dropBaseline(ctx: RunContext): Promise<void> | undefined {
+  const b = ctx.baseline;
+  b?.cancel();
   ctx.baseline = undefined;
+  return b?.settled;
 }
 
 /**
@@ -318,8 +328,9 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
   const { input, state, checkpoint } = ctx;
   const lost = ctx.prep!.hostQueue;
   state.pendingApprovals = [];
-  // the rebuild takes the baseline itself (if the lost host did not leave it), as before
-  dropBaseline(ctx);
+  // the rebuild takes the baseline itself (if the lost host did not leave it), as before;
+  // the old one is not waited for: its host is the one that is gone
+  void dropBaseline(ctx);
   ctx.note(
     'note',
     `host ${lost} took no work for ${input.hostLossTimeoutMs ?? DEFAULT_HOST_LOSS_MS} ms: rebuilding the worktree elsewhere from the base${checkpoint ? ` + the checkpoint of turn ${checkpoint.turn}` : ''}`,
@@ -375,7 +386,9 @@ const VERIFIED_TREE_PATCH = 'succeed-on-verified-tree';
 /** Writes the artifacts (a lost host cannot: then any worker writes what the run knows) and the result. */
 async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: string): Promise<RunResult> {
   const { state, input } = ctx;
-  dropBaseline(ctx);
+  // nothing of the run's may still be writing once it has ended (the cancel reaches it within a heartbeat)
+  const stopping = dropBaseline(ctx);
+  if (stopping && patched(BASELINE_STOPS_PATCH)) await stopping;
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   await ctx.auditPreApprovals();

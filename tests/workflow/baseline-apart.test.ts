@@ -5,7 +5,7 @@
  * model is scripted.
  */
 import proto from '@temporalio/proto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/client/runs.js';
@@ -55,6 +55,7 @@ async function activityTimes(h: RunHandle): Promise<Record<string, { started: nu
       typeOf.set(Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!);
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) slot(e.activityTaskStartedEventAttributes!.scheduledEventId).started.push(at(e));
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) slot(e.activityTaskCompletedEventAttributes!.scheduledEventId).ended.push(at(e));
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED) slot(e.activityTaskCanceledEventAttributes!.scheduledEventId).ended.push(at(e));
   }
   return out;
 }
@@ -127,5 +128,38 @@ describe('the baseline beside the first turns', () => {
     expect(st.verdict?.summary).toMatch(/ran on the base did not run|fewer tests ran than on the base/);
     expect(baselineEvents(join(repo, '.kiln', 'runs', input.runId))).toHaveLength(1);
     await h.cancel();
+  });
+
+  it('a run that ends while its baseline runs stops the baseline first: nothing of the run is written after its end', async () => {
+    const repo = addRepo();
+    const input = testInput({
+      repo,
+      checks: [CHECK],
+      // turn 2 asks a script that has ended: the run is blocked while the 6 s baseline sleeps
+      model: `scripted:${script(repo, 'ends-early', [{ tool_use: [edit('a + b')] }])}`,
+    });
+    const h = await t.start(input);
+    const r = await outcome(h);
+    expect(r.state).toBe('blocked');
+    const dir = join(repo, '.kiln', 'runs', input.runId);
+    const acts = await activityTimes(h);
+    // the baseline was running, and its cancel came back before the run ended
+    expect(acts.takeBaseline!.started).toHaveLength(1);
+    expect(acts.takeBaseline!.ended).toHaveLength(1);
+    const { events = [] } = await h.fetchHistory();
+    const canceled = events.findIndex((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED);
+    const closed = events.findIndex(
+      (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED || e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+    );
+    expect(canceled).toBeGreaterThan(0);
+    expect(canceled).toBeLessThan(closed);
+    // longer than the check would have slept: a baseline left running would have written by now
+    const files = () => readFileSync(join(dir, 'events.jsonl'), 'utf8');
+    const before = files();
+    await new Promise((res) => setTimeout(res, (BASE_SLEEP_S + 2) * 1000));
+    expect(files()).toBe(before);
+    expect(baselineEvents(dir)).toHaveLength(0);
+    // a killed check is not a baseline: none is kept for a later verify to trust
+    expect(existsSync(join(dir, 'state', 'baseline.json'))).toBe(false);
   });
 });
