@@ -3,7 +3,8 @@
 // with 50 runs at once went from 371 to 328 MB, with no start-up cost measurable for the CLI
 // (docs/bench.md). `node bin/kiln.js` skips the shebang, and with it this setting.
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (part of `npm run setup`).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -23,5 +24,24 @@ for (const stream of [process.stdout, process.stderr]) {
     throw err;
   });
 }
-const { main } = await import(entry);
+const bundle = process.argv[2] === 'run' ? runBundle() : undefined;
+const { main } = bundle ? (await import('./code-cache.js')).requireCached(bundle) : await import(entry);
 await main(process.argv);
+
+/**
+ * `kiln run` loads its own bundle (one file, built by `npm run build`) instead of the few hundred
+ * files it is made of: the run's first model request waits for this start-up (docs/bench.md).
+ * A bundle older than any file it was made from (a `tsc` without the bundling step, an install)
+ * is not used: the compiled files are.
+ */
+function runBundle() {
+  const bundle = fileURLToPath(new URL('../dist/src/cli/run-main.bundle.cjs', import.meta.url));
+  try {
+    const made = statSync(bundle).mtimeMs;
+    const { madeFrom } = JSON.parse(readFileSync(bundle.replace(/\.cjs$/, '.json'), 'utf8'));
+    const base = dirname(bundle);
+    return madeFrom.every((f) => statSync(resolve(base, f)).mtimeMs <= made) ? bundle : undefined;
+  } catch {
+    return undefined;
+  }
+}

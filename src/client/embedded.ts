@@ -48,7 +48,7 @@ export async function startEmbedded(o: {
 }): Promise<Embedded> {
   const converter = await kilnDataConverter();
   const port = o.port ?? (await freePort());
-  const uiPort = o.uiPort ?? (await freePort());
+  const uiPort = o.uiPort ?? (await freePort([port]));
   const binary = findTemporalCli();
   let address: string;
   let uiUrl: string;

@@ -7,8 +7,14 @@ import { AesGcmCodec, NoKeysCodec } from './aes-gcm.js';
 import { failureConverter } from './failure-converter.js';
 import { loadKeyring, type Keyring } from './keys.js';
 
-/** ./failure-converter in this module's own form (.ts from source, .js built), as the bundler and the SDK load it. */
-export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL(`./failure-converter${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+/**
+ * ./failure-converter in this module's own form (.ts from source, .js built), as the bundler and
+ * the SDK load it. Named through `../codec/` and `.js` so that the `kiln run` bundle (a .cjs in
+ * dist/src/cli/) names the same compiled file: the SDK requires a path that exists.
+ */
+export const FAILURE_CONVERTER_PATH = fileURLToPath(
+  new URL(`../codec/failure-converter${extname(fileURLToPath(import.meta.url)) === '.ts' ? '.ts' : '.js'}`, import.meta.url),
+);
 
 /**
  * The SDK `require()`s failureConverterPath outside the workflow sandbox, which cannot load the .ts

@@ -141,7 +141,8 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   }
   if (await portTaken(ip, o.uiPort)) throw new PortInUseError(`Web UI port ${o.uiPort} on ${ip} is taken by another program: pick another with --ui-port`);
   // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
-  const innerUiPort = await freePort();
+  // not the ports asked for: they are free until the server and the guard take them, so the OS may hand one out again
+  const innerUiPort = await freePort([o.uiPort, o.port]);
   const sockDir = await mkdtemp(join(tmpdir(), 'kiln-dev-'));
   const args = [
     'server',
@@ -232,8 +233,15 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   };
 }
 
-/** A port nothing listens on right now, on loopback (the OS picks it). */
-export function freePort(): Promise<number> {
+/** A port nothing listens on right now, on loopback (the OS picks it), and none of `besides`. */
+export async function freePort(besides: number[] = []): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (!besides.includes(port)) return port;
+  }
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

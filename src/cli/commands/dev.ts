@@ -20,7 +20,7 @@ export async function runDev(
   // with keys and no codec endpoint of its own, the UI gets one here: encrypted runs stay readable in it
   const codec =
     keyring && !o.codecEndpoint
-      ? await openCodecServer({ port: await freePort(), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
+      ? await openCodecServer({ port: await freePort([o.uiPort, o.port]), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
       : undefined;
   const codecEndpoint = o.codecEndpoint ?? codec?.uiEndpoint;
   const env = await startEmbedded({
