@@ -233,11 +233,23 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   };
 }
 
-/** A port nothing listens on right now, on loopback (the OS picks it), and none of `besides`. */
+/** Ports this process was handed lately: free until their user binds them, the OS may hand one out again. */
+const handedOut = new Map<number, number>();
+const HANDED_OUT_MS = 5 * 60_000;
+
+/**
+ * A port nothing listens on right now, on loopback (the OS picks it), and none of `besides` nor
+ * one this process was handed in the last minutes (a CI run drew the same port for the Web UI
+ * and its guard).
+ */
 export async function freePort(besides: number[] = []): Promise<number> {
+  const now = Date.now();
+  for (const [port, at] of handedOut) if (now - at > HANDED_OUT_MS) handedOut.delete(port);
   for (;;) {
     const port = await anyFreePort();
-    if (!besides.includes(port)) return port;
+    if (besides.includes(port) || handedOut.has(port)) continue;
+    handedOut.set(port, now);
+    return port;
   }
 }
 
