@@ -94,3 +94,46 @@ export function measureHistory(history: History, turns: number): HistoryFigures 
     time: splitTime(history),
   };
 }
+
+/** Where the time from `kiln run`'s spawn to the first model request went, by the server's clock (ms). */
+export interface FirstRequestPath {
+  /** spawn → the workflow started: the CLI's own start-up, its git and config reads, the start call */
+  cliMs: number;
+  /** → prepareWorkspace started: the first workflow task and both dispatches */
+  toPrepareMs: number;
+  prepareMs: number;
+  /** prepare done → the first model turn started: a workflow task and both dispatches */
+  toTurnMs: number;
+  /** the turn started → its request reached the mock: context, prompt and the HTTP call */
+  turnToRequestMs: number;
+}
+
+/** Both times on the wall clock (performance.timeOrigin + performance.now()). */
+export function firstRequestPath(history: History, spawnWallMs: number, requestWallMs: number): FirstRequestPath | undefined {
+  const T = temporal.api.enums.v1.EventType;
+  const events = history.events ?? [];
+  const started = events.find((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  const scheduled = new Map<number, string>();
+  const times: Record<string, { start?: number; end?: number }> = {};
+  for (const e of events) {
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) scheduled.set(Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!);
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      const name = scheduled.get(Number(e.activityTaskStartedEventAttributes!.scheduledEventId))!;
+      (times[name] ??= {}).start ??= ms(e);
+    }
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const name = scheduled.get(Number(e.activityTaskCompletedEventAttributes!.scheduledEventId))!;
+      (times[name] ??= {}).end ??= ms(e);
+    }
+  }
+  const prep = times.prepareWorkspace;
+  const turn = times.agentTurn;
+  if (!started || prep?.start === undefined || prep.end === undefined || turn?.start === undefined) return undefined;
+  return {
+    cliMs: round(ms(started) - spawnWallMs, 1),
+    toPrepareMs: round(prep.start - ms(started), 1),
+    prepareMs: round(prep.end - prep.start, 1),
+    toTurnMs: round(turn.start - prep.end, 1),
+    turnToRequestMs: round(requestWallMs - turn.start, 1),
+  };
+}

@@ -18,6 +18,7 @@ import { DEFAULT_MODEL } from '../src/model/models.js';
 import type { RunInput } from '../src/shared/types.js';
 import { findTemporalCli } from '../src/temporal/binary.js';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server.js';
+import { firstRequestPath, type FirstRequestPath } from './history.js';
 import { harnessTurns, MOCK_COMMAND, startMockAnthropic, type MockAnthropic } from './mock-anthropic.js';
 import { round, spread, type Spread } from './stats.js';
 import { makeTaskRepo } from './task.js';
@@ -34,6 +35,8 @@ export interface Harness {
   command: string;
   /** its own environment (another Kiln build's worker queue) */
   env?: NodeJS.ProcessEnv;
+  /** a `kiln run`: given an --id, so its history tells where the time to the first request went */
+  kiln?: boolean;
 }
 
 export interface HarnessFigures {
@@ -43,6 +46,8 @@ export interface HarnessFigures {
   turnMs: Spread;
   /** process spawn → the mock's first request, one sample a trial */
   firstRequestS: Spread;
+  /** Kiln's: the p50 of each stretch of that time, from the run's history */
+  firstRequestPath?: FirstRequestPath;
   failures: string[];
 }
 
@@ -158,12 +163,14 @@ export async function benchSideBySide(o: {
     const beforeEnv = o.before ? baseEnv(mock, server, `${queue}-before`) : undefined;
     const beforeWorker = o.before ? await startWorkerProcess(beforeEnv!, o.before) : undefined;
     if (beforeWorker) o.log(`  before: ${o.before}, its worker ready (pid ${beforeWorker.pid})`);
-    const pooled = new Map<string, { gaps: number[]; first: number[]; failures: string[]; trials: number }>();
+    const pooled = new Map<string, { gaps: number[]; first: number[]; paths: FirstRequestPath[]; failures: string[]; trials: number }>();
+    const connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection, namespace: 'default' });
     const kilnRun = (bin: string) =>
       `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} run --repo . --goal 'side-by-side benchmark' --check ${JSON.stringify(MOCK_COMMAND)} --sandbox ${o.sandbox} --approval-mode auto --max-turns ${o.turns + 5}`;
     const all: Harness[] = [
-      { name: 'kiln (Temporal)', command: kilnRun(KILN_BIN) },
-      ...(o.before ? [{ name: 'kiln before', command: kilnRun(o.before), env: beforeEnv }] : []),
+      { name: 'kiln (Temporal)', command: kilnRun(KILN_BIN), kiln: true },
+      ...(o.before ? [{ name: 'kiln before', command: kilnRun(o.before), env: beforeEnv, kiln: true }] : []),
       ...o.harnesses,
     ];
     let workerPeak = NaN;
@@ -175,15 +182,21 @@ export async function benchSideBySide(o: {
           await gitClone(repo, cwd);
           mock.reset();
           o.log(`  trial ${trial} ${h.name}: starting in ${cwd}`);
+          const id = `sbs-${trial}-${randomBytes(3).toString('hex')}`;
           const t0 = performance.now();
-          const res = await runShell(h.command, [], { cwd, env: h.env ?? env, shell: true });
-          const p = pooled.get(h.name) ?? { gaps: [], first: [], failures: [], trials: 0 };
+          const res = await runShell(h.kiln ? `${h.command} --id ${id}` : h.command, [], { cwd, env: h.env ?? env, shell: true });
+          const p = pooled.get(h.name) ?? { gaps: [], first: [], paths: [], failures: [], trials: 0 };
           pooled.set(h.name, p);
           p.trials++;
           const turns = harnessTurns(mock.requests);
           if (res.code !== 0 || turns.turns < o.turns)
             p.failures.push(`trial ${trial}: exit ${res.code}, ${turns.turns}/${o.turns} turns: ${res.tail.trim().split('\n').slice(-2).join(' | ')}`);
           if (turns.first) p.first.push((turns.first.at - t0) / 1000);
+          if (h.kiln && turns.first) {
+            const history = await client.workflow.getHandle(id).fetchHistory();
+            const path = firstRequestPath(history, performance.timeOrigin + t0, performance.timeOrigin + turns.first.at);
+            if (path) p.paths.push(path);
+          }
           // pooled raw gaps, so the percentiles are over every turn of every trial
           const reqs = [...mock.requests];
           for (let i = 1; i < reqs.length; i++) if (reqs[i]!.turn === reqs[i - 1]!.turn + 1) p.gaps.push(reqs[i]!.at - reqs[i - 1]!.doneAt);
@@ -197,12 +210,14 @@ export async function benchSideBySide(o: {
     } finally {
       await stopProcess(worker);
       if (beforeWorker) await stopProcess(beforeWorker);
+      await connection.close();
     }
     const harnesses = [...pooled.entries()].map(([name, p]) => ({
       name,
       trials: p.trials,
       turnMs: spread(p.gaps),
       firstRequestS: spread(p.first, 3),
+      ...(p.paths.length ? { firstRequestPath: medianPath(p.paths) } : {}),
       failures: p.failures,
     }));
 
@@ -284,6 +299,18 @@ export function benchRunInput(repo: string, tag: string, turns: number, sandbox:
   };
 }
 
+/** Each stretch's own median over the trials (so they need not add up to the first request's). */
+function medianPath(paths: FirstRequestPath[]): FirstRequestPath {
+  const p50 = (k: keyof FirstRequestPath) => spread(paths.map((x) => x[k])).p50;
+  return {
+    cliMs: p50('cliMs'),
+    toPrepareMs: p50('toPrepareMs'),
+    prepareMs: p50('prepareMs'),
+    toTurnMs: p50('toTurnMs'),
+    turnToRequestMs: p50('turnToRequestMs'),
+  };
+}
+
 const vs = (x: number, goal: number, unit: string) => `${x}${unit} (goal ≤ ${goal}${unit}: ×${round(x / goal, 2)})`;
 
 export function sideBySideSection(r: SideBySideResult, heading: (t: string) => string): string[] {
@@ -295,6 +322,11 @@ export function sideBySideSection(r: SideBySideResult, heading: (t: string) => s
     lines.push(
       `${h.name.padEnd(18)} p50 ${vs(h.turnMs.p50, GOALS.turnP50Ms, ' ms')}   p95 ${vs(h.turnMs.p95, GOALS.turnP95Ms, ' ms')}   first request p50 ${vs(h.firstRequestS.p50, GOALS.firstRequestS, ' s')}   (n=${h.turnMs.n})`,
     );
+    const path = h.firstRequestPath;
+    if (path)
+      lines.push(
+        `  first request, p50 of each stretch: CLI start-up and start ${path.cliMs} ms → prepare starts +${path.toPrepareMs} → prepare ${path.prepareMs} → first turn starts +${path.toTurnMs} → its request +${path.turnToRequestMs} ms`,
+      );
     for (const f of h.failures) lines.push(`  FAILED ${f}`);
   }
   lines.push(

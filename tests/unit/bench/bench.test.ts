@@ -3,8 +3,10 @@
  * scripted task really complete, and every figure the report prints is there and positive.
  * Values are not asserted: they are measurements, not requirements.
  */
+import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { benchRedaction } from '../../../bench/redaction.js';
+import { firstRequestPath } from '../../../bench/history.js';
 import { historySection, turnsSection } from '../../../bench/report.js';
 import { parseArgs } from '../../../bench/run.js';
 import { taskScript } from '../../../bench/task.js';
@@ -21,6 +23,39 @@ describe('the bench', () => {
     expect(names.filter((n) => n === 'edit')).toHaveLength(10); // turns 10…90 and 99
     expect(s.steps.some((st) => (st.repeat ?? 1) > 1)).toBe(true);
     expect(s.steps.at(-1)!.tool_use.map((t) => t.name)).toEqual(['run_command', 'finish']);
+  });
+
+  it("splits the first request's time at the run's own events: start, prepare, the first turn", () => {
+    const T = proto.temporal.api.enums.v1.EventType;
+    const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+    const history = {
+      events: [
+        { eventId: 1, eventType: T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, eventTime: at(10_400) },
+        {
+          eventId: 5,
+          eventType: T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+          eventTime: at(10_440),
+          activityTaskScheduledEventAttributes: { activityType: { name: 'prepareWorkspace' } },
+        },
+        { eventId: 6, eventType: T.EVENT_TYPE_ACTIVITY_TASK_STARTED, eventTime: at(10_450), activityTaskStartedEventAttributes: { scheduledEventId: 5 } },
+        {
+          eventId: 7,
+          eventType: T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+          eventTime: at(10_530),
+          activityTaskCompletedEventAttributes: { scheduledEventId: 5, startedEventId: 6 },
+        },
+        {
+          eventId: 11,
+          eventType: T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+          eventTime: at(10_550),
+          activityTaskScheduledEventAttributes: { activityType: { name: 'agentTurn' } },
+        },
+        { eventId: 12, eventType: T.EVENT_TYPE_ACTIVITY_TASK_STARTED, eventTime: at(10_560), activityTaskStartedEventAttributes: { scheduledEventId: 11 } },
+      ],
+    };
+    expect(firstRequestPath(history, 10_000, 10_660)).toEqual({ cliMs: 400, toPrepareMs: 50, prepareMs: 80, toTurnMs: 30, turnToRequestMs: 100 });
+    // a run that never reached its first turn has no such split
+    expect(firstRequestPath({ events: history.events.slice(0, 4) }, 10_000, 10_660)).toBeUndefined();
   });
 
   it('rejects bad options with a message', () => {
