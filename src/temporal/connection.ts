@@ -1,7 +1,6 @@
 /** Connection settings follow Temporal's own conventions: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE. */
 import { Client, Connection } from '@temporalio/client';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_TASK_QUEUE } from '../shared/constants.js';
 import { KilnError } from '../shared/errors.js';
 import { kilnDataConverter, type KilnDataConverter } from '../codec/data-converter.js';
@@ -55,7 +54,7 @@ export const REFUSED_GIVE_UP_MS = 3_000;
 
 export async function connectClient(
   s: TemporalSettings = temporalSettings(),
-  opts: { deadlineMs?: number; attemptMs?: number; dataConverter?: KilnDataConverter; signal?: AbortSignal } = {},
+  opts: { deadlineMs?: number; attemptMs?: number; dataConverter?: KilnDataConverter } = {},
 ): Promise<{ client: Client; connection: Connection }> {
   // the keys first: a bad keyring is the user's to fix, however far the server is
   const { dataConverter } = opts.dataConverter ?? (await kilnDataConverter());
@@ -63,15 +62,12 @@ export async function connectClient(
   const deadline = started + (opts.deadlineMs ?? CONNECT_DEADLINE_MS);
   let wait = 200;
   let last: unknown;
-  // a caller that no longer needs the connection (its own input failed) stops the retries
-  const pause = (ms: number) => sleep(ms, undefined, opts.signal ? { signal: opts.signal } : {});
   for (;;) {
-    opts.signal?.throwIfAborted();
     // gRPC says only "failed to connect before the deadline"; a plain TCP dial tells nobody-home from busy
     if (await tcpRefused(s.address)) {
       last = new Error('connection refused');
       if (Date.now() - started > REFUSED_GIVE_UP_MS) break;
-      await pause(wait);
+      await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, 2000);
       continue;
     }
@@ -84,7 +80,7 @@ export async function connectClient(
       last = err;
       await connection?.close().catch(() => undefined);
       if (Date.now() + wait > deadline) break;
-      await pause(wait);
+      await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, 2000);
     }
   }

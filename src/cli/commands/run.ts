@@ -64,36 +64,21 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     const machine = o.json || o.outputFormat === 'json';
     // with --detach stdout stays the run id alone, so the settings lines go to stderr too
     const say = machine || o.detach ? (s: string) => process.stderr.write(`${s}\n`) : out;
-    const exclude = (await loadRepoConfig(input.repo)).exclude;
-    // the connection (and the client's first requests) while git and the config files are read:
-    // those are other processes and files, this is the server's round trips
-    const early = new AbortController();
-    const connecting = temporal.then(async ([{ connectClient }, { hasKilnSearchAttributes }]) => {
-      const c = await connectClient(undefined, { signal: early.signal });
-      return { ...c, searchAttributes: await hasKilnSearchAttributes(c.client) };
-    });
-    connecting.catch(() => undefined);
-    let start: Awaited<ReturnType<typeof baseForRun>>;
-    let settings: Awaited<ReturnType<typeof loadRunSettings>>;
-    try {
-      start = await baseForRun(input, !!o.includeUncommitted, exclude, shellQuote);
-      input.base = start.base;
-      if (start.warning) process.stderr.write(`${start.warning}\n`);
-      if (start.note) say(start.note);
-      settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
-    } catch (err) {
-      // the user's input failed: that is the error, whatever the server does
-      early.abort();
-      void connecting.then(({ connection }) => connection.close()).catch(() => undefined);
-      throw err;
-    }
-    const [, { startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary }] = await temporal;
-    const { client, connection, searchAttributes } = await connecting;
+    const start = await baseForRun(input, !!o.includeUncommitted, (await loadRepoConfig(input.repo)).exclude, shellQuote);
+    input.base = start.base;
+    if (start.warning) process.stderr.write(`${start.warning}\n`);
+    if (start.note) say(start.note);
+    const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
+    const [
+      { connectClient: connect },
+      { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary },
+    ] = await temporal;
+    const { client, connection } = await connect();
     try {
       // what this repo may decide, said before the run starts (the worker applies the same rules)
       for (const line of describeRunSettings(settings)) say(line);
       if (input.sandbox === 'off') say('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
-      input.searchAttributes = searchAttributes;
+      input.searchAttributes = await hasKilnSearchAttributes(client);
       const { handle, attached } = await startRun(client, input);
       if (attached) {
         const before = await startInput(handle);
