@@ -137,3 +137,81 @@ export function firstRequestPath(history: History, spawnWallMs: number, requestW
     turnToRequestMs: round(requestWallMs - turn.start, 1),
   };
 }
+
+/** Where one turn's harness time went (ms): reply N sent → request N+1 received, cut at the run's history events. */
+export interface TurnPath {
+  /** reply sent → its turn's activity completed: the reply's handling and the calls run ahead */
+  replyToDoneMs: number;
+  /** → the next workflow task started: completion reaching the server, the task's dispatch */
+  toWorkflowMs: number;
+  /** the workflow task, started → completed by the server's clock */
+  workflowTaskMs: number;
+  /** → the next turn's activity started: the schedule and its dispatch */
+  toTurnMs: number;
+  /** the turn started → its request reached the mock */
+  turnToRequestMs: number;
+}
+
+/**
+ * One TurnPath per pair of consecutive model requests that were consecutive agentTurn activities;
+ * `replies` are the mock's (doneAt, at) pairs on the wall clock, in request order.
+ */
+export function turnPaths(history: History, replies: Array<{ at: number; doneAt: number }>): TurnPath[] {
+  const T = temporal.api.enums.v1.EventType;
+  const scheduled = new Map<number, string>();
+  const turns: Array<{ start: number; end?: number }> = [];
+  const startedBy = new Map<number, { start: number; end?: number }>();
+  const tasks: Array<{ start: number; end?: number }> = [];
+  const taskBy = new Map<number, { start: number; end?: number }>();
+  for (const e of history.events ?? []) {
+    const id = Number(e.eventId);
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) scheduled.set(id, e.activityTaskScheduledEventAttributes!.activityType!.name!);
+    else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      const a = e.activityTaskStartedEventAttributes!;
+      if (scheduled.get(Number(a.scheduledEventId)) !== 'agentTurn') continue;
+      const t = { start: ms(e) };
+      turns.push(t);
+      startedBy.set(Number(a.scheduledEventId), t);
+    } else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const t = startedBy.get(Number(e.activityTaskCompletedEventAttributes!.scheduledEventId));
+      if (t) t.end = ms(e);
+    } else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_STARTED) {
+      const t = { start: ms(e) };
+      tasks.push(t);
+      taskBy.set(id, t);
+    } else if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      const t = taskBy.get(Number(e.workflowTaskCompletedEventAttributes!.startedEventId));
+      if (t) t.end = ms(e);
+    }
+  }
+  const out: TurnPath[] = [];
+  for (let i = 0; i + 1 < turns.length && i + 1 < replies.length; i++) {
+    const done = turns[i]!.end;
+    const task = done === undefined ? undefined : tasks.find((t) => t.start >= done);
+    if (done === undefined || !task || task.end === undefined) continue;
+    const next = turns[i + 1]!;
+    out.push({
+      replyToDoneMs: round(done - replies[i]!.doneAt, 1),
+      toWorkflowMs: round(task.start - done, 1),
+      workflowTaskMs: round(task.end - task.start, 1),
+      toTurnMs: round(next.start - task.end, 1),
+      turnToRequestMs: round(replies[i + 1]!.at - next.start, 1),
+    });
+  }
+  return out;
+}
+
+/** Each activity's completion → the next activity's start (ms): the durable hand-off between two turns. */
+export function activityHops(history: History): number[] {
+  const T = temporal.api.enums.v1.EventType;
+  const out: number[] = [];
+  let done: number | undefined;
+  for (const e of history.events ?? []) {
+    if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) done = ms(e);
+    else if (e.eventType === T.EVENT_TYPE_ACTIVITY_TASK_STARTED && done !== undefined) {
+      out.push(ms(e) - done);
+      done = undefined;
+    }
+  }
+  return out;
+}

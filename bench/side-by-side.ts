@@ -18,7 +18,8 @@ import { DEFAULT_MODEL } from '../src/model/models.js';
 import type { RunInput } from '../src/shared/types.js';
 import { findTemporalCli } from '../src/temporal/binary.js';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server.js';
-import { firstRequestPath, type FirstRequestPath } from './history.js';
+import { measureFloors, type Floors } from './floors.js';
+import { firstRequestPath, turnPaths, type FirstRequestPath, type TurnPath } from './history.js';
 import { harnessTurns, MOCK_COMMAND, startMockAnthropic, type MockAnthropic } from './mock-anthropic.js';
 import { round, spread, type Spread } from './stats.js';
 import { makeTaskRepo } from './task.js';
@@ -48,6 +49,8 @@ export interface HarnessFigures {
   firstRequestS: Spread;
   /** Kiln's: the p50 of each stretch of that time, from the run's history */
   firstRequestPath?: FirstRequestPath;
+  /** p50 of each stretch of a turn, over every turn of every trial */
+  turnPath?: TurnPath;
   failures: string[];
 }
 
@@ -60,6 +63,8 @@ export interface SideBySideResult {
   /** the same for the build given with --before */
   beforeWorkerPeakRssMB?: number;
   fifty?: FiftyFigures;
+  /** what one turn cannot go below here, measured on the same server after the trials */
+  floors?: Floors;
 }
 
 export interface FiftyFigures {
@@ -163,7 +168,7 @@ export async function benchSideBySide(o: {
     const beforeEnv = o.before ? baseEnv(mock, server, `${queue}-before`) : undefined;
     const beforeWorker = o.before ? await startWorkerProcess(beforeEnv!, o.before) : undefined;
     if (beforeWorker) o.log(`  before: ${o.before}, its worker ready (pid ${beforeWorker.pid})`);
-    const pooled = new Map<string, { gaps: number[]; first: number[]; paths: FirstRequestPath[]; failures: string[]; trials: number }>();
+    const pooled = new Map<string, { gaps: number[]; first: number[]; paths: FirstRequestPath[]; turnPaths: TurnPath[]; failures: string[]; trials: number }>();
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
     const kilnRun = (bin: string) =>
@@ -185,7 +190,7 @@ export async function benchSideBySide(o: {
           const id = `sbs-${trial}-${randomBytes(3).toString('hex')}`;
           const t0 = performance.now();
           const res = await runShell(h.kiln ? `${h.command} --id ${id}` : h.command, [], { cwd, env: h.env ?? env, shell: true });
-          const p = pooled.get(h.name) ?? { gaps: [], first: [], paths: [], failures: [], trials: 0 };
+          const p = pooled.get(h.name) ?? { gaps: [], first: [], paths: [], turnPaths: [], failures: [], trials: 0 };
           pooled.set(h.name, p);
           p.trials++;
           const turns = harnessTurns(mock.requests);
@@ -196,6 +201,13 @@ export async function benchSideBySide(o: {
             const history = await client.workflow.getHandle(id).fetchHistory();
             const path = firstRequestPath(history, performance.timeOrigin + t0, performance.timeOrigin + turns.first.at);
             if (path) p.paths.push(path);
+            const wall = (x: number) => performance.timeOrigin + x;
+            p.turnPaths.push(
+              ...turnPaths(
+                history,
+                mock.requests.map((r) => ({ at: wall(r.at), doneAt: wall(r.doneAt) })),
+              ),
+            );
           }
           // pooled raw gaps, so the percentiles are over every turn of every trial
           const reqs = [...mock.requests];
@@ -218,9 +230,12 @@ export async function benchSideBySide(o: {
       turnMs: spread(p.gaps),
       firstRequestS: spread(p.first, 3),
       ...(p.paths.length ? { firstRequestPath: medianPath(p.paths) } : {}),
+      ...(p.turnPaths.length ? { turnPath: medianTurn(p.turnPaths) } : {}),
       failures: p.failures,
     }));
 
+    o.log('  floors: a no-op hand-off through the same server, and a sandboxed echo');
+    const floors = await measureFloors({ server, rounds: o.turns, sandbox: o.sandbox });
     let fifty: FiftyFigures | undefined;
     if (o.fifty > 0) fifty = await benchConcurrent({ ...o, repo, server, n: o.fifty });
     return {
@@ -230,6 +245,7 @@ export async function benchSideBySide(o: {
       workerPeakRssMB: workerPeak,
       ...(beforePeak !== undefined ? { beforeWorkerPeakRssMB: beforePeak } : {}),
       ...(fifty ? { fifty } : {}),
+      floors,
     };
   } finally {
     await server.stop();
@@ -311,6 +327,17 @@ function medianPath(paths: FirstRequestPath[]): FirstRequestPath {
   };
 }
 
+function medianTurn(paths: TurnPath[]): TurnPath {
+  const p50 = (k: keyof TurnPath) => spread(paths.map((x) => x[k])).p50;
+  return {
+    replyToDoneMs: p50('replyToDoneMs'),
+    toWorkflowMs: p50('toWorkflowMs'),
+    workflowTaskMs: p50('workflowTaskMs'),
+    toTurnMs: p50('toTurnMs'),
+    turnToRequestMs: p50('turnToRequestMs'),
+  };
+}
+
 const vs = (x: number, goal: number, unit: string) => `${x}${unit} (goal ≤ ${goal}${unit}: ×${round(x / goal, 2)})`;
 
 export function sideBySideSection(r: SideBySideResult, heading: (t: string) => string): string[] {
@@ -327,11 +354,26 @@ export function sideBySideSection(r: SideBySideResult, heading: (t: string) => s
       lines.push(
         `  first request, p50 of each stretch: CLI start-up and start ${path.cliMs} ms → prepare starts +${path.toPrepareMs} → prepare ${path.prepareMs} → first turn starts +${path.toTurnMs} → its request +${path.turnToRequestMs} ms`,
       );
+    const turn = h.turnPath;
+    if (turn)
+      lines.push(
+        `  a turn, p50 of each stretch: reply → its activity done ${turn.replyToDoneMs} ms → workflow task starts +${turn.toWorkflowMs} → task ${turn.workflowTaskMs} → next turn starts +${turn.toTurnMs} → its request +${turn.turnToRequestMs} ms`,
+      );
     for (const f of h.failures) lines.push(`  FAILED ${f}`);
   }
   lines.push(
     `kiln worker peak RSS over the trials: ${r.workerPeakRssMB} MB${r.beforeWorkerPeakRssMB !== undefined ? ` (before: ${r.beforeWorkerPeakRssMB} MB)` : ''}`,
   );
+  if (r.floors) {
+    const f = r.floors;
+    const echo = f.sandboxedEchoMs;
+    lines.push(
+      `floors here, same server: a durable hand-off (no-op activity on another queue → workflow → the next) p50 ${f.handoffMs.p50} ms (p95 ${f.handoffMs.p95}); ` +
+        (echo
+          ? `one sandboxed echo p50 ${echo.p50} ms (p95 ${echo.p95}); together ${round(f.handoffMs.p50 + echo.p50, 1)} ms a turn before any harness work (goal ≤ ${GOALS.turnP50Ms} ms)`
+          : `sandboxed echo ${f.sandboxNote}`),
+    );
+  }
   if (r.fifty) {
     const f = r.fifty;
     lines.push(

@@ -30,7 +30,7 @@ export interface TemporalRunFigures {
 }
 
 /** The worker's INFO lines (state changes) would drown the report; warnings still show. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch {

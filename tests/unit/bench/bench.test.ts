@@ -6,11 +6,18 @@
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { benchRedaction } from '../../../bench/redaction.js';
-import { firstRequestPath } from '../../../bench/history.js';
+import { activityHops, firstRequestPath, turnPaths } from '../../../bench/history.js';
 import { historySection, turnsSection } from '../../../bench/report.js';
 import { parseArgs } from '../../../bench/run.js';
 import { taskScript } from '../../../bench/task.js';
 import { benchTurns } from '../../../bench/turns.js';
+import { measureFloors } from '../../../bench/floors.js';
+import { freePort } from '../../../src/client/embedded.js';
+import { findTemporalCli } from '../../../src/temporal/binary.js';
+import { startDevServer } from '../../../src/temporal/dev-server.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const positive = (x: number) => expect(Number.isFinite(x) && x > 0, String(x)).toBe(true);
 
@@ -56,6 +63,42 @@ describe('the bench', () => {
     expect(firstRequestPath(history, 10_000, 10_660)).toEqual({ cliMs: 400, toPrepareMs: 50, prepareMs: 80, toTurnMs: 30, turnToRequestMs: 100 });
     // a run that never reached its first turn has no such split
     expect(firstRequestPath({ events: history.events.slice(0, 4) }, 10_000, 10_660)).toBeUndefined();
+  });
+
+  it("splits each turn at the run's own events: the reply's handling, the workflow task, the next turn's start", () => {
+    const T = proto.temporal.api.enums.v1.EventType;
+    const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+    let id = 0;
+    const ev = (type: number, ms: number, attrs: Record<string, unknown> = {}) => ({ eventId: ++id, eventType: type, eventTime: at(ms), ...attrs });
+    const activity = (name: string, scheduled: number, started: number, done: number) => {
+      const s = ev(T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, scheduled, { activityTaskScheduledEventAttributes: { activityType: { name } } });
+      const st = ev(T.EVENT_TYPE_ACTIVITY_TASK_STARTED, started, { activityTaskStartedEventAttributes: { scheduledEventId: s.eventId } });
+      const c = ev(T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, done, {
+        activityTaskCompletedEventAttributes: { scheduledEventId: s.eventId, startedEventId: st.eventId },
+      });
+      return [s, st, c];
+    };
+    const task = (started: number, done: number) => {
+      const st = ev(T.EVENT_TYPE_WORKFLOW_TASK_STARTED, started);
+      return [st, ev(T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, done, { workflowTaskCompletedEventAttributes: { startedEventId: st.eventId } })];
+    };
+    const history = {
+      events: [
+        ...activity('prepareWorkspace', 1_000, 1_005, 1_050),
+        ...task(1_060, 1_070),
+        ...activity('agentTurn', 1_070, 1_080, 1_300), // request 1 at 1_100, its reply sent at 1_200
+        ...task(1_305, 1_320),
+        ...activity('takeBaseline', 1_320, 1_322, 1_330), // not a turn: not in the split
+        ...activity('agentTurn', 1_320, 1_330, 1_500), // request 2 at 1_350
+      ],
+    };
+    const replies = [
+      { at: 1_100, doneAt: 1_200 },
+      { at: 1_350, doneAt: 1_450 },
+    ];
+    expect(turnPaths(history, replies)).toEqual([{ replyToDoneMs: 100, toWorkflowMs: 5, workflowTaskMs: 15, toTurnMs: 10, turnToRequestMs: 20 }]);
+    // the hops between activities, whichever they are: the floor's ping-pong has nothing else
+    expect(activityHops(history)).toEqual([30, 22, 0]);
   });
 
   it('rejects bad options with a message', () => {
@@ -104,5 +147,24 @@ describe('the bench', () => {
     // where a turn's time went: waiting in Temporal, and what ran
     expect(text).toMatch(/waiting\s+activity dispatch \d+\.\d ms, workflow task dispatch \d+\.\d ms/);
     expect(text).toMatch(/running\s+workflow code \d+\.\d ms; .*agentTurn \d+\.\d ms/);
+  }, 120_000);
+
+  it('measures the floors a turn cannot go below: a no-op hand-off through the server, one sandboxed echo', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-floors-test-'));
+    const server = await startDevServer({ binary: findTemporalCli()!, dbFile: join(dir, 'db'), port: await freePort(), uiPort: await freePort() });
+    try {
+      const f = await measureFloors({ server, rounds: 4, sandbox: 'bwrap' });
+      // four no-op activities: three hand-offs between them, each back through the workflow
+      expect(f.handoffMs.n).toBe(3);
+      positive(f.handoffMs.p50);
+      // the sandbox is real here (the tests need bwrap): the echo ran in it, or the bench says why not
+      expect(f.sandboxNote).toBeUndefined();
+      expect(f.sandboxedEchoMs!.n).toBe(4);
+      positive(f.sandboxedEchoMs!.p50);
+      expect(await measureFloors({ server, rounds: 2, sandbox: 'off' })).toMatchObject({ sandboxNote: 'not measured: --sandbox off' });
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
