@@ -75,13 +75,22 @@ export async function connectClient(
     try {
       connection = await Connection.connect({ address: s.address, connectTimeout: opts.attemptMs ?? CONNECT_ATTEMPT_MS });
       await connection.workflowService.getSystemInfo({});
-      return { client: new Client({ connection, namespace: s.namespace, dataConverter }), connection };
     } catch (err) {
       last = err;
       await connection?.close().catch(() => undefined);
       if (Date.now() + wait > deadline) break;
       await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, 2000);
+      continue;
+    }
+    // outside the retries: the client loads the data converter's files here, and a file that is
+    // missing is this installation's fault, said at once (it was retried for a minute and called
+    // "cannot reach Temporal")
+    try {
+      return { client: new Client({ connection, namespace: s.namespace, dataConverter }), connection };
+    } catch (err) {
+      await connection.close().catch(() => undefined);
+      throw err;
     }
   }
   const why = String((last as Error)?.message ?? last)
