@@ -180,7 +180,8 @@ function card(item) {
           { class: 'actions' },
           approvedByMe(a) ? el('p', { class: 'mine', text: `You approved this already; it waits for another approver (the same person counts once).` }) : null,
           button('Approve once', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'once' }), approvedByMe(a)),
-          button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' }), approvedByMe(a)),
+          // a call several approvers must approve needs them every time: the server takes no grant for the run
+          a.approvals ? null : button('Approve for the run', 'approve', () => decide(item.runId, a.id, { decision: 'approve', scope: 'run' })),
           el('label', { for: `${id}-reason` }, 'Reason to reject', reason),
           button('Reject', 'reject', () => {
             if (!reason.value.trim()) {

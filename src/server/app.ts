@@ -329,7 +329,16 @@ export function createApp(o: AppOptions): Hono<Env> {
     const req = await body(c, Decide);
     if (req.decision === 'reject' && !req.reason) throw new HttpError(400, 'bad_request', 'a rejection needs a reason: it goes back to the model', 'reason');
     const st = await o.backend.state(run.runId);
-    if (st && !st.pendingApprovals.some((a) => a.id === approvalId)) throw notFound(`pending approval ${approvalId} in run ${run.runId}`);
+    const pending = st?.pendingApprovals.find((a) => a.id === approvalId);
+    if (st && !pending) throw notFound(`pending approval ${approvalId} in run ${run.runId}`);
+    // a call that needs several approvers needs them every time: the run takes no grant from it
+    if (req.scope === 'run' && pending?.approvals)
+      throw new HttpError(
+        400,
+        'bad_request',
+        `${approvalId} needs ${pending.approvals.needed} approvers each time it runs, so it cannot be approved for the rest of the run: approve it once`,
+        'scope',
+      );
     const approve = req.decision === 'approve';
     const scope = req.scope ?? 'once';
     const attestation = signApproval(o.approvalKey, {

@@ -38,7 +38,10 @@ export const ListRuns = z
 export const Decide = z
   .object({
     decision: z.enum(['approve', 'reject']),
-    scope: z.enum(['once', 'run']).optional().describe('"run": allow this kind of call for the rest of the run'),
+    scope: z
+      .enum(['once', 'run'])
+      .optional()
+      .describe('"run": allow this kind of call for the rest of the run (refused, 400, for a call that needs several approvers)'),
     reason: z.string().trim().min(1).max(2000).optional().describe("a rejection's reason goes back to the model"),
   })
   .strict();

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { verifyApproval } from '../../../src/auth/attestation.js';
 import { MAX_BODY_BYTES } from '../../../src/server/app.js';
 import { harness, SCRIPT } from './harness.js';
+import { pending } from '../../helpers/fake-run-backend.js';
 
 type J = Record<string, any>;
 const json = async (r: Response) => (await r.json()) as J;
@@ -86,6 +87,21 @@ describe('approvals', () => {
     expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, approve: false })).toBe(false);
     expect(verifyApproval(h.approvalKey, { runId: 'r2', ...d })).toBe(false);
     expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, attestation: { ...d.attestation!, user: 'mallory' } })).toBe(false);
+  });
+
+  it('a call that needs two approvers is approved once, never for the rest of the run (400 naming scope)', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', {
+      repo: h.acmeRepo,
+      state: { pendingApprovals: [{ ...pending('appr-1'), approvals: { needed: 2, authenticated: true, by: [] } }] },
+    });
+    const run = await h.call('POST', '/runs/r1/approvals/appr-1', h.t.acmeApprover, { decision: 'approve', scope: 'run' });
+    expect(run.status).toBe(400);
+    expect(await json(run)).toMatchObject({ field: 'scope', message: expect.stringMatching(/needs 2 approvers each time.*approve it once/) });
+    expect(h.backend.decisions).toEqual([]);
+    // the control: once is taken
+    expect((await h.call('POST', '/runs/r1/approvals/appr-1', h.t.acmeApprover, { decision: 'approve', scope: 'once' })).status).toBe(200);
+    expect(h.backend.decisions).toHaveLength(1);
   });
 
   it('a rejection needs a reason (400 naming it); an approval that is not pending is 404; an unknown decision is 400', async () => {
