@@ -4,7 +4,7 @@
  * files are not changes: they never reach the patch or the verified tree either.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
 import { runExcludePathspecs } from './clutter.js';
@@ -34,12 +34,54 @@ export async function snapshotWorktree(worktree: string, base: string, stateDir:
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
   await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(stateDir))]);
-  const tree = (await g.run(['write-tree'])).trim();
+  // an index whose content is the one the last write-tree saw makes the same tree: most commands
+  // change nothing, and then `add -A` leaves the index as it was (one git process fewer a look)
+  const sum = await indexChecksum(index, oidBytes(base));
+  const memo = trees.get(index);
+  let tree: string;
+  if (sum && memo?.sum === sum) tree = memo.tree;
+  else {
+    tree = (await g.run(['write-tree'])).trim();
+    // write-tree may rewrite the index (its cache of trees): the memo is of the index it left
+    const after = await indexChecksum(index, oidBytes(base));
+    trees.delete(index);
+    if (after) trees.set(index, { sum: after, tree });
+    if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
+  }
   if (!o.changed) return { tree };
   // most commands change nothing (a test run, a grep): the paths are the look before's
   if (o.seen?.changed && o.seen.tree === tree) return { tree, changed: o.seen.changed };
   const names = await g.run(['diff-tree', '-r', '-z', '--name-only', '--no-renames', base, tree]);
   return { tree, changed: names.split('\0').filter(Boolean) };
+}
+
+/** index file → the checksum of the content a write-tree last turned into `tree` (this process's) */
+const trees = new Map<string, { sum: string; tree: string }>();
+const MAX_TREES = 256;
+
+/** The object id length in bytes, from a full commit id (SHA-1 or SHA-256); none for anything else. */
+const oidBytes = (commit: string) => (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? commit.length / 2 : undefined);
+
+/**
+ * The trailing checksum git writes over an index's whole content (SHA-1 or SHA-256, the length of
+ * the repository's object ids): the same checksum is the same entries, so the same tree. None
+ * when the file is missing or git wrote no checksum (index.skipHash leaves zeros).
+ */
+async function indexChecksum(index: string, bytes: number | undefined): Promise<string | undefined> {
+  if (!bytes) return undefined;
+  let fh;
+  try {
+    fh = await open(index, 'r');
+    const { size } = await fh.stat();
+    if (size < bytes) return undefined;
+    const buf = Buffer.alloc(bytes);
+    await fh.read(buf, 0, bytes, size - bytes);
+    return buf.some((b) => b !== 0) ? buf.toString('hex') : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await fh?.close();
+  }
 }
 
 /**
