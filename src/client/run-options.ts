@@ -9,7 +9,7 @@ import { DEFAULT_MODEL, isScriptedSpec, parseModelSpec } from '../model/models.j
 import { loadScript } from '../model/script.js';
 import { loadPolicyConfig } from '../policy/config.js';
 import type { RunInput } from '../shared/types.js';
-import { git } from '../git/run.js';
+import { gitResult } from '../git/run.js';
 import { UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
 
@@ -62,17 +62,15 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (!f.repo) throw new UsageError('--repo DIR is required: the git repository to work on');
   const repoArg = resolve(f.repo);
   if (!existsSync(repoArg) || !statSync(repoArg).isDirectory()) throw new UsageError(`--repo ${shellQuote(f.repo)}: no such directory`);
-  let repo: string;
-  try {
-    repo = (await git(repoArg, ['rev-parse', '--show-toplevel'])).trim();
-  } catch {
-    throw new UsageError(`--repo ${shellQuote(f.repo)}: not a git repository (run \`git init\` and commit first)`);
-  }
-  try {
-    await git(repo, ['rev-parse', '--verify', `${f.base ?? 'HEAD'}^{commit}`]);
-  } catch {
+  // one git process for both questions (a run's start waits for each): the top level is printed
+  // even when the base is no commit, and nothing at all outside a repository
+  const found = await gitResult(repoArg, ['rev-parse', '--show-toplevel', '--verify', '--end-of-options', `${f.base ?? 'HEAD'}^{commit}`]).catch(
+    () => undefined,
+  );
+  const [repo, commit] = (found?.stdout ?? '').split('\n').map((l) => l.trim());
+  if (!repo) throw new UsageError(`--repo ${shellQuote(f.repo)}: not a git repository (run \`git init\` and commit first)`);
+  if (found?.exitCode !== 0 || !commit)
     throw new UsageError(f.base ? `--base ${f.base}: not a commit in ${shellQuote(repo)}` : `${shellQuote(repo)} has no commits yet: commit something first`);
-  }
   const goal = (f.goal ?? '').trim();
   if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');
   if (f.id !== undefined && !ID_RE.test(f.id)) throw new UsageError(`--id ${f.id}: use letters, digits, ".", "_" or "-" (at most 101 characters)`);

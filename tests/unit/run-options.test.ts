@@ -1,9 +1,10 @@
 /** `kiln run` input validation: bad input is refused before anything starts, naming what to fix. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildRunInput, duration } from '../../src/client/run-options.js';
-import { EXAMPLE_SCRIPT, repoWith } from '../helpers/repo.js';
+import { EXAMPLE_SCRIPT, git, repoWith } from '../helpers/repo.js';
 
 const model = `scripted:${EXAMPLE_SCRIPT}`;
 
@@ -30,6 +31,21 @@ describe('run options', () => {
   it('a real model without a key says how to get going', async () => {
     const repo = repoWith({ 'a.txt': 'x' });
     await expect(buildRunInput({ repo, goal: 'g', model: 'claude-sonnet-5-5' }, {})).rejects.toThrow(/ANTHROPIC_API_KEY.*scripted:FILE/);
+  });
+
+  it('the repository and its start: a subdirectory means its top level; no repository, no commits and a bad --base each say so', async () => {
+    const repo = repoWith({ 'src/a.txt': 'x' });
+    const head = git(repo, 'rev-parse', 'HEAD').trim();
+    expect(await buildRunInput({ repo: join(repo, 'src'), goal: 'g', model })).toMatchObject({ repo });
+    expect(await buildRunInput({ repo, goal: 'g', model, base: head.slice(0, 10) })).toMatchObject({ repo });
+    const plain = mkdtempSync(join(tmpdir(), 'kiln-not-a-repo-'));
+    await expect(buildRunInput({ repo: plain, goal: 'g', model })).rejects.toThrow(/: not a git repository \(run `git init` and commit first\)/);
+    const empty = mkdtempSync(join(tmpdir(), 'kiln-empty-repo-'));
+    git(empty, 'init', '-q');
+    await expect(buildRunInput({ repo: empty, goal: 'g', model })).rejects.toThrow(/has no commits yet: commit something first/);
+    await expect(buildRunInput({ repo, goal: 'g', model, base: 'no-such-ref' })).rejects.toThrow(/--base no-such-ref: not a commit in /);
+    // a base that reads like an option is a name that is no commit, never an option to git
+    await expect(buildRunInput({ repo, goal: 'g', model, base: '--output=/tmp/x' })).rejects.toThrow(/--base --output=\/tmp\/x: not a commit in /);
   });
 
   it('durations read like people write them', () => {
