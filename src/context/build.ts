@@ -40,11 +40,20 @@ export const PRIORITY = { rules: 100, diff: 90, touched: 85, search: 80, fileTop
 const SEARCH_KEYWORDS = 5;
 const SEARCH_LINES_PER_KEYWORD = 8;
 
+type SearchHits = Array<{ keyword: string; result: Awaited<ReturnType<typeof searchMatches>> }>;
+
+/** The searches for the first keywords, one after another (the ranking runs its own beside them). */
+async function searchHits(workspace: string, keywords: readonly string[]): Promise<SearchHits> {
+  const out: SearchHits = [];
+  for (const keyword of keywords.slice(0, SEARCH_KEYWORDS))
+    out.push({ keyword, result: await searchMatches(workspace, { pattern: keyword, case: 'insensitive', maxCollected: 500 }) });
+  return out;
+}
+
 /** Search hits outside the files already shown as snippets: a map of the rest of the repo. */
-async function searchSection(workspace: string, keywords: readonly string[], shown: ReadonlySet<string>): Promise<string> {
+function searchSection(hits: SearchHits, shown: ReadonlySet<string>): string {
   const blocks: string[] = [];
-  for (const k of keywords.slice(0, SEARCH_KEYWORDS)) {
-    const r = await searchMatches(workspace, { pattern: k, case: 'insensitive', maxCollected: 500 });
+  for (const { keyword: k, result: r } of hits) {
     if (r.error || r.total === 0) continue;
     const files = new Set(r.matches.map((m) => m.path)).size;
     // Lock files and bundles match every name and explain nothing: counted, not shown.
@@ -93,13 +102,17 @@ export async function buildContext(input: BuildContextInput): Promise<BuiltConte
   const { workspace, goal, maxTokens } = input;
   const touched = validTouched(workspace, input.touchedPaths ?? []);
   const keywords = extractKeywords(goal);
-  const allFiles = await listWorkspaceFiles(workspace);
-  const [rules, diff, ranked] = await Promise.all([
+  // the first model request waits for all of this: the searches do not depend on the ranking
+  // (only what they show does), so they run beside it, and the file list beside the rules and diff
+  const hits = searchHits(workspace, keywords);
+  const listed = listWorkspaceFiles(workspace);
+  for (const p of [hits, listed]) p.catch(() => undefined);
+  const [rules, diff, [allFiles, ranked]] = await Promise.all([
     input.includeRules === false ? Promise.resolve('') : readProjectRules(workspace, touched),
     currentDiff(workspace),
-    rankFiles(workspace, keywords, { limit: input.maxFiles ?? 8, files: allFiles }),
+    listed.then(async (files) => [files, await rankFiles(workspace, keywords, { limit: input.maxFiles ?? 8, files })] as const),
   ]);
-  const searchText = await searchSection(workspace, keywords, new Set([...touched, ...ranked.map((f) => f.path)]));
+  const searchText = searchSection(await hits, new Set([...touched, ...ranked.map((f) => f.path)]));
 
   const items: ContextItem[] = [];
   if (rules) items.push({ kind: 'rule', title: 'Project rules', content: rules, priority: PRIORITY.rules });
