@@ -229,8 +229,8 @@ export async function benchSideBySide(o: {
       trials: p.trials,
       turnMs: spread(p.gaps),
       firstRequestS: spread(p.first, 3),
-      ...(p.paths.length ? { firstRequestPath: medianPath(p.paths) } : {}),
-      ...(p.turnPaths.length ? { turnPath: medianTurn(p.turnPaths) } : {}),
+      ...(p.paths.length ? { firstRequestPath: medians(p.paths) } : {}),
+      ...(p.turnPaths.length ? { turnPath: medians(p.turnPaths) } : {}),
       failures: p.failures,
     }));
 
@@ -315,27 +315,10 @@ export function benchRunInput(repo: string, tag: string, turns: number, sandbox:
   };
 }
 
-/** Each stretch's own median over the trials (so they need not add up to the first request's). */
-function medianPath(paths: FirstRequestPath[]): FirstRequestPath {
-  const p50 = (k: keyof FirstRequestPath) => spread(paths.map((x) => x[k])).p50;
-  return {
-    cliMs: p50('cliMs'),
-    toPrepareMs: p50('toPrepareMs'),
-    prepareMs: p50('prepareMs'),
-    toTurnMs: p50('toTurnMs'),
-    turnToRequestMs: p50('turnToRequestMs'),
-  };
-}
-
-function medianTurn(paths: TurnPath[]): TurnPath {
-  const p50 = (k: keyof TurnPath) => spread(paths.map((x) => x[k])).p50;
-  return {
-    replyToDoneMs: p50('replyToDoneMs'),
-    toWorkflowMs: p50('toWorkflowMs'),
-    workflowTaskMs: p50('workflowTaskMs'),
-    toTurnMs: p50('toTurnMs'),
-    turnToRequestMs: p50('turnToRequestMs'),
-  };
+/** Each stretch's own median over the trials (so they need not add up to the whole's). */
+function medians<T extends object>(paths: readonly T[]): T {
+  const keys = Object.keys(paths[0]!) as Array<keyof T>;
+  return Object.fromEntries(keys.map((k) => [k, spread(paths.map((x) => x[k] as number)).p50])) as T;
 }
 
 const vs = (x: number, goal: number, unit: string) => `${x}${unit} (goal ≤ ${goal}${unit}: ×${round(x / goal, 2)})`;
