@@ -198,10 +198,11 @@ export async function benchSideBySide(o: {
             p.failures.push(`trial ${trial}: exit ${res.code}, ${turns.turns}/${o.turns} turns: ${res.tail.trim().split('\n').slice(-2).join(' | ')}`);
           if (turns.first) p.first.push((turns.first.at - t0) / 1000);
           if (h.kiln && turns.first) {
-            const history = await client.workflow.getHandle(id).fetchHistory();
-            const path = firstRequestPath(history, performance.timeOrigin + t0, performance.timeOrigin + turns.first.at);
-            if (path) p.paths.push(path);
+            // the history's times are the wall clock's; the bench's and the mock's are performance.now()
             const wall = (x: number) => performance.timeOrigin + x;
+            const history = await client.workflow.getHandle(id).fetchHistory();
+            const path = firstRequestPath(history, wall(t0), wall(turns.first.at));
+            if (path) p.paths.push(path);
             p.turnPaths.push(
               ...turnPaths(
                 history,
