@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { installQuietRuntime } from '../src/cli/quiet-runtime.js';
 import { useSpawner } from '../src/process/spawn.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import type { DevServer } from '../src/temporal/dev-server.js';
 import { activityHops } from './history.js';
-import { quietRuntime } from './through-temporal.js';
 import { spread, type Spread } from './stats.js';
 
 export interface Floors {
@@ -34,7 +34,7 @@ const WORKFLOWS = fileURLToPath(new URL(`./floor-workflow${extname(fileURLToPath
 
 export async function measureFloors(o: { server: DevServer; rounds: number; sandbox: 'bwrap' | 'off' }): Promise<Floors> {
   const queue = `kiln-floor-${randomBytes(4).toString('hex')}`;
-  quietRuntime();
+  installQuietRuntime('WARN');
   const connection = await NativeConnection.connect({ address: o.server.address });
   const client = new Client({ connection: await Connection.connect({ address: o.server.address }) });
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };

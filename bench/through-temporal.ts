@@ -4,7 +4,8 @@
  * CLI starts it. The history is fetched before the server stops.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { installQuietRuntime } from '../src/cli/quiet-runtime.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,19 +30,11 @@ export interface TemporalRunFigures {
   history: HistoryFigures;
 }
 
-/** The worker's INFO lines (state changes) would drown the report; warnings still show. */
-export function quietRuntime(): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // a runtime exists already (another part of this process made one): keep it
-  }
-}
-
 export async function runThroughTemporal(input: RunInput, o: { tmp: string; log: (s: string) => void }): Promise<TemporalRunFigures> {
   const binary = findTemporalCli();
   if (!binary) throw new Error('no Temporal CLI binary found: run `npm run setup` (or set KILN_TEMPORAL_CLI)');
-  quietRuntime();
+  // the worker's INFO lines (state changes) would drown the report; warnings still show
+  installQuietRuntime('WARN');
   let t = performance.now();
   const server = await startDevServer({ binary, dbFile: join(o.tmp, 'temporal.db'), port: await freePort(), uiPort: await freePort() });
   const serverStartMs = performance.now() - t;
