@@ -10,8 +10,13 @@ import type { SandboxLimits } from './limits.js';
  * the process group with setsid.
  */
 export interface RunCgroup {
-  /** cgroup.procs files the launcher writes its own pid into before exec */
-  readonly procsFiles: string[];
+  /**
+   * The files the launcher writes 0 (itself) into before exec. On v1, `tasks`: moving only the
+   * calling thread (the launcher has one) skips the kernel's global lock that whole-process moves
+   * through cgroup.procs take, and the first such move after a quiet spell waits a whole RCU grace
+   * period, ~10 ms a hierarchy here, every command. v2 domain cgroups take only cgroup.procs.
+   */
+  readonly joinFiles: string[];
   /** which limits are in force, for the probe report */
   readonly limits: string[];
   killAll(): Promise<void>;
@@ -123,6 +128,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
   const membership = readMembership(deps.procSelfCgroup);
   const name = `kiln-${process.pid}-${randomBytes(4).toString('hex')}`;
   const dirs: string[] = [];
+  const v1Dirs: string[] = [];
   const applied: string[] = [];
 
   const missing: Controller[] = [];
@@ -134,6 +140,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
       if (tryMkdir(dir)) {
         if (tryWrite(`${dir}/${c.v1File}`, String(c.value(limits)))) {
           dirs.push(dir);
+          v1Dirs.push(dir);
           applied.push(`${c.name} (cgroup v1 ${c.v1File}=${c.value(limits)})`);
           continue;
         }
@@ -167,7 +174,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
 
   if (dirs.length === 0) return undefined;
   return {
-    procsFiles: dirs.map((d) => `${d}/cgroup.procs`),
+    joinFiles: dirs.map((d) => (v1Dirs.includes(d) ? `${d}/tasks` : `${d}/cgroup.procs`)),
     limits: applied,
     killAll: () => killAll(dirs),
     remove: async () => {
@@ -187,7 +194,11 @@ function rmdirQuiet(dir: string): void {
 
 function pidsIn(dir: string): number[] {
   try {
-    return readFileSync(`${dir}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
+    // never 0 or less: process.kill would take that as this process's own group
+    return readFileSync(`${dir}/cgroup.procs`, 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((pid) => Number.isInteger(pid) && pid > 0);
   } catch {
     return [];
   }

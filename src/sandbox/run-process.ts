@@ -12,12 +12,14 @@ const DRAIN_MS = 1000;
 /**
  * Joins the run's cgroups (before exec, so not a single child escapes the limits), merges stderr
  * into stdout (one pipe keeps the two interleaved in the order they were written) and execs.
+ * It writes 0, not its pid: "the writer itself" is what lets the kernel skip its global lock on a
+ * v1 `tasks` file (cgroup.ts, joinFiles).
  */
 const LAUNCHER = [
   'exec 2>&1',
   'n=$1; shift',
   'while [ "$n" -gt 0 ]; do',
-  '  echo $$ > "$1" || { echo "kiln: cannot join cgroup $1"; exit 125; }',
+  '  echo 0 > "$1" || { echo "kiln: cannot join cgroup $1"; exit 125; }',
   '  shift; n=$((n-1))',
   'done',
   'exec "$@"',
@@ -73,7 +75,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
   const started = Date.now();
   const capped = new CappedOutput(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const chunker = opts.onOutput ? new LineChunker(opts.onOutput) : undefined;
-  const procsFiles = spec.cgroup?.procsFiles ?? [];
+  const joinFiles = spec.cgroup?.joinFiles ?? [];
 
   return new Promise<ProcessResult>((resolvePromise, rejectPromise) => {
     if (opts.signal?.aborted) {
@@ -89,7 +91,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       });
       return;
     }
-    const child = spawnCommand('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(procsFiles.length), ...procsFiles, ...spec.argv], {
+    const child = spawnCommand('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(joinFiles.length), ...joinFiles, ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       // Own process group, so a timeout can kill the command and everything it started.
