@@ -11,6 +11,7 @@ import { artifactsDir } from '../shared/paths.js';
 import { registerRunSecrets } from './secrets.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
+import { deepFreeze } from '../shared/freeze.js';
 
 export interface RunRecord {
   input: RunInput;
@@ -60,17 +61,11 @@ const kept = new Map<string, { ino: number; size: number; mtimeMs: number; value
 const MAX_KEPT = 256;
 
 function keep(path: string, st: Stats, value: unknown): void {
+  // a shared value that a caller changed would differ from its file
   deepFreeze(value);
   kept.delete(path);
   kept.set(path, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, value });
   if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
-}
-
-/** A shared value that a caller changed would differ from its file: changing one throws instead. */
-function deepFreeze(v: unknown): void {
-  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
-  Object.freeze(v);
-  for (const c of Object.values(v)) deepFreeze(c);
 }
 
 /** readJson through the kept values. The value is shared and frozen. */

@@ -12,7 +12,7 @@ export interface ModelRequest {
   system: string;
   /** the project's rules (AGENTS.md …), kept apart so the system prompt stays byte-identical across repos */
   rules?: string;
-  tools: ModelTool[];
+  tools: readonly ModelTool[];
   messages: Anthropic.MessageParam[];
   maxTokens: number;
   /** dropped for models that reject sampling parameters (see acceptsSamplingParams) */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TOOL_NAMES, isToolName, type ToolName } from './catalog.js';
 import { TOOLS } from './registry.js';
 import { describeIssue } from '../shared/zod-error.js';
+import { deepFreeze } from '../shared/freeze.js';
 
 export * from './inputs.js';
 
@@ -31,18 +32,32 @@ function cleanSchema(node: unknown): unknown {
   return out;
 }
 
+/**
+ * Made once per process and list of names: converting the schemas costs ~1.5 ms of CPU, and a
+ * turn needed them twice (the budget's estimate, the request). Frozen, as they are shared.
+ */
+const definitions = new Map<string, readonly ToolDefinition[]>();
+
 /** Anthropic Messages API tool definitions, in TOOL_NAMES order. */
-export function toolDefinitions(names: readonly ToolName[] = TOOL_NAMES): ToolDefinition[] {
-  return names.map((name) => {
-    const schema = TOOLS[name].schema;
-    const json = cleanSchema(z.toJSONSchema(schema, { io: 'input', target: 'draft-7' })) as Record<string, unknown>;
-    const { description, ...inputSchema } = json;
-    return {
-      name,
-      description: typeof description === 'string' ? description : name,
-      input_schema: inputSchema as ToolDefinition['input_schema'],
-    };
-  });
+export function toolDefinitions(names: readonly ToolName[] = TOOL_NAMES): readonly ToolDefinition[] {
+  const key = names.join(',');
+  let defs = definitions.get(key);
+  if (!defs) {
+    defs = deepFreeze(names.map(definition));
+    definitions.set(key, defs);
+  }
+  return defs;
+}
+
+function definition(name: ToolName): ToolDefinition {
+  const schema = TOOLS[name].schema;
+  const json = cleanSchema(z.toJSONSchema(schema, { io: 'input', target: 'draft-7' })) as Record<string, unknown>;
+  const { description, ...inputSchema } = json;
+  return {
+    name,
+    description: typeof description === 'string' ? description : name,
+    input_schema: inputSchema as ToolDefinition['input_schema'],
+  };
 }
 
 export type ParsedToolInput = { [N in ToolName]: { ok: true; name: N; value: ToolInputs[N] } }[ToolName];

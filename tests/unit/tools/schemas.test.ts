@@ -87,3 +87,25 @@ describe('parseToolInput', () => {
     expect(!r.ok && r.error).toContain('input: expected object, got the string "done"');
   });
 });
+
+describe('toolDefinitions is made once and shared', () => {
+  it('a second call gives the very same definitions, and none of them can be changed by a caller', () => {
+    const first = toolDefinitions();
+    expect(toolDefinitions()).toBe(first);
+    // a caller that added a key (a cache breakpoint) would change every later request's tools
+    expect(() => {
+      (first[0] as { cache_control?: unknown }).cache_control = { type: 'ephemeral' };
+    }).toThrow(TypeError);
+    expect(() => {
+      (first[0]!.input_schema.properties as Record<string, unknown>).extra = {};
+    }).toThrow(TypeError);
+    expect('cache_control' in first[0]!).toBe(false);
+  });
+
+  it('control: another list of names gets its own definitions, in the order asked', () => {
+    const some = toolDefinitions(['search', 'read_file']);
+    expect(some.map((d) => d.name)).toEqual(['search', 'read_file']);
+    expect(toolDefinitions(['search', 'read_file'])).toBe(some);
+    expect(toolDefinitions(['read_file', 'search']).map((d) => d.name)).toEqual(['read_file', 'search']);
+  });
+});
