@@ -104,11 +104,24 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
   await writeTextAtomic(path, jsonText(value, true));
 }
 
+/**
+ * `write` into `path`'s directory, made first only when missing: a run writes ~10 files a turn
+ * into directories that exist, and a mkdir for each was a trip through the thread pool.
+ */
+async function inDir(path: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(dirname(path), { recursive: true });
+    await write();
+  }
+}
+
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, text);
+    await inDir(tmp, () => writeFile(tmp, text));
     await rename(tmp, path);
   } catch (err) {
     // a half-written temp file on a full disk keeps it full (measured: five left, one 544 KB)
@@ -132,8 +145,8 @@ export async function saveRun(rec: RunRecord): Promise<void> {
 
 /** One redacted JSON line per event. */
 export async function appendJsonl(path: string, entry: Record<string, unknown>): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await appendFile(path, redact(JSON.stringify(entry)) + '\n');
+  const line = redact(JSON.stringify(entry)) + '\n';
+  await inDir(path, () => appendFile(path, line));
 }
 
 /**
@@ -148,8 +161,8 @@ export async function writeWorkflowEvents(repo: string, runId: string, lines: Lo
   if (!fresh.length) return;
   // one write for the lot: a turn hands several lines, each its own open/append/close before
   const text = fresh.map((l) => redact(JSON.stringify({ at: l.at, type: l.kind, seq: l.seq, text: l.text })) + '\n').join('');
-  await mkdir(runDir(repo, runId), { recursive: true });
-  await appendFile(join(runDir(repo, runId), 'events.jsonl'), text);
+  const events = join(runDir(repo, runId), 'events.jsonl');
+  await inDir(events, () => appendFile(events, text));
   await writeTextAtomic(seqFile, String(fresh[fresh.length - 1]!.seq));
 }
 
