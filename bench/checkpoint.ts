@@ -1,13 +1,14 @@
 /**
  * What a run's worktree costs on a big repository (the search benchmark's 50,000 files): Kiln's
- * worktree set-up (prepareWorkspace) against plain `git worktree add`, and the per-turn
+ * worktree set-up (prepareWorkspace) against plain `git worktree add`, the per-turn
  * checkpoint — the one-shot diff into a fresh index the finalizer still uses, the kept index
  * the turns use (first, after one changed file, with nothing changed) — against `git status`
- * in the same worktree. Medians of `runs` (one worktree of each kind: they take seconds).
+ * in the same worktree, and the credential scan before each command (the first, then after a
+ * new file). Medians of `runs` (one worktree of each kind: they take seconds).
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +16,7 @@ import { createActivities, defaultDeps } from '../src/activities/index.js';
 import { checkpointDiff, diffAgainstBase, removeWorktree } from '../src/activities/workspace.js';
 import type { PrepareResult } from '../src/activities/contracts.js';
 import { stateDir } from '../src/activities/run-files.js';
+import { RACY_MS, sensitiveEntries } from '../src/sandbox/sensitive-files.js';
 import { generateRepo } from './search.js';
 import { benchRunInput } from './side-by-side.js';
 import { round } from './stats.js';
@@ -29,6 +31,8 @@ export interface CheckpointFigures {
   keptIndexFirstMs: number;
   keptIndexOneChangedMs: number;
   keptIndexUnchangedMs: number;
+  credentialScanFirstMs: number;
+  credentialScanNewFileMs: number;
 }
 
 async function median(runs: number, fn: (i: number) => Promise<unknown> | unknown, before?: (i: number) => Promise<unknown> | unknown): Promise<number> {
@@ -64,7 +68,9 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
   git(repo, 'worktree', 'prune');
   o.log(`git worktree add ${gitWorktreeAddMs} ms`);
 
-  const acts = createActivities(defaultDeps());
+  // the bench is this worker's operator: set-up is timed without the sandbox's probe, as before
+  // `--allow-sandbox-off` was needed for it (no command runs here)
+  const acts = createActivities({ ...defaultDeps(), operator: { allowSandboxOff: true } });
   const env = new MockActivityEnvironment();
   let prep: PrepareResult | undefined;
   let runId = '';
@@ -80,6 +86,7 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
     },
   );
   const wt = prep!.worktree;
+  const madeAt = Date.now();
   o.log(`kiln worktree set-up ${kilnWorktreeSetupMs} ms`);
 
   git(wt, 'status', '--porcelain'); // the first one writes the index's stat data
@@ -93,6 +100,16 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
   o.log(
     `git status ${gitStatusMs} ms; checkpoint fresh ${freshIndexCheckpointMs} ms, kept ${keptIndexOneChangedMs} ms (1 changed), ${keptIndexUnchangedMs} ms (unchanged)`,
   );
+  // directories changed within RACY_MS of a scan are read again at the next: a run's first
+  // command comes after a model turn, seconds after its worktree was made
+  await new Promise((r) => setTimeout(r, Math.max(0, madeAt + RACY_MS - Date.now())));
+  const credentialScanFirstMs = await median(1, () => sensitiveEntries(wt));
+  const credentialScanNewFileMs = await median(
+    o.runs,
+    () => sensitiveEntries(wt),
+    (i) => writeFileSync(path.join(wt, 'pkg00', 'mod00', `new${i}.ts`), 'x'),
+  );
+  o.log(`credential scan ${credentialScanFirstMs} ms first, ${credentialScanNewFileMs} ms after a new file`);
   await removeWorktree(repo, wt);
   return {
     files: o.files,
@@ -104,6 +121,8 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
     keptIndexFirstMs,
     keptIndexOneChangedMs,
     keptIndexUnchangedMs,
+    credentialScanFirstMs,
+    credentialScanNewFileMs,
   };
 }
 
@@ -118,5 +137,7 @@ export function checkpointSection(c: CheckpointFigures, heading: (t: string) => 
     `checkpoint, kept index, first  ${vs(c.keptIndexFirstMs, c.gitStatusMs)} of git status`,
     `checkpoint, 1 file changed     ${vs(c.keptIndexOneChangedMs, c.gitStatusMs)} of git status`,
     `checkpoint, nothing changed    ${vs(c.keptIndexUnchangedMs, c.gitStatusMs)} of git status`,
+    `credential scan, first         ${vs(c.credentialScanFirstMs, c.gitStatusMs)} of git status   (what every command paid before 19f6a35)`,
+    `credential scan, a new file    ${vs(c.credentialScanNewFileMs, c.gitStatusMs)} of git status   (before each command: changed directories only)`,
   ];
 }
