@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
-import { runExcludePathspecs } from './clutter.js';
+import { dropClutter, runExcludeList } from './clutter.js';
 import { treeChanges } from './verify-tree.js';
 
 /** The worktree as a tree, with the paths it changes against the base when they were asked for. */
@@ -33,21 +33,41 @@ export async function snapshotWorktree(worktree: string, base: string, stateDir:
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
-  await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(stateDir))]);
-  // an index whose content is the one the last write-tree saw makes the same tree: most commands
+  // everything, clutter too: exclude pathspecs cost ~4x the add on a big repo; the clutter is taken
+  // back out below, and a look whose index is the last one's needs neither (the memo)
+  await g.run(['add', '-A', '--', '.']);
+  // an index whose content is the one the last look saw makes the same tree: most commands
   // change nothing, and then `add -A` leaves the index as it was (one git process fewer a look)
   const sum = await indexChecksum(index, oidBytes(base));
   const memo = trees.get(index);
-  let tree: string;
-  if (sum && memo?.sum === sum) tree = memo.tree;
-  else {
-    tree = (await g.run(['write-tree'])).trim();
-    // write-tree may rewrite the index (its cache of trees): the memo is of the index it left
-    const after = await indexChecksum(index, oidBytes(base));
-    trees.delete(index);
-    if (after) trees.set(index, { sum: after, tree });
-    if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
+  if (sum && memo?.sum === sum) return withChanged(g, base, memo.tree, o);
+  let tree = (await g.run(['write-tree'])).trim();
+  let look: Look = { tree };
+  // the look before's tree has no clutter: the same tree has none either
+  if (o.seen?.tree !== tree) {
+    look = o.changed ? await withChanged(g, base, tree, { changed: true }) : look;
+    if (await dropClutter(g.run, base, tree, await runExcludeList(stateDir), look.changed)) {
+      tree = (await g.run(['write-tree'])).trim();
+      look = o.changed ? await withChanged(g, base, tree, { changed: true }) : { tree };
+      // the memo is of the index the next `add -A` leaves: with the clutter in it again
+      await g.run(['add', '-A', '--', '.']);
+    }
   }
+  // write-tree may rewrite the index (its cache of trees): the memo is of the index as left
+  const after = await indexChecksum(index, oidBytes(base));
+  trees.delete(index);
+  if (after) trees.set(index, { sum: after, tree });
+  if (trees.size > MAX_TREES) trees.delete(trees.keys().next().value!);
+  return look.changed || !o.changed ? look : withChanged(g, base, tree, o);
+}
+
+/** The tree with the paths it changes against the base, when they were asked for. */
+async function withChanged(
+  g: { run(args: readonly string[]): Promise<string> },
+  base: string,
+  tree: string,
+  o: { changed?: boolean; seen?: Look },
+): Promise<Look> {
   if (!o.changed) return { tree };
   // most commands change nothing (a test run, a grep): the paths are the look before's
   if (o.seen?.changed && o.seen.tree === tree) return { tree, changed: o.seen.changed };
