@@ -15,7 +15,7 @@ import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
-import { knownWorktreeTree } from './snapshot.js';
+import { firstLook, knownWorktreeTree } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
 import { runAhead } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
@@ -85,6 +85,8 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     // checkpoint sees is the one the turn started from, and it is returned with the reply
     const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
     pendingCheckpoint?.catch(() => undefined);
+    // the same holds for the run's first look (snapshot.ts); a failed one is taken by the command
+    const pendingLook = inp.checkpoint ? undefined : firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -111,6 +113,7 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
         const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
         await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
         await pendingCheckpoint?.catch(() => undefined);
+        await pendingLook;
         return { calls: [], text: '', stopReason: null, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, budgetStop: stop };
       }
       maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
@@ -124,11 +127,13 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     } catch (err) {
       // a retry of this turn takes the checkpoint again: this one must let go of its index first
       await pendingCheckpoint?.catch(() => undefined);
+      await pendingLook;
       throw err;
     }
     // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)
     unsaved.set(key, asked);
     if (unsaved.size > MAX_UNSAVED) unsaved.delete(unsaved.keys().next().value!);
+    await pendingLook;
     const checkpoint = await pendingCheckpoint;
     const { res, usage, costUsd } = asked;
     messages = asked.messages;

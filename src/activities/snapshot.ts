@@ -114,6 +114,18 @@ const SEEN_FILE = 'worktree-tree';
 /** The paths that tree changes against the base, kept with it: a pure function of the two. */
 const SEEN_CHANGED_FILE = 'worktree-changed.json';
 
+/**
+ * The run's first look at its worktree, taken while the model answers the first turn (agent.ts):
+ * a new look index hashes every file, ~450 ms on a 50,000-file repo, which the first command
+ * would otherwise wait for before it runs. Nothing else changes the worktree while the model
+ * thinks, so the command after it finds this look as the one the last command left.
+ */
+export async function firstLook(worktree: string, base: string, stateDir: string): Promise<void> {
+  if (existsSync(join(stateDir, 'snapshot.index'))) return;
+  const look = await snapshotWorktree(worktree, base, stateDir, { changed: true });
+  await rememberWorktreeTree(stateDir, look.tree, look.changed);
+}
+
 export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[]): Promise<void> {
   if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree, changed }));
   await writeFile(join(stateDir, SEEN_FILE), tree);
