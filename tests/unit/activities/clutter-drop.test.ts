@@ -17,16 +17,7 @@ import { git, repoWith } from '../../helpers/repo.js';
 
 /** every git command the looks ran, through the hardened git they use */
 const ran = vi.hoisted(() => [] as string[][]);
-vi.mock('../../../src/git/run.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../../src/git/run.js')>();
-  return {
-    ...real,
-    hardenedGit: async (...a: Parameters<typeof real.hardenedGit>) => {
-      const g = await real.hardenedGit(...a);
-      return { ...g, run: (args: readonly string[]) => (ran.push([...args]), g.run(args)) };
-    },
-  };
-});
+vi.mock('../../../src/git/run.js', async (importOriginal) => (await import('../../helpers/counting-git.js')).countingGit(importOriginal, ran));
 
 function put(root: string, rel: string, content: string): void {
   mkdirSync(join(root, rel, '..'), { recursive: true });

@@ -13,16 +13,7 @@ import { git, repoWith } from '../../helpers/repo.js';
 
 /** every git command the looks ran, through the hardened git they use */
 const ran = vi.hoisted(() => [] as string[][]);
-vi.mock('../../../src/git/run.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../../src/git/run.js')>();
-  return {
-    ...real,
-    hardenedGit: async (...a: Parameters<typeof real.hardenedGit>) => {
-      const g = await real.hardenedGit(...a);
-      return { ...g, run: (args: readonly string[]) => (ran.push([...args]), g.run(args)) };
-    },
-  };
-});
+vi.mock('../../../src/git/run.js', async (importOriginal) => (await import('../../helpers/counting-git.js')).countingGit(importOriginal, ran));
 const writeTrees = () => ran.filter((a) => a[0] === 'write-tree').length;
 
 describe('the look after a command', () => {
