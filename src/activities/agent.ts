@@ -85,8 +85,14 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     // checkpoint sees is the one the turn started from, and it is returned with the reply
     const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
     pendingCheckpoint?.catch(() => undefined);
-    // the same holds for the run's first look (snapshot.ts); a failed one is taken by the command
-    const pendingLook = inp.checkpoint ? undefined : firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
+    // the same holds for the run's first look (snapshot.ts), started once the request is on its
+    // way so that its git does not slow the request down; a failed one is left to the command
+    let pendingLook: Promise<void> | undefined;
+    const startLook = inp.checkpoint
+      ? undefined
+      : () => {
+          pendingLook ??= firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
+        };
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -123,7 +129,7 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
     let asked: Asked;
     try {
-      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens));
+      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, startLook));
     } catch (err) {
       // a retry of this turn takes the checkpoint again: this one must let go of its index first
       await pendingCheckpoint?.catch(() => undefined);
@@ -304,6 +310,8 @@ async function askModel(
   start: Anthropic.MessageParam[],
   inp: AgentTurnInput,
   maxTokens: number,
+  /** called once the request has been handed to the model client */
+  asking?: () => void,
 ): Promise<Asked> {
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   const activityAttempt = activityInfo()?.attempt ?? 1;
@@ -335,12 +343,14 @@ async function askModel(
     });
     let res: ModelResult;
     try {
-      res = await heartbeating(() =>
-        client.create(
+      res = await heartbeating(() => {
+        const call = client.create(
           { system: convo.system, rules: convo.rules, tools: toolDefinitions(), messages, maxTokens, temperature: rec.input.temperature },
           { signal: cancellationSignal(), turn: inp.turn, idempotencyKey },
-        ),
-      );
+        );
+        asking?.();
+        return call;
+      });
     } catch (err) {
       await appendJsonl(ledger, {
         at: new Date().toISOString(),
