@@ -1,9 +1,31 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 let dir: string | undefined;
 const files = new Map<string, string>();
+
+/**
+ * The process's scratch directories, removed when it exits (one was left per worker, test and
+ * `kiln run` process; 268 in /tmp after one session's tests). Kept on the process itself, so
+ * that every copy of this module (a test runner loads it once per file) shares one exit handler.
+ * A process killed with SIGKILL still leaves its directory behind.
+ */
+const REGISTRY = Symbol.for('kiln.sandbox.scratch-dirs');
+
+function removedAtExit(d: string): string {
+  const holder = process as unknown as Record<symbol, Set<string> | undefined>;
+  let dirs = holder[REGISTRY];
+  if (!dirs) {
+    const all = new Set<string>();
+    holder[REGISTRY] = dirs = all;
+    process.once('exit', () => {
+      for (const x of all) rmSync(x, { recursive: true, force: true });
+    });
+  }
+  dirs.add(d);
+  return d;
+}
 
 /**
  * A read-only host file the sandbox binds in (the empty file over masked secrets, slirp's
@@ -12,7 +34,7 @@ const files = new Map<string, string>();
 export function scratchFile(name: string, content: string | Buffer): string {
   const known = files.get(name);
   if (known) return known;
-  dir ??= mkdtempSync(join(tmpdir(), 'kiln-sandbox-'));
+  dir ??= removedAtExit(mkdtempSync(join(tmpdir(), 'kiln-sandbox-')));
   const path = join(dir, name);
   writeFileSync(path, content, { mode: 0o444 });
   files.set(name, path);

@@ -114,3 +114,25 @@ test.each(['bwrap', 'off'] as const)(
   },
   30_000,
 );
+
+test('a worker that exits removes its sandbox scratch files (the masking file, the seccomp program); while it runs they are there', async () => {
+  const ws = tempDir('ws');
+  const script = join(compiled, `${uniqueMarker('scratch')}.mjs`);
+  writeFileSync(
+    script,
+    `import { createSandbox } from './sandbox/index.js';
+import { emptyFile } from './sandbox/scratch-files.js';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+const sb = await createSandbox({ mode: 'bwrap' });
+const r = await sb.run('true', { workspace: ${JSON.stringify(ws)}, timeoutMs: 30000 });
+const dir = dirname(emptyFile());
+console.log(JSON.stringify({ dir, exists: existsSync(dir), exit: r.exitCode }));`,
+  );
+  const out = execFileSync(process.execPath, [script], { encoding: 'utf8' });
+  const seen = JSON.parse(out.trim().split('\n').pop()!) as { dir: string; exists: boolean; exit: number };
+  expect(seen.exit).toBe(0);
+  expect(seen.dir).toMatch(/kiln-sandbox-/);
+  expect(seen.exists).toBe(true);
+  expect(existsSync(seen.dir)).toBe(false);
+}, 30_000);
