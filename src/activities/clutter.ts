@@ -43,11 +43,17 @@ export function excludeList(configured: readonly string[] = []): string[] {
  * .gitignore already ignores ("The following paths are ignored…"), a glob does not.
  */
 export function excludePathspecs(list: readonly string[]): string[] {
-  return list.flatMap((raw) => {
-    const e = raw.replace(/^\/+|\/+$/g, '');
-    if (!e) return [];
-    return [`:(exclude,glob)**/${e}`, `:(exclude,glob)**/${e}/**`];
-  });
+  return clutterGlobs(list).map((g) => `:(exclude,glob)${g}`);
+}
+
+/** Each entry without its edge slashes (none left: no entry). */
+function entries(list: readonly string[]): string[] {
+  return list.map((raw) => raw.replace(/^\/+|\/+$/g, '')).filter(Boolean);
+}
+
+/** Each entry at any depth, as a file or as a whole directory: the globs both kinds of pathspec take. */
+function clutterGlobs(list: readonly string[]): string[] {
+  return entries(list).flatMap((e) => [`**/${e}`, `**/${e}/**`]);
 }
 
 /** The pathspecs that keep a run's clutter out of `git add -A`, from its run.json in the state dir. */
@@ -73,16 +79,7 @@ export async function runExcludeList(stateDir: string): Promise<readonly string[
 export function mayHoldClutter(paths: readonly string[], list: readonly string[]): boolean {
   if (paths.length === 0) return false;
   // a bracket expression or an escape is not read here: such an entry makes every path a candidate
-  const runs = list.map((e) =>
-    /[[\\]/.test(e)
-      ? ''
-      : (
-          e
-            .replace(/^\/+|\/+$/g, '')
-            .split(/[*?]+/)
-            .sort((a, b) => b.length - a.length)[0] ?? ''
-        ).toLowerCase(),
-  );
+  const runs = entries(list).map((e) => (/[[\\]/.test(e) ? '' : (e.split(/[*?]+/).sort((a, b) => b.length - a.length)[0] ?? '').toLowerCase()));
   if (runs.some((r) => r === '')) return true;
   return paths.some((p) => {
     const lower = p.toLowerCase();
@@ -110,10 +107,7 @@ export async function dropClutter(
   changed?: readonly string[],
 ): Promise<boolean> {
   if (changed && !mayHoldClutter(changed, list)) return false;
-  const picks = list.flatMap((raw) => {
-    const e = raw.replace(/^\/+|\/+$/g, '');
-    return e ? [`:(glob)**/${e}`, `:(glob)**/${e}/**`] : [];
-  });
+  const picks = clutterGlobs(list).map((g) => `:(glob)${g}`);
   if (picks.length === 0) return false;
   const raw = await git(['diff-tree', '-r', '-z', '--raw', '--no-renames', base, tree, '--', ...picks]);
   const parts = raw.split('\0');

@@ -23,13 +23,16 @@ export async function snapshotTree(worktree: string, base: string, stateDir: str
   return (await snapshotWorktree(worktree, base, stateDir)).tree;
 }
 
+/** The looks' own index, kept in the run's state dir between commands. */
+const lookIndex = (stateDir: string) => join(stateDir, 'snapshot.index');
+
 /**
  * The worktree as a tree through the run's kept index and, when asked, the paths it changes
  * against the base (what the policy needs to judge a command): one git set-up for both, and no
  * fresh index that would re-hash every file of the repo.
  */
 export async function snapshotWorktree(worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look } = {}): Promise<Look> {
-  const index = join(stateDir, 'snapshot.index');
+  const index = lookIndex(stateDir);
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
@@ -121,7 +124,7 @@ const SEEN_CHANGED_FILE = 'worktree-changed.json';
  * thinks, so the command after it finds this look as the one the last command left.
  */
 export async function firstLook(worktree: string, base: string, stateDir: string): Promise<void> {
-  if (existsSync(join(stateDir, 'snapshot.index'))) return;
+  if (existsSync(lookIndex(stateDir))) return;
   const look = await snapshotWorktree(worktree, base, stateDir, { changed: true });
   await rememberWorktreeTree(stateDir, look.tree, look.changed);
 }

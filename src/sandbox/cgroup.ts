@@ -128,7 +128,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
   const membership = readMembership(deps.procSelfCgroup);
   const name = `kiln-${process.pid}-${randomBytes(4).toString('hex')}`;
   const dirs: string[] = [];
-  const v1Dirs: string[] = [];
+  const joinFiles: string[] = [];
   const applied: string[] = [];
 
   const missing: Controller[] = [];
@@ -140,7 +140,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
       if (tryMkdir(dir)) {
         if (tryWrite(`${dir}/${c.v1File}`, String(c.value(limits)))) {
           dirs.push(dir);
-          v1Dirs.push(dir);
+          joinFiles.push(`${dir}/tasks`);
           applied.push(`${c.name} (cgroup v1 ${c.v1File}=${c.value(limits)})`);
           continue;
         }
@@ -166,6 +166,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
         const ok = usable.filter((c) => tryWrite(`${dir}/${c.v2File}`, String(c.value(limits))));
         if (ok.length > 0) {
           dirs.push(dir);
+          joinFiles.push(`${dir}/cgroup.procs`);
           for (const c of ok) applied.push(`${c.name} (cgroup v2 ${c.v2File}=${c.value(limits)})`);
         } else rmdirQuiet(dir);
       }
@@ -174,7 +175,7 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
 
   if (dirs.length === 0) return undefined;
   return {
-    joinFiles: dirs.map((d) => (v1Dirs.includes(d) ? `${d}/tasks` : `${d}/cgroup.procs`)),
+    joinFiles,
     limits: applied,
     killAll: () => killAll(dirs),
     remove: async () => {
