@@ -1,6 +1,6 @@
 /** Temporary git repos for tests, made from the bundled example or from given files. */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,22 @@ const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t',
 
 export function git(repo: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd: repo, env: GIT_ENV, encoding: 'utf8' });
+}
+
+/**
+ * The worktree as a tree through a fresh index of its own (the worktree's index untouched): the
+ * reference the looks and checkpoints are held to. `pathspecs` limit what `add -A` takes.
+ */
+export function treeThroughFreshIndex(worktree: string, base: string, pathspecs: readonly string[] = []): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-fresh-index-'));
+  const g = (...args: string[]) => execFileSync('git', args, { cwd: worktree, env: { ...GIT_ENV, GIT_INDEX_FILE: join(dir, 'index') }, encoding: 'utf8' });
+  try {
+    g('read-tree', base);
+    g('add', '-A', '--', '.', ...pathspecs);
+    return g('write-tree').trim();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export function commitAll(repo: string, message = 'base'): void {
@@ -43,12 +59,17 @@ export function exampleRepo(prefix = 'kiln-test-', trustIn: string = testKilnHom
   return repo;
 }
 
+/** Files under `root`, their directories made as needed. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), content);
+  }
+}
+
 export function repoWith(files: Record<string, string>, prefix = 'kiln-test-'): string {
   const repo = join(mkdtempSync(join(tmpdir(), prefix)), 'repo');
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(repo, rel)), { recursive: true });
-    writeFileSync(join(repo, rel), content);
-  }
+  writeFiles(repo, files);
   git(repo, 'init', '-q', '-b', 'main');
   commitAll(repo, 'base');
   return repo;

@@ -5,37 +5,18 @@
  * patch are built from — whatever the clutter: new, tracked and changed, tracked and deleted,
  * deep, in the hundreds, with look-alike names beside it and a list of the run's own.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_EXCLUDES, excludeList, excludePathspecs, mayHoldClutter } from '../../../src/activities/clutter.js';
 import { snapshotWorktree } from '../../../src/activities/snapshot.js';
 import { checkpointDiff } from '../../../src/activities/workspace.js';
-import { git, repoWith } from '../../helpers/repo.js';
+import { git, repoWith, treeThroughFreshIndex, writeFiles } from '../../helpers/repo.js';
 
 /** every git command the looks ran, through the hardened git they use */
 const ran = vi.hoisted(() => [] as string[][]);
 vi.mock('../../../src/git/run.js', async (importOriginal) => (await import('../../helpers/counting-git.js')).countingGit(importOriginal, ran));
-
-function put(root: string, rel: string, content: string): void {
-  mkdirSync(join(root, rel, '..'), { recursive: true });
-  writeFileSync(join(root, rel), content);
-}
-
-/** The tree the exclude pathspecs give, through an index of its own: what every site made before. */
-function byPathspecs(repo: string, base: string, list: readonly string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-clutter-ref-'));
-  const g = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }, encoding: 'utf8' });
-  try {
-    g('read-tree', base);
-    g('add', '-A', '--', '.', ...excludePathspecs(list));
-    return g('write-tree').trim();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 function messyRepo(): { repo: string; base: string } {
   const repo = repoWith(
@@ -49,24 +30,26 @@ function messyRepo(): { repo: string; base: string } {
     'kiln-clutter-drop-',
   );
   const base = git(repo, 'rev-parse', 'HEAD').trim();
-  put(repo, 'app.py', 'x = 2\n');
-  put(repo, 'tracked.pyc', 'rewritten by a test run\n');
   rmSync(join(repo, 'old.pyo'));
-  put(repo, '__pycache__/keep.txt', 'changed by a tool\n');
-  put(repo, '__pycache__/new.pyc', 'b');
-  put(repo, 'src/pkg/__pycache__/mod.cpython-311.pyc', 'b');
-  put(repo, 'src/pkg/__pycache__/notes.txt', 'inside a clutter directory');
-  put(repo, 'src/.pytest_cache/v/cache/lastfailed', '{}');
-  put(repo, '.coverage', 'sqlite');
-  put(repo, 'reports/.coverage.host1', 'sqlite');
-  put(repo, 'web/node_modules/.cache/babel/x.json', '{}');
-  // look-alikes: real files the model may have written
-  put(repo, 'src/my__pycache__.txt', 'not clutter');
-  put(repo, 'report.coverage', 'not clutter');
-  put(repo, 'a.pyc.txt', 'not clutter');
-  put(repo, 'pycache/x.py', 'not clutter');
-  put(repo, 'htmlcovers/readme.md', 'not clutter');
-  for (let i = 0; i < 1200; i++) put(repo, `gen/__pycache__/m${i}.pyc`, String(i));
+  writeFiles(repo, {
+    'app.py': 'x = 2\n',
+    'tracked.pyc': 'rewritten by a test run\n',
+    '__pycache__/keep.txt': 'changed by a tool\n',
+    '__pycache__/new.pyc': 'b',
+    'src/pkg/__pycache__/mod.cpython-311.pyc': 'b',
+    'src/pkg/__pycache__/notes.txt': 'inside a clutter directory',
+    'src/.pytest_cache/v/cache/lastfailed': '{}',
+    '.coverage': 'sqlite',
+    'reports/.coverage.host1': 'sqlite',
+    'web/node_modules/.cache/babel/x.json': '{}',
+    // look-alikes: real files the model may have written
+    'src/my__pycache__.txt': 'not clutter',
+    'report.coverage': 'not clutter',
+    'a.pyc.txt': 'not clutter',
+    'pycache/x.py': 'not clutter',
+    'htmlcovers/readme.md': 'not clutter',
+    ...Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`gen/__pycache__/m${i}.pyc`, String(i)])),
+  });
   return { repo, base };
 }
 
@@ -78,7 +61,7 @@ describe('adding everything, then taking the clutter back out', () => {
     const { repo, base } = messyRepo();
     const state = mkdtempSync(join(tmpdir(), 'kiln-clutter-state-'));
     writeFileSync(join(state, 'run.json'), JSON.stringify({ exclude: list }));
-    const want = byPathspecs(repo, base, list);
+    const want = treeThroughFreshIndex(repo, base, excludePathspecs(list));
     const wantChanged = git(repo, 'diff-tree', '-r', '--name-only', '--no-renames', base, want).split('\n').filter(Boolean);
     expect(wantChanged).toContain('app.py');
     if (!list.includes('*.txt')) expect(wantChanged).toEqual(expect.arrayContaining(['src/my__pycache__.txt', 'report.coverage', 'a.pyc.txt', 'pycache/x.py']));
@@ -100,10 +83,9 @@ describe('adding everything, then taking the clutter back out', () => {
     expect(again).toEqual(first);
     expect(ran).toEqual([['add', '-A', '--', '.']]);
 
-    put(repo, 'docs/guide.md', '# guide, edited\n');
-    put(repo, 'src/pkg/__pycache__/other.pyc', 'more clutter');
+    writeFiles(repo, { 'docs/guide.md': '# guide, edited\n', 'src/pkg/__pycache__/other.pyc': 'more clutter' });
     const third = await snapshotWorktree(repo, base, state, { changed: true, seen: again });
-    expect(third.tree).toBe(byPathspecs(repo, base, DEFAULT_EXCLUDES));
+    expect(third.tree).toBe(treeThroughFreshIndex(repo, base, excludePathspecs(DEFAULT_EXCLUDES)));
     expect(third.changed).toContain('docs/guide.md');
     expect(third.changed?.some((p) => p.includes('other.pyc'))).toBe(false);
   });
@@ -112,7 +94,7 @@ describe('adding everything, then taking the clutter back out', () => {
     const repo = repoWith({ 'a.ts': 'export const a = 1;\n' }, 'kiln-clutter-drop-');
     const base = git(repo, 'rev-parse', 'HEAD').trim();
     const state = mkdtempSync(join(tmpdir(), 'kiln-clutter-state-'));
-    put(repo, 'a.ts', 'export const a = 2;\n');
+    writeFiles(repo, { 'a.ts': 'export const a = 2;\n' });
     ran.length = 0;
     const look = await snapshotWorktree(repo, base, state, { changed: true });
     expect(look.changed).toEqual(['a.ts']);

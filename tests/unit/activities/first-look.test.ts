@@ -4,9 +4,7 @@
  * worktree as it is: the tree a fresh index makes of it, and the paths it changes.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
@@ -14,7 +12,7 @@ import { stateDir } from '../../../src/activities/run-files.js';
 import { knownSnapshot } from '../../../src/activities/snapshot.js';
 import type { PrepareResult } from '../../../src/activities/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';
-import { repoWith } from '../../helpers/repo.js';
+import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
 
 const saysDone: ModelClient = {
@@ -31,19 +29,6 @@ const saysDone: ModelClient = {
   },
 };
 
-/** the worktree's tree through a fresh index of its own */
-function freshTree(worktree: string, base: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-first-look-'));
-  const g = (...a: string[]) => execFileSync('git', a, { cwd: worktree, env: { ...process.env, GIT_INDEX_FILE: join(dir, 'i') }, encoding: 'utf8' });
-  try {
-    g('read-tree', base);
-    g('add', '-A');
-    return g('write-tree').trim();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 describe('the first look, beside the first model call', () => {
   it('is the worktree as the first turn found it, ready for the first command', async () => {
     const repo = repoWith({ 'a.txt': 'x\n', 'src/b.ts': 'export const b = 1;\n' });
@@ -59,7 +44,7 @@ describe('the first look, beside the first model call', () => {
 
     await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 });
     const seen = await knownSnapshot(state);
-    expect(seen?.tree).toBe(freshTree(prep.worktree, prep.baseCommit));
+    expect(seen?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
     expect(seen?.changed).toEqual(['a.txt', 'new.md']);
   });
 
