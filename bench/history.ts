@@ -153,8 +153,10 @@ export interface TurnPath {
 }
 
 /**
- * One TurnPath per pair of consecutive model requests that were consecutive agentTurn activities;
- * `replies` are the mock's (doneAt, at) pairs on the wall clock, in request order.
+ * One TurnPath per hand-off between two agentTurn activities: the last model request of one and
+ * the first of the next (an activity may take several turns, activities/run-ahead.ts). Requests
+ * belong to the activity whose start and completion they fall between. `replies` are the mock's
+ * (doneAt, at) pairs on the wall clock, in request order.
  */
 export function turnPaths(history: History, replies: Array<{ at: number; doneAt: number }>): TurnPath[] {
   const T = temporal.api.enums.v1.EventType;
@@ -185,17 +187,22 @@ export function turnPaths(history: History, replies: Array<{ at: number; doneAt:
     }
   }
   const out: TurnPath[] = [];
-  for (let i = 0; i + 1 < turns.length && i + 1 < replies.length; i++) {
-    const done = turns[i]!.end;
-    const task = done === undefined ? undefined : tasks.find((t) => t.start >= done);
-    if (done === undefined || !task || task.end === undefined) continue;
+  for (let i = 0; i + 1 < turns.length; i++) {
+    const { start, end: done } = turns[i]!;
     const next = turns[i + 1]!;
+    // the history's clock is the server's, in whole ms: a request may read a hair before its activity
+    let last = -1;
+    replies.forEach((r, j) => {
+      if (done !== undefined && r.at >= start - 1 && r.at <= done + 1) last = j;
+    });
+    const task = done === undefined ? undefined : tasks.find((t) => t.start >= done);
+    if (last < 0 || last + 1 >= replies.length || done === undefined || !task || task.end === undefined) continue;
     out.push({
-      replyToDoneMs: round(done - replies[i]!.doneAt, 1),
+      replyToDoneMs: round(done - replies[last]!.doneAt, 1),
       toWorkflowMs: round(task.start - done, 1),
       workflowTaskMs: round(task.end - task.start, 1),
       toTurnMs: round(next.start - task.end, 1),
-      turnToRequestMs: round(replies[i + 1]!.at - next.start, 1),
+      turnToRequestMs: round(replies[last + 1]!.at - next.start, 1),
     });
   }
   return out;

@@ -49,8 +49,10 @@ export interface HarnessFigures {
   firstRequestS: Spread;
   /** Kiln's: the p50 of each stretch of that time, from the run's history */
   firstRequestPath?: FirstRequestPath;
-  /** p50 of each stretch of a turn, over every turn of every trial */
+  /** p50 of each stretch of a turn that went through the server, over every trial */
   turnPath?: TurnPath;
+  /** how many of the turns went through the server (the others ran on in the activity before) */
+  handOffs?: { turns: number; of: number };
   failures: string[];
 }
 
@@ -168,7 +170,10 @@ export async function benchSideBySide(o: {
     const beforeEnv = o.before ? baseEnv(mock, server, `${queue}-before`) : undefined;
     const beforeWorker = o.before ? await startWorkerProcess(beforeEnv!, o.before) : undefined;
     if (beforeWorker) o.log(`  before: ${o.before}, its worker ready (pid ${beforeWorker.pid})`);
-    const pooled = new Map<string, { gaps: number[]; first: number[]; paths: FirstRequestPath[]; turnPaths: TurnPath[]; failures: string[]; trials: number }>();
+    const pooled = new Map<
+      string,
+      { gaps: number[]; first: number[]; paths: FirstRequestPath[]; turnPaths: TurnPath[]; failures: string[]; trials: number; kiln?: boolean }
+    >();
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
     const kilnRun = (bin: string) =>
@@ -190,7 +195,7 @@ export async function benchSideBySide(o: {
           const id = `sbs-${trial}-${randomBytes(3).toString('hex')}`;
           const t0 = performance.now();
           const res = await runShell(h.kiln ? `${h.command} --id ${id}` : h.command, [], { cwd, env: h.env ?? env, shell: true });
-          const p = pooled.get(h.name) ?? { gaps: [], first: [], paths: [], turnPaths: [], failures: [], trials: 0 };
+          const p = pooled.get(h.name) ?? { gaps: [], first: [], paths: [], turnPaths: [], failures: [], trials: 0, kiln: h.kiln };
           pooled.set(h.name, p);
           p.trials++;
           const turns = harnessTurns(mock.requests);
@@ -232,6 +237,7 @@ export async function benchSideBySide(o: {
       firstRequestS: spread(p.first, 3),
       ...(p.paths.length ? { firstRequestPath: medians(p.paths) } : {}),
       ...(p.turnPaths.length ? { turnPath: medians(p.turnPaths) } : {}),
+      ...(p.kiln ? { handOffs: { turns: p.turnPaths.length, of: p.gaps.length } } : {}),
       failures: p.failures,
     }));
 
@@ -341,7 +347,7 @@ export function sideBySideSection(r: SideBySideResult, heading: (t: string) => s
     const turn = h.turnPath;
     if (turn)
       lines.push(
-        `  a turn, p50 of each stretch: reply → its activity done ${turn.replyToDoneMs} ms → workflow task starts +${turn.toWorkflowMs} → task ${turn.workflowTaskMs} → next turn starts +${turn.toTurnMs} → its request +${turn.turnToRequestMs} ms`,
+        `  a turn through the server (${h.handOffs ? `${h.handOffs.turns} of ${h.handOffs.of} turns; the others went on in the activity` : 'each'}), p50 of each stretch: reply → its activity done ${turn.replyToDoneMs} ms → workflow task starts +${turn.toWorkflowMs} → task ${turn.workflowTaskMs} → next turn starts +${turn.toTurnMs} → its request +${turn.turnToRequestMs} ms`,
       );
     for (const f of h.failures) lines.push(`  FAILED ${f}`);
   }

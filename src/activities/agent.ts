@@ -17,7 +17,7 @@ import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
 import { firstLook, knownWorktreeTree } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
-import { runAhead } from './run-ahead.js';
+import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
@@ -59,6 +59,13 @@ const MAX_UNSAVED = 64;
 export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToolInput) => Promise<RunToolResult> }) {
   const unsaved = new Map<string, Asked>();
   async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
+    const first = await takeTurn(inp);
+    const more = await turnsAhead(inp, first, takeTurn, turnsAheadMs(deps.env));
+    return more.length ? { ...first, more } : first;
+  }
+
+  /** One model call and the calls of its reply that are the worker's to run. */
+  async function takeTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
     let turn: AgentTurnResult;
     try {
       // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load

@@ -1,5 +1,6 @@
 /** Inputs and outputs of the activities: small, bounded and redacted, since they enter history. */
-import type { CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
+import type { BudgetUsed, Budgets, CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
+import type { StuckState } from '../workflows/stuck.js';
 
 export interface RunRef {
   runId: string;
@@ -76,7 +77,22 @@ export interface AgentTurnInput extends RunRef {
    * Run the reply's calls in this activity, in order, while each is the worker's to decide (see
    * run-ahead.ts): the grants are the run's, as runTool would get them. Absent: calls only.
    */
-  runAhead?: { grants: string[] };
+  runAhead?: { grants: string[]; turns?: TurnsAhead };
+}
+
+/**
+ * What the workflow would check between two turns, handed to the activity so that it may start
+ * the next turn itself while nothing needs the workflow (run-ahead.ts, turnsAhead).
+ */
+export interface TurnsAhead {
+  /** the last turn this attempt may start before the workflow continues as new */
+  lastTurn: number;
+  budgets: Budgets;
+  /** the budget used when the turn was scheduled, its wall time the workflow's */
+  used: BudgetUsed;
+  /** the attempt's stuck detector as the workflow holds it, and whether it looks for cycles */
+  stuck: StuckState;
+  cycles: boolean;
 }
 
 export interface AgentTurnResult {
@@ -93,6 +109,8 @@ export interface AgentTurnResult {
   budgetStop?: string;
   /** the leading calls run in this activity (runAhead), each result exactly as runTool's */
   ran?: Array<{ id: string; result: RunToolResult }>;
+  /** the turns this activity went on to take, in order (runAhead.turns): each as its own activity's */
+  more?: AgentTurnResult[];
 }
 
 /** A turn's heartbeat details while one of its calls runs (the live view shows it as running). */

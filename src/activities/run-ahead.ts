@@ -7,6 +7,9 @@
  * model's finish, a malformed call. One command at most: a command may run for the whole command
  * timeout, and the turn's timeouts allow one.
  */
+import { Context } from '@temporalio/activity';
+import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
+import { observeCall, type StuckState } from '../workflows/stuck.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
 import { heartbeating } from './heartbeat.js';
 
@@ -34,4 +37,91 @@ export async function runAhead(
     out.push({ id: call.id, result });
   }
   return out;
+}
+
+/**
+ * How long an activity goes on starting turns. Past it, the turn's results go to the workflow:
+ * the live view, the Web UI and a person's signals see the run at least this often. A turn whose
+ * model call takes seconds always hands back, and a hand-off then costs under 1% of its time.
+ */
+export const TURNS_AHEAD_MS = 1000;
+
+/** The worker's KILN_TURNS_AHEAD_MS, in ms (0: every turn goes back to the workflow). */
+export function turnsAheadMs(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.KILN_TURNS_AHEAD_MS);
+  return env.KILN_TURNS_AHEAD_MS !== undefined && env.KILN_TURNS_AHEAD_MS.trim() !== '' && Number.isFinite(n) && n >= 0 ? n : TURNS_AHEAD_MS;
+}
+/** and how many turns one activity's result carries at most (each is a few hundred bytes of history) */
+export const MAX_TURNS_AHEAD = 32;
+
+/**
+ * The turns after the first that this activity takes itself (issue 14: a turn through the server
+ * costs a hand-off, ~9 ms here, more than the rest of a fast turn). The next turn starts only
+ * when the workflow, seeing this one, would start it with the same input: every call ran here
+ * and was done, none was a plan or a reflection (the workflow's memory of them), the stuck
+ * detector and the budgets (tokens, cost, turns, wall time) say go on, continue-as-new is not
+ * due, and the run is not being cancelled. Every turn is the same `take` as the first — stored
+ * replies and stored results make a retried activity walk the same turns again at no cost.
+ */
+export async function turnsAhead(
+  inp: AgentTurnInput,
+  first: AgentTurnResult,
+  take: (i: AgentTurnInput) => Promise<AgentTurnResult>,
+  limitMs: number = TURNS_AHEAD_MS,
+  now: () => number = Date.now,
+): Promise<AgentTurnResult[]> {
+  const ahead = inp.runAhead?.turns;
+  if (!ahead || limitMs <= 0) return [];
+  const started = now();
+  const used = { ...ahead.used };
+  const stuck = structuredClone(ahead.stuck);
+  const touched = [...(inp.memory?.touchedFiles ?? [])];
+  const out: AgentTurnResult[] = [];
+  let turn = first;
+  for (let n = inp.turn; ; n++) {
+    addTurn(used, turn.usage, turn.costUsd);
+    const next = goesOn(turn, stuck, ahead.cycles, touched);
+    if (!next) break;
+    if (n + 1 > ahead.lastTurn || out.length >= MAX_TURNS_AHEAD) break;
+    const elapsed = now() - started;
+    if (elapsed >= limitMs || cancelled()) break;
+    if (budgetExceeded({ ...used, wallMs: ahead.used.wallMs + elapsed }, ahead.budgets)) break;
+    turn = await take({
+      runId: inp.runId,
+      repo: inp.repo,
+      turn: n + 1,
+      attempt: inp.attempt,
+      checkpoint: next.dirty,
+      ...(inp.memory ? { memory: { ...inp.memory, touchedFiles: [...touched] } } : {}),
+      tokensLeft: Math.max(0, ahead.budgets.maxTokens - totalTokens(used)),
+      runAhead: { grants: inp.runAhead!.grants },
+    });
+    out.push(turn);
+  }
+  return out;
+}
+
+/** The workflow's bookkeeping of one turn (attempt.ts), as far as the next turn's input needs it; undefined: hand back. */
+function goesOn(turn: AgentTurnResult, stuck: StuckState, cycles: boolean, touched: string[]): { dirty: boolean } | undefined {
+  if (turn.budgetStop || !turn.calls.length || (turn.ran?.length ?? 0) !== turn.calls.length) return undefined;
+  let dirty = false;
+  for (const [i, call] of turn.calls.entries()) {
+    const r = turn.ran![i]!;
+    if (r.id !== call.id || r.result.status !== 'done') return undefined;
+    const res = r.result;
+    if (res.effect === 'plan' || res.effect === 'reflect' || res.plan) return undefined;
+    if (res.effect === 'edit' || res.effect === 'command') dirty = true;
+    for (const p of [...(res.effect === 'edit' && res.path ? [res.path] : []), ...(res.changedPaths ?? [])]) if (!touched.includes(p)) touched.push(p);
+    const why = observeCall(stuck, { fingerprint: call.fingerprint, result: res.summary.slice(0, 300), isError: !res.ok, malformed: false }, { cycles });
+    if (why) return undefined;
+  }
+  return { dirty };
+}
+
+function cancelled(): boolean {
+  try {
+    return Context.current().cancellationSignal.aborted;
+  } catch {
+    return false;
+  }
 }

@@ -3,7 +3,7 @@
  * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows.
  */
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
+import type { AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../activities/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
 import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';
@@ -23,6 +23,8 @@ const GATE_PATCH = 'gate-checks-by-what-runs';
 const LIVE_PATCH = 'live-view-notes';
 /** a turn's calls run in the model turn's activity (issue 14: half the hand-offs a turn) */
 const RUN_AHEAD_PATCH = 'turn-runs-ahead';
+/** and goes on to the next turns while nothing needs the workflow (issue 14: a hand-off a turn is most of a fast turn) */
+const TURNS_AHEAD_PATCH = 'turns-run-ahead';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -51,6 +53,15 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   const gateNote = () =>
     patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
 
+  // what the workflow checks between turns, for the activity to check in its place
+  const turnsAhead = (): TurnsAhead => ({
+    lastTurn: ctx.turnAtRunStart + (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN),
+    budgets: input.budgets,
+    used: { ...state.budget },
+    stuck: loop.stuck,
+    cycles: cyclesOn(),
+  });
+
   for (;;) {
     // pre-approvals that arrived during the last turn reach the audit before the next one starts
     await ctx.auditPreApprovals();
@@ -63,19 +74,34 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     // the turn runs its calls in the same activity while they are the worker's to decide; a retry
     // that must reflect first keeps one activity per call, since the loop below bounces them
     const ahead = !loop.needReflection && patched(RUN_AHEAD_PATCH);
-    const turn = await acts.agentTurn.executeWithOptions({ ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` }, [
-      {
-        ...ctx.ref(),
-        turn: state.turn,
-        attempt: state.attempt,
-        userText: loop.userText,
-        toolResults: loop.toolResults,
-        checkpoint: loop.dirty,
-        memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
-        tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
-        ...(ahead ? { runAhead: { grants: state.grants } } : {}),
-      },
-    ]);
+    const aheadTurns = ahead && patched(TURNS_AHEAD_PATCH);
+    const first = await acts.agentTurn.executeWithOptions(
+      { ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` },
+      [
+        {
+          ...ctx.ref(),
+          turn: state.turn,
+          attempt: state.attempt,
+          userText: loop.userText,
+          toolResults: loop.toolResults,
+          checkpoint: loop.dirty,
+          memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
+          tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
+          ...(ahead ? { runAhead: { grants: state.grants, ...(aheadTurns ? { turns: turnsAhead() } : {}) } } : {}),
+        },
+      ],
+    );
+    // the turns the activity went on to take (run-ahead.ts): each is seen as if it had its own
+    // activity, started by this loop without the checks the activity made for it
+    for (const [i, turn] of [first, ...(first.more ?? [])].entries()) {
+      if (i > 0) state.turn += 1;
+      const end = await afterTurn(turn, ahead);
+      if (end) return end;
+    }
+  }
+
+  /** What the workflow makes of one turn's reply and its calls; an end of the attempt, or undefined to go on. */
+  async function afterTurn(turn: AgentTurnResult, ahead: boolean): Promise<AttemptEnd | undefined> {
     if (turn.budgetStop) {
       // the turn's input alone would overshoot the token budget: it did not start
       state.turn -= 1;
@@ -194,6 +220,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     }
     ctx.showFleet();
     if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
+    return undefined;
   }
 }
 

@@ -179,7 +179,11 @@ export function observe(state: RunState, text: string): void {
 }
 
 export function addUsage(state: RunState, usage: Usage, costUsd: number): void {
-  const b = state.budget;
+  addTurn(state.budget, usage, costUsd);
+}
+
+/** One turn's worth of the budget: the workflow's, and the run-ahead's copy of it. */
+export function addTurn(b: BudgetUsed, usage: Usage, costUsd: number): void {
   b.turns += 1;
   b.input += usage.input;
   b.output += usage.output;

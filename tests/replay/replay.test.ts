@@ -49,6 +49,9 @@ describe('replay of recorded histories', () => {
         'run-ahead.json',
         'run-ahead-crash-during-command.json',
         'run-ahead-approvals.json',
+        'turns-ahead.json',
+        'turns-ahead-crash.json',
+        'turns-ahead-stuck.json',
         'baseline-apart.json',
         'baseline-apart-one-turn.json',
         'setup-approval.json',
@@ -85,6 +88,9 @@ describe('replay of recorded histories', () => {
     // runs from before a turn ran its own calls replay with one activity per call
     for (const f of ['every-tool.json', 'crash-during-command.json', 'pre-approval.json']) expect(marked(f, 'turn-runs-ahead')).toBe(false);
     for (const f of ['run-ahead.json', 'run-ahead-crash-during-command.json', 'run-ahead-approvals.json']) expect(marked(f, 'turn-runs-ahead')).toBe(true);
+    // and before an activity went on to take the next turns itself
+    for (const f of ['run-ahead.json', 'run-ahead-crash-during-command.json', 'run-ahead-approvals.json']) expect(marked(f, 'turns-run-ahead')).toBe(false);
+    for (const f of ['turns-ahead.json', 'turns-ahead-crash.json', 'turns-ahead-stuck.json']) expect(marked(f, 'turns-run-ahead')).toBe(true);
     // the baseline taken beside the first turns (takeBaseline) and, before it, inside prepareWorkspace
     expect(marked('revoked-session.json', 'baseline-beside-turns')).toBe(false);
     expect(marked('baseline-apart.json', 'baseline-beside-turns')).toBe(true);

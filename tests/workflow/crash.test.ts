@@ -246,6 +246,35 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
   });
 
+  it('during a turn an activity went on to take: the turns before it are not taken again', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    const append = (word: string) => ({ tool_use: [{ name: 'run_command', input: { command: `echo ${word} >> trail.txt`, reason: 'a step' } }] });
+    const script = writeScript(join(repo, '..'), 'turns-ahead-crash', {
+      steps: [append('one'), append('two'), append('three'), { tool_use: [{ name: 'finish', input: { summary: 'done' } }] }],
+    });
+    const sc = scenario('model-turn@3');
+    // however slow this machine is, turns 1 to 3 ride in one activity
+    const first = await sc.worker({ KILN_TURNS_AHEAD_MS: '60000' });
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, allowUnverified: true }));
+    await first.exited;
+    expect(first.output()).toContain('test crash point model-turn@3');
+    await sc.worker({ KILN_TURNS_AHEAD_MS: '60000' });
+    const r = await outcome(h);
+    expect(r.state).toBe('succeeded');
+    // the retried activity walked turns 1 and 2 from what they stored: no command ran twice
+    expect(readFileSync(r.patchPath, 'utf8')).toMatch(/^\+one\n\+two\n\+three\n/m);
+    expect(retries(r)).toContainEqual(expect.objectContaining({ activity: 'agentTurn', attempt: 2 }));
+    const scheduled = ((await h.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'agentTurn');
+    expect(scheduled).toHaveLength(1);
+    // and no model call was paid for twice
+    const answered = readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; turn?: number; call: string })
+      .filter((e) => e.event === 'answered');
+    expect(answered.map((e) => e.call.split(':').pop())).toEqual(['1', '2', '3', '4']);
+  });
+
   it('a host that is gone for good: the worktree is rebuilt on another host from the last checkpoint', async () => {
     const repo = repoWith({ 'a.txt': 'one\n' });
     const script = writeScript(join(repo, '..'), 'host-loss', {

@@ -11,11 +11,13 @@ import { follow, outcome } from '../../src/client/runs.js';
 import { approveSignal } from '../../src/shared/messages.js';
 import { GREET_FILES, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import type { RunState } from '../../src/shared/types.js';
 import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 
 let t: WorkflowTestEnv;
 beforeAll(async () => {
-  t = await workflowTestEnv('kiln-run-ahead-tests');
+  // turns go on in one activity however slow this machine is: the tests below count activities
+  t = await workflowTestEnv('kiln-run-ahead-tests', { env: { ...process.env, KILN_TURNS_AHEAD_MS: '60000' } });
 });
 afterAll(async () => {
   await t?.stop();
@@ -111,5 +113,100 @@ describe('a turn that runs its own calls', () => {
     expect(done, lines.map((l) => l.text).join('\n')).toBeDefined();
     expect(running!.at).toBeLessThan(done!.at - 1000);
     expect(lines.filter((l) => l.text.includes('… running'))).toHaveLength(1);
+  });
+});
+
+/** The run's own record: the turns the model was asked for (events.jsonl). */
+function turnEvents(artifactsDir: string): number[] {
+  return readFileSync(join(artifactsDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; turn?: number })
+    .flatMap((e) => (e.type === 'turn' && typeof e.turn === 'number' ? [e.turn] : []));
+}
+
+const echo = (n: number) => ({ tool_use: [{ name: 'run_command', input: { command: `echo turn ${n}`, reason: 'a step' } }] });
+
+describe('turns an activity goes on to take', () => {
+  it('takes the next turns itself while nothing needs the workflow, and the workflow sees each turn', async () => {
+    const repo = repoWith(FILES);
+    const model = `scripted:${writeScript(join(repo, '..'), 'turns-ahead', {
+      name: 'turns-ahead',
+      steps: [
+        {
+          tool_use: [
+            { name: 'create_file', input: { path: 'notes.txt', content: 'made in turn 1\n' } },
+            { name: 'run_command', input: { command: 'echo one', reason: 'the check' } },
+          ],
+        },
+        { expect: { tool_result_contains: 'one' }, tool_use: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+        { expect: { tool_result_contains: 'made in turn 1' }, ...echo(3) },
+        { expect: { tool_result_contains: 'turn 3' }, tool_use: [finish] },
+      ],
+    })}`;
+    const handle = await t.start(testInput({ repo, model, checks: ['echo one'] }));
+    const r = await outcome(handle);
+    expect(r.state).toBe('succeeded');
+    expect(r.turns).toBe(4);
+    // one activity for the four turns: each later one started without a hand-off
+    const acts = await activities(handle);
+    expect(acts.filter((a) => a === 'agentTurn')).toHaveLength(1);
+    expect(acts.filter((a) => a === 'runTool' || a === 'runTools')).toHaveLength(0);
+    expect(turnEvents(r.artifactsDir)).toEqual([1, 2, 3, 4]);
+    // the workflow's record is the one separate activities would give: a line per turn and call, the budget
+    const st = JSON.parse(readFileSync(join(r.artifactsDir, 'state.json'), 'utf8')) as RunState;
+    expect(st.budget.turns).toBe(4);
+    expect(st.log.filter((l) => l.kind === 'turn').map((l) => l.text.split(':')[0])).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4']);
+    expect(st.log.filter((l) => l.kind === 'tool').map((l) => l.text)).toEqual(
+      expect.arrayContaining([expect.stringContaining('read_file'), expect.stringMatching(/echo turn 3 → exit code 0/)]),
+    );
+    expect(st.touchedFiles).toContain('notes.txt');
+  });
+
+  it('attack: a model that keeps calling cannot pass the turn budget inside one activity', async () => {
+    const repo = repoWith(FILES);
+    const model = `scripted:${writeScript(join(repo, '..'), 'over-budget', { name: 'over-budget', steps: [1, 2, 3, 4, 5, 6].map(echo) })}`;
+    const input = testInput({ repo, model, checks: [], allowUnverified: true, maxAttempts: 1, humanTimeoutMs: 1000 });
+    const handle = await t.start({ ...input, budgets: { ...input.budgets, maxTurns: 3 } });
+    const r = await outcome(handle);
+    expect(r.turns).toBe(3);
+    expect(turnEvents(r.artifactsDir)).toEqual([1, 2, 3]);
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('maxTurns (3)');
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).not.toContain('echo turn 4');
+  });
+
+  it('attack: a model repeating one call is stopped at the turn the workflow stops it, not later', async () => {
+    const repo = repoWith(FILES);
+    const same = { tool_use: [{ name: 'run_command', input: { command: 'echo same', reason: 'again' } }] };
+    const model = `scripted:${writeScript(join(repo, '..'), 'repeats', { name: 'repeats', steps: [same, same, same, same, same, same] })}`;
+    const handle = await t.start(testInput({ repo, model, checks: [], allowUnverified: true, maxAttempts: 1, humanTimeoutMs: 1000 }));
+    const r = await outcome(handle);
+    expect(r.state).not.toBe('succeeded');
+    // the third identical call is the stuck one (STUCK_LIMITS.sameCall): no fourth turn was asked for
+    expect(turnEvents(r.artifactsDir)).toEqual([1, 2, 3]);
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toMatch(/the same call with the same result 3 times/);
+  });
+
+  it('attack: a turn whose call needs a person ends the activity; the next turn waits for the answer', async () => {
+    const repo = repoWith(FILES);
+    const model = `scripted:${writeScript(join(repo, '..'), 'ask-in-turn-2', {
+      name: 'ask-in-turn-2',
+      steps: [
+        echo(1),
+        { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'lint' } }] },
+        { expect: { tool_result_contains: 'not today' }, tool_use: [{ name: 'create_file', input: { path: 'after.txt', content: 'after the ask\n' } }] },
+        { tool_use: [finish] },
+      ],
+    })}`;
+    const input = testInput({ repo, model, checks: [], allowUnverified: true });
+    const handle = await t.start(input);
+    const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+    expect(st.pendingApprovals[0]!.summary).toContain('npm run lint');
+    expect(st.turn).toBe(2);
+    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId, 'after.txt'))).toBe(false);
+    await handle.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: false, reason: 'not today', by: 'bob' });
+    const r = await outcome(handle);
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(r.patchPath, 'utf8')).toContain('+after the ask');
   });
 });

@@ -97,6 +97,13 @@ describe('the bench', () => {
       { at: 1_350, doneAt: 1_450 },
     ];
     expect(turnPaths(history, replies)).toEqual([{ replyToDoneMs: 100, toWorkflowMs: 5, workflowTaskMs: 15, toTurnMs: 10, turnToRequestMs: 20 }]);
+    // an activity that took two turns: its hand-off starts from the reply to its last request
+    const twoInOne = [
+      { at: 1_100, doneAt: 1_150 },
+      { at: 1_180, doneAt: 1_250 },
+      { at: 1_350, doneAt: 1_450 },
+    ];
+    expect(turnPaths(history, twoInOne)).toEqual([{ replyToDoneMs: 50, toWorkflowMs: 5, workflowTaskMs: 15, toTurnMs: 10, turnToRequestMs: 20 }]);
     // the hops between activities, whichever they are: the floor's ping-pong has nothing else
     expect(activityHops(history)).toEqual([30, 22, 0]);
   });
@@ -130,10 +137,11 @@ describe('the bench', () => {
     positive(r.temporal.serverStartMs);
     positive(r.overhead.p50Ratio);
     positive(r.overhead.wallRatio);
-    // 5 turns, each one activity that asks the model and runs its calls, and prepare and verify around them
-    expect(r.history.byType.ACTIVITY_TASK_COMPLETED).toBeGreaterThanOrEqual(5 + 2);
+    // 5 turns in at least one activity that asks the model and runs its calls (one may take several
+    // turns, activities/run-ahead.ts), and prepare and verify around them
+    expect(r.history.byType.ACTIVITY_TASK_COMPLETED).toBeGreaterThanOrEqual(1 + 2);
     expect(r.history.time.activityRunMs.agentTurn).toBeGreaterThan(0);
-    expect(r.history.time.workflowTasks).toBeGreaterThanOrEqual(5);
+    expect(r.history.time.workflowTasks).toBeGreaterThanOrEqual(2);
     positive(r.history.bytesPerTurn);
     positive(r.history.turnsToEventLimit);
     positive(r.history.turnsToByteLimit);
