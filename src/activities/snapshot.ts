@@ -118,16 +118,28 @@ const SEEN_FILE = 'worktree-tree';
 const SEEN_CHANGED_FILE = 'worktree-changed.json';
 
 /**
- * The run's first look at its worktree, taken while the model answers the first turn (agent.ts):
- * a new look index hashes every file, ~450 ms on a 50,000-file repo, which the first command
- * would otherwise wait for before it runs. Nothing else changes the worktree while the model
- * thinks, so the command after it finds this look as the one the last command left.
+ * The run's first look at its worktree, started once prepare has set the worktree up and waited
+ * for by the first model turn (agent.ts): a new look index hashes every file, ~450 ms on a
+ * 50,000-file repo, which the first command would otherwise wait for before it runs, and ~20 ms
+ * on a small one, which a fast first reply would. Nothing changes the worktree between prepare
+ * and the first turn's calls, so the command after it finds this look as the one the last
+ * command left.
  */
-export async function firstLook(worktree: string, base: string, stateDir: string): Promise<void> {
-  if (existsSync(lookIndex(stateDir))) return;
-  const look = await snapshotWorktree(worktree, base, stateDir, { changed: true });
-  await rememberWorktreeTree(stateDir, look.tree, look.changed);
+export function firstLook(worktree: string, base: string, stateDir: string): Promise<void> {
+  // prepare starts it and the first turn waits for it: one look, not two on one index
+  const going = firstLooks.get(stateDir);
+  if (going) return going;
+  if (existsSync(lookIndex(stateDir))) return Promise.resolve();
+  const look = (async () => {
+    const seen = await snapshotWorktree(worktree, base, stateDir, { changed: true });
+    await rememberWorktreeTree(stateDir, seen.tree, seen.changed);
+  })().finally(() => firstLooks.delete(stateDir));
+  firstLooks.set(stateDir, look);
+  return look;
 }
+
+/** state dir → its first look while it is being taken (this process's) */
+const firstLooks = new Map<string, Promise<void>>();
 
 export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[]): Promise<void> {
   if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree, changed }));

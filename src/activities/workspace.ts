@@ -27,7 +27,8 @@ import { ensureBaseline } from './verify.js';
 import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
-import { forgetWorktreeTree } from './snapshot.js';
+import { firstLook, forgetWorktreeTree } from './snapshot.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import {
   appendEvent,
@@ -44,6 +45,8 @@ import {
 
 /** Setup output kept in the blocked reason: enough to see the error, small enough for history. */
 const SETUP_TAIL_CHARS = 2000;
+/** How long prepare waits for the first look: ~20 ms on a small repo, ~450 ms on 50,000 files. */
+const FIRST_LOOK_WAIT_MS = 100;
 
 export function workspaceActivities(deps: ActivityDeps) {
   /**
@@ -112,7 +115,15 @@ export function workspaceActivities(deps: ActivityDeps) {
       ...(o?.approvals && patchRule ? { patchRule } : {}),
     };
     if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
-    if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return result;
+    // The worktree as the model will first see it: its first look starts now. A small repo's is
+    // done within the wait (before the first turn, which a fast reply would otherwise wait on); a
+    // big repo's goes on beside the first model call, which waits for it (snapshot.ts, firstLook).
+    const ready = async () => {
+      const look = firstLook(wt, base, stateDir(repo, input.runId)).catch(() => undefined);
+      await Promise.race([look, sleep(FIRST_LOOK_WAIT_MS, undefined, { ref: false })]);
+      return result;
+    };
+    if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return ready();
 
     await bringIncludes(repo, wt, rec.brought!);
 
@@ -163,7 +174,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     // the model's commands get their own copy of the warm cache, made now rather than in the first command
     await heartbeating(() => runCache(repo, input.runId));
     await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
-    return result;
+    return ready();
   }
 
   /**

@@ -1,15 +1,16 @@
 /**
- * The run's first look at its worktree is taken while the model answers the first turn, so the
- * first command finds it ready (on a big repo a first look hashes every file). It must be the
- * worktree as it is: the tree a fresh index makes of it, and the paths it changes.
+ * The run's first look at its worktree starts when prepare has set the worktree up, and the first
+ * model turn waits for it, so the first command finds it ready (on a big repo a first look hashes
+ * every file). It must be the worktree as setup left it: the tree a fresh index makes of it, and
+ * the paths it changes.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { stateDir } from '../../../src/activities/run-files.js';
-import { knownSnapshot } from '../../../src/activities/snapshot.js';
+import { forgetWorktreeTree, knownSnapshot } from '../../../src/activities/snapshot.js';
 import type { PrepareResult } from '../../../src/activities/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
@@ -29,32 +30,49 @@ const saysDone: ModelClient = {
   },
 };
 
-describe('the first look, beside the first model call', () => {
-  it('is the worktree as the first turn found it, ready for the first command', async () => {
+describe('the first look, taken after setup and ready for the first command', () => {
+  it('is the worktree as setup left it', async () => {
     const repo = repoWith({ 'a.txt': 'x\n', 'src/b.ts': 'export const b = 1;\n' });
+    // what setup leaves in the worktree before the first turn counts as it is
+    const input = testInput({ repo, model: 'fake', setup: ['echo changed by setup > a.txt', 'echo new > new.md'] });
+    const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', model: async () => saysDone });
+    const env = new MockActivityEnvironment();
+    const prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
+    expect(prep.ok).toBe(true);
+    const state = stateDir(repo, input.runId);
+    await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 });
+    const seen = await knownSnapshot(state);
+    expect(readFileSync(join(prep.worktree, 'a.txt'), 'utf8')).toBe('changed by setup\n');
+    expect(seen?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
+    expect(seen?.changed).toEqual(['a.txt', 'new.md']);
+  });
+
+  it("a bigger repo: the look the first turn finds is the worktree's, whether prepare waited for it or not", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 3000; i++) files[`src/m${i}.js`] = `export const m${i} = ${i};\n`;
+    const repo = repoWith(files);
+    const input = testInput({ repo, model: 'fake', setup: ['echo changed > src/m7.js'] });
+    const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', model: async () => saysDone });
+    const env = new MockActivityEnvironment();
+    const prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
+    await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 });
+    const seen = await knownSnapshot(stateDir(repo, input.runId));
+    expect(seen?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
+    expect(seen?.changed).toEqual(['src/m7.js']);
+  });
+
+  it('control: a turn that takes a checkpoint (the worktree changed since the look) leaves the look to the command', async () => {
+    const repo = repoWith({ 'a.txt': 'x\n' });
     const input = testInput({ repo, model: 'fake' });
     const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', model: async () => saysDone });
     const env = new MockActivityEnvironment();
     const prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
     const state = stateDir(repo, input.runId);
-    expect(await knownSnapshot(state)).toBeUndefined();
-    // what setup (or a person) left in the worktree before the first turn counts as it is
-    writeFileSync(join(prep.worktree, 'a.txt'), 'changed before the first turn\n');
-    writeFileSync(join(prep.worktree, 'new.md'), 'new\n');
-
-    await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1 });
-    const seen = await knownSnapshot(state);
-    expect(seen?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
-    expect(seen?.changed).toEqual(['a.txt', 'new.md']);
-  });
-
-  it('control: a turn that takes a checkpoint (the worktree was changed) leaves the look to the command', async () => {
-    const repo = repoWith({ 'a.txt': 'x\n' });
-    const input = testInput({ repo, model: 'fake' });
-    const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', model: async () => saysDone });
-    const env = new MockActivityEnvironment();
-    await env.run(acts.prepareWorkspace, input);
+    expect((await knownSnapshot(state))?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
+    // as an edit does: the worktree is about to change outside a command
+    await forgetWorktreeTree(state);
+    writeFileSync(join(prep.worktree, 'a.txt'), 'edited\n');
     await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1, checkpoint: true });
-    expect(await knownSnapshot(stateDir(repo, input.runId))).toBeUndefined();
+    expect(await knownSnapshot(state)).toBeUndefined();
   });
 });
