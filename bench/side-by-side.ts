@@ -347,8 +347,10 @@ export function sideBySideSection(r: SideBySideResult, heading: (t: string) => s
     const turn = h.turnPath;
     if (turn)
       lines.push(
-        `  a turn through the server (${h.handOffs ? `${h.handOffs.turns} of ${h.handOffs.of} turns; the others went on in the activity` : 'each'}), p50 of each stretch: reply → its activity done ${turn.replyToDoneMs} ms → workflow task starts +${turn.toWorkflowMs} → task ${turn.workflowTaskMs} → next turn starts +${turn.toTurnMs} → its request +${turn.turnToRequestMs} ms`,
+        `  a turn through the server (${h.handOffs && h.handOffs.turns < h.handOffs.of ? `${h.handOffs.turns} of ${h.handOffs.of} turns; the others went on in the activity` : 'every turn'}), p50 of each stretch: reply → its activity done ${turn.replyToDoneMs} ms → workflow task starts +${turn.toWorkflowMs} → task ${turn.workflowTaskMs} → next turn starts +${turn.toTurnMs} → its request +${turn.turnToRequestMs} ms`,
       );
+    else if (h.handOffs)
+      lines.push(`  no turn went through the server: each run's ${h.handOffs.of / h.trials} turns went on in the activity that asked for the first`);
     for (const f of h.failures) lines.push(`  FAILED ${f}`);
   }
   lines.push(
