@@ -131,8 +131,10 @@ export function firstLook(worktree: string, base: string, stateDir: string): Pro
   if (going) return going;
   if (existsSync(lookIndex(stateDir))) return Promise.resolve();
   const look = (async () => {
+    await forgetWorktreeTree(stateDir);
     const seen = await snapshotWorktree(worktree, base, stateDir, { changed: true });
-    await rememberWorktreeTree(stateDir, seen.tree, seen.changed);
+    // a command another worker process ran meanwhile left its own look: that one stays
+    await rememberWorktreeTree(stateDir, seen.tree, seen.changed, { unlessSeen: true });
   })().finally(() => firstLooks.delete(stateDir));
   firstLooks.set(stateDir, look);
   return look;
@@ -141,9 +143,15 @@ export function firstLook(worktree: string, base: string, stateDir: string): Pro
 /** state dir → its first look while it is being taken (this process's) */
 const firstLooks = new Map<string, Promise<void>>();
 
-export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[]): Promise<void> {
+/**
+ * `unlessSeen`: only where no look is remembered (a later one must not be replaced by an older
+ * one); the paths file then names another tree, which knownSnapshot takes for none.
+ */
+export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[], o: { unlessSeen?: boolean } = {}): Promise<void> {
   if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree, changed }));
-  await writeFile(join(stateDir, SEEN_FILE), tree);
+  await writeFile(join(stateDir, SEEN_FILE), tree, { flag: o.unlessSeen ? 'wx' : 'w' }).catch((err: NodeJS.ErrnoException) => {
+    if (!(o.unlessSeen && err.code === 'EEXIST')) throw err;
+  });
 }
 
 /**

@@ -5,12 +5,13 @@
  * the paths it changes.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { stateDir } from '../../../src/activities/run-files.js';
-import { forgetWorktreeTree, knownSnapshot } from '../../../src/activities/snapshot.js';
+import { forgetWorktreeTree, knownSnapshot, knownWorktreeTree, rememberWorktreeTree } from '../../../src/activities/snapshot.js';
 import type { PrepareResult } from '../../../src/activities/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
@@ -74,5 +75,20 @@ describe('the first look, taken after setup and ready for the first command', ()
     writeFileSync(join(prep.worktree, 'a.txt'), 'edited\n');
     await env.run(acts.agentTurn, { runId: input.runId, repo, turn: 1, attempt: 1, checkpoint: true });
     expect(await knownSnapshot(state)).toBeUndefined();
+  });
+
+  it("attack on the order: a first look that ends after a command's look (another worker process) does not replace it", async () => {
+    const state = mkdtempSync(join(tmpdir(), 'kiln-seen-'));
+    const [older, newer] = ['a'.repeat(40), 'b'.repeat(40)];
+    // the command's look, remembered while the first look was still hashing
+    await rememberWorktreeTree(state, newer, ['x.txt']);
+    await rememberWorktreeTree(state, older, [], { unlessSeen: true });
+    expect(await knownWorktreeTree(state)).toBe(newer);
+    // the paths now name the older tree: no look is taken for known, the next command looks itself
+    expect(await knownSnapshot(state)).toBeUndefined();
+    // control: with nothing remembered, the first look is the one kept
+    const fresh = mkdtempSync(join(tmpdir(), 'kiln-seen-'));
+    await rememberWorktreeTree(fresh, older, ['y.txt'], { unlessSeen: true });
+    expect(await knownSnapshot(fresh)).toEqual({ tree: older, changed: ['y.txt'] });
   });
 });
