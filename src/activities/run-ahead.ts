@@ -86,16 +86,23 @@ export async function turnsAhead(
     const elapsed = now() - started;
     if (elapsed >= limitMs || cancelled()) break;
     if (budgetExceeded({ ...used, wallMs: ahead.used.wallMs + elapsed }, ahead.budgets)) break;
-    turn = await take({
-      runId: inp.runId,
-      repo: inp.repo,
-      turn: n + 1,
-      attempt: inp.attempt,
-      checkpoint: next.dirty,
-      ...(inp.memory ? { memory: { ...inp.memory, touchedFiles: [...touched] } } : {}),
-      tokensLeft: Math.max(0, ahead.budgets.maxTokens - totalTokens(used)),
-      runAhead: { grants: inp.runAhead!.grants },
-    });
+    try {
+      turn = await take({
+        runId: inp.runId,
+        repo: inp.repo,
+        turn: n + 1,
+        attempt: inp.attempt,
+        checkpoint: next.dirty,
+        ...(inp.memory ? { memory: { ...inp.memory, touchedFiles: [...touched] } } : {}),
+        tokensLeft: Math.max(0, ahead.budgets.maxTokens - totalTokens(used)),
+        runAhead: { grants: inp.runAhead!.grants },
+      });
+    } catch (err) {
+      // the turns taken stand: the failed one is the workflow's next, as its own activity, which
+      // meets the same fault (a model error, a full disk) with that turn's number and retries
+      if (cancelled()) throw err;
+      break;
+    }
     out.push(turn);
   }
   return out;

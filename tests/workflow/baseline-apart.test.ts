@@ -80,9 +80,10 @@ describe('the baseline beside the first turns', () => {
     expect(r.state).toBe('succeeded');
 
     const acts = await activityTimes(h);
-    // the model was asked before the baseline began, let alone ended: it is off the first turn's path
+    // the model was asked before the baseline began, let alone ended: it is off the first turn's
+    // path, and no turn waited for it (the turns may all ride in the first activity)
     expect(acts.agentTurn!.started[0]!).toBeLessThan(acts.takeBaseline!.started[0]!);
-    expect(acts.agentTurn!.started[1]!).toBeLessThan(acts.takeBaseline!.ended[0]!);
+    expect(acts.agentTurn!.ended.at(-1)!).toBeLessThan(acts.takeBaseline!.ended[0]!);
     // and the verdict was not taken before the baseline it is judged against
     expect(acts.verify!.started[0]!).toBeGreaterThan(acts.takeBaseline!.ended[0]!);
 

@@ -110,8 +110,9 @@ describe('runTool', () => {
   });
 
   it('a command that edits files (sed -i) returns the changed paths; ignored files and a read-only command return none', async () => {
-    const { prep, call } = await prepared();
-    writeFileSync(join(prep.worktree, '.gitignore'), 'build/\n');
+    const { call } = await prepared();
+    // through the edit tool, as a run changes its worktree outside a command
+    expect(await call('toolu_g', 'create_file', { path: '.gitignore', content: 'build/\n' })).toMatchObject({ status: 'done', ok: true });
     const sed = await call('toolu_6', 'run_command', { command: "sed -i 's/alpha/omega/' a.txt", reason: 'edit by command' });
     expect(sed).toMatchObject({ status: 'done', ok: true, changedPaths: ['a.txt'] });
     expect(sed.status === 'done' && sed.summary).toMatch(/changed 1 file\(s\): a\.txt/);

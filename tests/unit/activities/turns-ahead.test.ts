@@ -176,4 +176,13 @@ describe('turns an activity takes after its first', () => {
     expect(turnsAheadMs({ KILN_TURNS_AHEAD_MS: 'soon' })).toBe(1000);
     expect(turnsAheadMs({ KILN_TURNS_AHEAD_MS: '-1' })).toBe(1000);
   });
+
+  it('a later turn that fails leaves the turns before it to the workflow, which takes the failed one itself', async () => {
+    const { more } = await walk(input(), turnOf(echo()), (t) => {
+      if (t === 4) throw new Error('model turn 4: overloaded (529)');
+      return turnOf(echo());
+    });
+    // turns 2 and 3 reach the workflow; turn 4 is its next, as its own activity
+    expect(more).toHaveLength(2);
+  });
 });
