@@ -125,25 +125,25 @@ function turnEvents(artifactsDir: string): number[] {
     .flatMap((e) => (e.type === 'turn' && typeof e.turn === 'number' ? [e.turn] : []));
 }
 
+/** A scripted model of these steps, in the repo's parent directory. */
+const scripted = (repo: string, name: string, steps: unknown[]) => `scripted:${writeScript(join(repo, '..'), name, { name, steps })}`;
+
 const echo = (n: number) => ({ tool_use: [{ name: 'run_command', input: { command: `echo turn ${n}`, reason: 'a step' } }] });
 
 describe('turns an activity goes on to take', () => {
   it('takes the next turns itself while nothing needs the workflow, and the workflow sees each turn', async () => {
     const repo = repoWith(FILES);
-    const model = `scripted:${writeScript(join(repo, '..'), 'turns-ahead', {
-      name: 'turns-ahead',
-      steps: [
-        {
-          tool_use: [
-            { name: 'create_file', input: { path: 'notes.txt', content: 'made in turn 1\n' } },
-            { name: 'run_command', input: { command: 'echo one', reason: 'the check' } },
-          ],
-        },
-        { expect: { tool_result_contains: 'one' }, tool_use: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
-        { expect: { tool_result_contains: 'made in turn 1' }, ...echo(3) },
-        { expect: { tool_result_contains: 'turn 3' }, tool_use: [finish] },
-      ],
-    })}`;
+    const model = scripted(repo, 'turns-ahead', [
+      {
+        tool_use: [
+          { name: 'create_file', input: { path: 'notes.txt', content: 'made in turn 1\n' } },
+          { name: 'run_command', input: { command: 'echo one', reason: 'the check' } },
+        ],
+      },
+      { expect: { tool_result_contains: 'one' }, tool_use: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+      { expect: { tool_result_contains: 'made in turn 1' }, ...echo(3) },
+      { expect: { tool_result_contains: 'turn 3' }, tool_use: [finish] },
+    ]);
     const handle = await t.start(testInput({ repo, model, checks: ['echo one'] }));
     const r = await outcome(handle);
     expect(r.state).toBe('succeeded');
@@ -165,7 +165,7 @@ describe('turns an activity goes on to take', () => {
 
   it('attack: a model that keeps calling cannot pass the turn budget inside one activity', async () => {
     const repo = repoWith(FILES);
-    const model = `scripted:${writeScript(join(repo, '..'), 'over-budget', { name: 'over-budget', steps: [1, 2, 3, 4, 5, 6].map(echo) })}`;
+    const model = scripted(repo, 'over-budget', [1, 2, 3, 4, 5, 6].map(echo));
     const input = testInput({ repo, model, checks: [], allowUnverified: true, maxAttempts: 1, humanTimeoutMs: 1000 });
     const handle = await t.start({ ...input, budgets: { ...input.budgets, maxTurns: 3 } });
     const r = await outcome(handle);
@@ -178,7 +178,7 @@ describe('turns an activity goes on to take', () => {
   it('attack: a model repeating one call is stopped at the turn the workflow stops it, not later', async () => {
     const repo = repoWith(FILES);
     const same = { tool_use: [{ name: 'run_command', input: { command: 'echo same', reason: 'again' } }] };
-    const model = `scripted:${writeScript(join(repo, '..'), 'repeats', { name: 'repeats', steps: [same, same, same, same, same, same] })}`;
+    const model = scripted(repo, 'repeats', [same, same, same, same, same, same]);
     const handle = await t.start(testInput({ repo, model, checks: [], allowUnverified: true, maxAttempts: 1, humanTimeoutMs: 1000 }));
     const r = await outcome(handle);
     expect(r.state).not.toBe('succeeded');
@@ -189,15 +189,12 @@ describe('turns an activity goes on to take', () => {
 
   it('attack: a turn whose call needs a person ends the activity; the next turn waits for the answer', async () => {
     const repo = repoWith(FILES);
-    const model = `scripted:${writeScript(join(repo, '..'), 'ask-in-turn-2', {
-      name: 'ask-in-turn-2',
-      steps: [
-        echo(1),
-        { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'lint' } }] },
-        { expect: { tool_result_contains: 'not today' }, tool_use: [{ name: 'create_file', input: { path: 'after.txt', content: 'after the ask\n' } }] },
-        { tool_use: [finish] },
-      ],
-    })}`;
+    const model = scripted(repo, 'ask-in-turn-2', [
+      echo(1),
+      { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'lint' } }] },
+      { expect: { tool_result_contains: 'not today' }, tool_use: [{ name: 'create_file', input: { path: 'after.txt', content: 'after the ask\n' } }] },
+      { tool_use: [finish] },
+    ]);
     const input = testInput({ repo, model, checks: [], allowUnverified: true });
     const handle = await t.start(input);
     const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
