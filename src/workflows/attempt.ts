@@ -62,6 +62,8 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     cycles: cyclesOn(),
   });
 
+  // A check added between turns below must also reach the activity (turnsAhead, and goesOn in
+  // activities/run-ahead.ts): the turns it goes on to take do not come back through here.
   for (;;) {
     // pre-approvals that arrived during the last turn reach the audit before the next one starts
     await ctx.auditPreApprovals();
