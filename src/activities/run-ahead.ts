@@ -8,6 +8,7 @@
  * timeout, and the turn's timeouts allow one.
  */
 import { Context } from '@temporalio/activity';
+import { envNumber } from '../shared/env-number.js';
 import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
 import { observeCall, type StuckState } from '../workflows/stuck.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
@@ -45,14 +46,13 @@ export async function runAhead(
  * model call takes seconds always hands back, and a hand-off then costs under 1% of its time.
  */
 export const TURNS_AHEAD_MS = 1000;
+/** and how many turns one activity's result carries at most (each is a few hundred bytes of history) */
+export const MAX_TURNS_AHEAD = 32;
 
 /** The worker's KILN_TURNS_AHEAD_MS, in ms (0: every turn goes back to the workflow). */
 export function turnsAheadMs(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.KILN_TURNS_AHEAD_MS);
-  return env.KILN_TURNS_AHEAD_MS !== undefined && env.KILN_TURNS_AHEAD_MS.trim() !== '' && Number.isFinite(n) && n >= 0 ? n : TURNS_AHEAD_MS;
+  return envNumber(env, 'KILN_TURNS_AHEAD_MS', TURNS_AHEAD_MS, { zero: true });
 }
-/** and how many turns one activity's result carries at most (each is a few hundred bytes of history) */
-export const MAX_TURNS_AHEAD = 32;
 
 /**
  * The turns after the first that this activity takes itself (issue 14: a turn through the server

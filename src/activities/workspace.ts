@@ -28,8 +28,8 @@ import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   appendEvent,
   loadRun,

@@ -4,6 +4,7 @@
  * byte, or a stream that stops mid-way, was abandoned only after 306 s per attempt. This fetch
  * wrapper gives up on each of those separately, so an attempt dies in seconds, not minutes.
  */
+import { envNumber } from '../shared/env-number.js';
 
 export interface StallTimeouts {
   /** from sending the request until the response headers arrive */
@@ -17,13 +18,9 @@ export const DEFAULT_STALL_TIMEOUTS: StallTimeouts = { firstByteMs: 60_000, idle
 
 /** Read from the worker's environment: KILN_MODEL_FIRST_BYTE_MS, KILN_MODEL_IDLE_MS. */
 export function stallTimeoutsFromEnv(env: NodeJS.ProcessEnv): StallTimeouts {
-  const ms = (name: string, fallback: number) => {
-    const n = Number(env[name]);
-    return Number.isFinite(n) && n > 0 ? n : fallback;
-  };
   return {
-    firstByteMs: ms('KILN_MODEL_FIRST_BYTE_MS', DEFAULT_STALL_TIMEOUTS.firstByteMs),
-    idleMs: ms('KILN_MODEL_IDLE_MS', DEFAULT_STALL_TIMEOUTS.idleMs),
+    firstByteMs: envNumber(env, 'KILN_MODEL_FIRST_BYTE_MS', DEFAULT_STALL_TIMEOUTS.firstByteMs),
+    idleMs: envNumber(env, 'KILN_MODEL_IDLE_MS', DEFAULT_STALL_TIMEOUTS.idleMs),
   };
 }
 

@@ -54,7 +54,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
 
   // what the workflow checks between turns, for the activity to check in its place
-  const turnsAhead = (): TurnsAhead => ({
+  const betweenTurns = (): TurnsAhead => ({
     lastTurn: ctx.turnAtRunStart + (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN),
     budgets: input.budgets,
     used: { ...state.budget },
@@ -62,7 +62,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     cycles: cyclesOn(),
   });
 
-  // A check added between turns below must also reach the activity (turnsAhead, and goesOn in
+  // A check added between turns below must also reach the activity (betweenTurns, and goesOn in
   // activities/run-ahead.ts): the turns it goes on to take do not come back through here.
   for (;;) {
     // pre-approvals that arrived during the last turn reach the audit before the next one starts
@@ -89,7 +89,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
           checkpoint: loop.dirty,
           memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
           tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
-          ...(ahead ? { runAhead: { grants: state.grants, ...(aheadTurns ? { turns: turnsAhead() } : {}) } } : {}),
+          ...(ahead ? { runAhead: { grants: state.grants, ...(aheadTurns ? { turns: betweenTurns() } : {}) } } : {}),
         },
       ],
     );
