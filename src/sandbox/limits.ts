@@ -48,13 +48,35 @@ export function defaultLimits(): SandboxLimits {
   };
 }
 
-/** prlimit(1) arguments; limits set on the launcher are inherited by bwrap and the command. */
-export function prlimitArgs(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean): string[] {
-  const args = [`--as=${limits.addressSpaceBytes}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--core=0'];
+/**
+ * The rlimits as `ulimit` arguments for the command launcher's shell (run-process.ts), which sets
+ * them on itself before it execs bwrap (or the shell), so bwrap and the command inherit them: an
+ * exec fewer than prlimit(1), ~0.9 ms a command here. Units as POSIX shells (dash, bash as sh,
+ * busybox) take them: -v and -d in KiB, -f in 512-byte blocks. Setting one only without -H or -S
+ * sets both the soft and the hard limit, as prlimit did.
+ */
+export function shellLimits(limits: SandboxLimits, memoryCgroup: boolean): string[] {
+  const args = [
+    '-v',
+    String(Math.floor(limits.addressSpaceBytes / 1024)),
+    '-f',
+    String(Math.floor(limits.fileSizeBytes / 512)),
+    '-n',
+    String(limits.openFiles),
+    '-c',
+    '0',
+  ];
   const data = dataLimit(limits, memoryCgroup);
-  if (data !== undefined) args.push(`--data=${data}`);
-  if (withNproc) args.push(`--nproc=${limits.maxProcesses}`);
+  if (data !== undefined) args.push('-d', String(Math.floor(data / 1024)));
   return args;
+}
+
+/**
+ * prlimit(1) arguments for RLIMIT_NPROC, the one limit whose `ulimit` letter differs between
+ * shells (-u in bash, -p in dash); needed only without a pids cgroup.
+ */
+export function nprocArgs(limits: SandboxLimits): string[] {
+  return [`--nproc=${limits.maxProcesses}`];
 }
 
 /** RLIMIT_DATA: the memory budget when no memory cgroup holds the command, else none (the cgroup does). */

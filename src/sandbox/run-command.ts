@@ -5,7 +5,7 @@ import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
 import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from './errors.js';
-import { dataLimit, prlimitArgs, type SandboxLimits } from './limits.js';
+import { dataLimit, nprocArgs, shellLimits, type SandboxLimits } from './limits.js';
 import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
 import { keyringFilterFile } from './seccomp.js';
@@ -52,16 +52,16 @@ export function describeLimits(config: RunnerConfig): string[] {
     out.push(
       process.getuid?.() === 0 && config.mode === 'off'
         ? 'processes: NOT limited (no writable pids cgroup, and RLIMIT_NPROC does not bind root)'
-        : `processes: RLIMIT_NPROC=${config.limits.maxProcesses} (no writable pids cgroup)`,
+        : findSystemBinary('prlimit')
+          ? `processes: RLIMIT_NPROC=${config.limits.maxProcesses} (no writable pids cgroup)`
+          : 'processes: NOT limited (no writable pids cgroup, and no prlimit to set RLIMIT_NPROC)',
     );
   }
   const memoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
   const data = dataLimit(config.limits, memoryCgroup);
   if (!memoryCgroup) out.push(`memory: NOT limited by a cgroup (none writable); RLIMIT_DATA=${data} per process instead`);
   out.push(
-    findSystemBinary('prlimit')
-      ? `rlimits: address space ${config.limits.addressSpaceBytes}${data !== undefined ? `, data ${data}` : ''}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`
-      : 'rlimits: NOT set (prlimit not found)',
+    `rlimits: address space ${config.limits.addressSpaceBytes}${data !== undefined ? `, data ${data}` : ''}, file size ${config.limits.fileSizeBytes}, open files ${config.limits.openFiles}, no core dumps`,
   );
   if (config.mode === 'bwrap') out.push(`tmpfs: /tmp ${config.limits.tmpfsBytes} bytes, /dev/shm ${config.limits.shmBytes} bytes`);
   return out;
@@ -79,16 +79,17 @@ function resolveWorkspace(workspace: string): string {
 }
 
 /**
- * Wrappers every command gets, sandboxed or not: it dies with the worker, and carries rlimits.
- * A worker killed with SIGKILL cannot clean up; PDEATHSIG makes the kernel take its commands
- * along. Under bwrap its own --die-with-parent does that (for bwrap and everything inside), so
- * setpriv is left out there: one exec fewer per command, 4-10 ms measured here.
+ * Wrappers every command gets, sandboxed or not: it dies with the worker, and without a pids
+ * cgroup it carries RLIMIT_NPROC (the other rlimits the launcher sets: shellLimits). A worker
+ * killed with SIGKILL cannot clean up; PDEATHSIG makes the kernel take its commands along. Under
+ * bwrap its own --die-with-parent does that (for bwrap and everything inside), so setpriv is left
+ * out there: one exec fewer per command, 4-10 ms measured here.
  */
-function wrappers(limits: SandboxLimits, withNproc: boolean, memoryCgroup: boolean, bwrapDiesWithParent: boolean): string[] {
+function wrappers(limits: SandboxLimits, withNproc: boolean, bwrapDiesWithParent: boolean): string[] {
   const out: string[] = [];
   if (!bwrapDiesWithParent) out.push(...dieWithParent('SIGKILL'));
-  const prlimit = findSystemBinary('prlimit');
-  if (prlimit) out.push(prlimit, ...prlimitArgs(limits, withNproc, memoryCgroup), '--');
+  const prlimit = withNproc ? findSystemBinary('prlimit') : undefined;
+  if (prlimit) out.push(prlimit, ...nprocArgs(limits), '--');
   return out;
 }
 
@@ -145,7 +146,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
     const seccompFile = config.keyringFilter ? (keyringFilterFile() ?? undefined) : undefined;
     const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
     const argv = [
-      ...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup, true),
+      ...wrappers(config.limits, !hasPidsCgroup, true),
       config.bwrapPath,
       ...bwrapArgs({
         workspace,
@@ -175,6 +176,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
         env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
         cwd: workspace,
         bwrapStatus: true,
+        rlimits: shellLimits(config.limits, hasMemoryCgroup),
         ...(cgroup ? { cgroup } : {}),
         ...(seccompFile !== undefined ? { seccompFile } : {}),
         ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
@@ -188,8 +190,11 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
   try {
     const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
-    const argv = [...wrappers(config.limits, !hasPidsCgroup, hasMemoryCgroup, false), ...ownPidNamespace(), shell, '-c', command];
-    const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, ...(cgroup ? { cgroup } : {}) }, runOpts);
+    const argv = [...wrappers(config.limits, !hasPidsCgroup, false), ...ownPidNamespace(), shell, '-c', command];
+    const result = await launchAndWait(
+      { argv, env, cwd: workspace, bwrapStatus: false, rlimits: shellLimits(config.limits, hasMemoryCgroup), ...(cgroup ? { cgroup } : {}) },
+      runOpts,
+    );
     return { ...result, sandboxed: false };
   } finally {
     rmSync(home, { recursive: true, force: true });

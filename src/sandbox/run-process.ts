@@ -10,8 +10,9 @@ export const KILL_GRACE_MS = 500;
 const DRAIN_MS = 1000;
 
 /**
- * Joins the run's cgroups (before exec, so not a single child escapes the limits), merges stderr
- * into stdout (one pipe keeps the two interleaved in the order they were written) and execs.
+ * Joins the run's cgroups (before exec, so not a single child escapes the limits), sets the
+ * rlimits, merges stderr into stdout (one pipe keeps the two interleaved in the order they were
+ * written) and execs.
  * It writes 0, not its pid: "the writer itself" is what lets the kernel skip its global lock on a
  * v1 `tasks` file (cgroup.ts, joinFiles).
  */
@@ -21,6 +22,11 @@ const LAUNCHER = [
   'while [ "$n" -gt 0 ]; do',
   '  echo 0 > "$1" || { echo "kiln: cannot join cgroup $1"; exit 125; }',
   '  shift; n=$((n-1))',
+  'done',
+  'n=$1; shift',
+  'while [ "$n" -gt 0 ]; do',
+  '  ulimit "$1" "$2" || { echo "kiln: cannot set the limit ulimit $1 $2"; exit 125; }',
+  '  shift 2; n=$((n-1))',
   'done',
   'exec "$@"',
 ].join('\n');
@@ -32,6 +38,8 @@ export interface LaunchSpec {
   /** bwrap reports on fd 3 whether it got as far as running the command */
   bwrapStatus: boolean;
   cgroup?: RunCgroup;
+  /** `ulimit` flag and value pairs the launcher sets before it execs (limits.ts, shellLimits) */
+  rlimits?: string[];
   /**
    * the compiled seccomp program, opened for the launched process as fd 4 by whichever process
    * spawns it (fds do not cross to the worker's spawner)
@@ -91,22 +99,27 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       });
       return;
     }
-    const child = spawnCommand('/bin/sh', ['-c', LAUNCHER, 'kiln-launch', String(joinFiles.length), ...joinFiles, ...spec.argv], {
-      cwd: spec.cwd,
-      env: spec.env,
-      // Own process group, so a timeout can kill the command and everything it started.
-      detached: true,
-      stdio: [
-        'ignore',
-        'pipe',
-        'ignore',
-        spec.bwrapStatus ? 'pipe' : 'ignore',
-        spec.seccompFile !== undefined ? { file: spec.seccompFile } : 'ignore',
-        spec.attachNetwork ? 'pipe' : 'ignore',
-        spec.attachNetwork ? 'pipe' : 'ignore',
-        spec.attachNetwork ? 'pipe' : 'ignore',
-      ],
-    });
+    const rlimits = spec.rlimits ?? [];
+    const child = spawnCommand(
+      '/bin/sh',
+      ['-c', LAUNCHER, 'kiln-launch', String(joinFiles.length), ...joinFiles, String(rlimits.length / 2), ...rlimits, ...spec.argv],
+      {
+        cwd: spec.cwd,
+        env: spec.env,
+        // Own process group, so a timeout can kill the command and everything it started.
+        detached: true,
+        stdio: [
+          'ignore',
+          'pipe',
+          'ignore',
+          spec.bwrapStatus ? 'pipe' : 'ignore',
+          spec.seccompFile !== undefined ? { file: spec.seccompFile } : 'ignore',
+          spec.attachNetwork ? 'pipe' : 'ignore',
+          spec.attachNetwork ? 'pipe' : 'ignore',
+          spec.attachNetwork ? 'pipe' : 'ignore',
+        ],
+      },
+    );
 
     let timedOut = false;
     let aborted = false;

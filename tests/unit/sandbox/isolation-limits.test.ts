@@ -98,6 +98,39 @@ describe('an unprivileged user in a user namespace', () => {
   });
 });
 
+describe('rlimits, set by the launcher before bwrap', () => {
+  const MiB = 1024 * 1024;
+  const limits = { fileSizeBytes: 3 * MiB, openFiles: 256, addressSpaceBytes: 48 * 1024 * MiB };
+  const limitLine = (out: string, name: string) => new RegExp(`${name}\\s+(\\d+)\\s+(\\d+)`).exec(out)?.slice(1).map(Number);
+
+  test.each(['bwrap', 'off'] as const)('%s: file size, open files, address space and core dumps are capped, soft and hard', async (mode) => {
+    const sb = await createSandbox({ mode, limits });
+    const r = await sb.run('cat /proc/self/limits', { workspace: tempDir('ws'), timeoutMs: 15_000 });
+    expect(limitLine(r.output, 'Max file size')).toEqual([3 * MiB, 3 * MiB]);
+    expect(limitLine(r.output, 'Max open files')).toEqual([256, 256]);
+    expect(limitLine(r.output, 'Max address space')).toEqual([48 * 1024 * MiB, 48 * 1024 * MiB]);
+    expect(limitLine(r.output, 'Max core file size')).toEqual([0, 0]);
+  });
+
+  test('attack: a command cannot write past the file size cap, nor raise a hard limit; control: under the cap it writes', async () => {
+    const sb = await createSandbox({ mode: 'bwrap', limits });
+    const r = await sb.run(
+      [
+        'head -c 1M /dev/zero > small && echo "small:$?"',
+        '(head -c 8M /dev/zero > big) 2>/dev/null; echo "big:$? $(stat -c %s big)"',
+        'ulimit -n 4096 2>/dev/null; echo "raise:$?"',
+        'ulimit -H -f unlimited 2>/dev/null; echo "unlimit:$?"',
+      ].join('\n'),
+      { workspace: tempDir('ws'), timeoutMs: 15_000 },
+    );
+    expect(r.output).toContain('small:0');
+    // SIGXFSZ ends the writer at the cap, and the file holds no more than it
+    expect(r.output).toMatch(new RegExp(`big:[1-9]\\d* ${3 * MiB}\\n`));
+    expect(r.output).toMatch(/raise:[1-9]/);
+    expect(r.output).toMatch(/unlimit:[1-9]/);
+  });
+});
+
 describe('capped scratch space and memory', () => {
   test('/tmp and /dev/shm are size-limited tmpfs: writing past the cap fails; writing under it works', async () => {
     const small = await createSandbox({ mode: 'bwrap', limits: { tmpfsBytes: 8 * 1024 * 1024, shmBytes: 4 * 1024 * 1024 } });
