@@ -10,6 +10,7 @@ import { isDiskFull } from './disk.js';
 import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
 import { evaluate } from '../policy/index.js';
+import { writesNothing } from '../policy/read-only.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
 import { approvalPreview } from './approval-preview.js';
@@ -89,6 +90,9 @@ export interface StoredResult {
   view: RunToolResult;
 }
 
+/** The run's look at the worktree before a command; `remembered` when it is the one kept (snapshot.ts). */
+type Seen = Look & { remembered?: boolean };
+
 interface Started {
   at: string;
   name: string;
@@ -152,8 +156,13 @@ export function toolActivities(deps: ActivityDeps) {
 
     // a command is judged on the files this run changed, and the same look is its "before"
     const st = stateDir(rec.input.repo, rec.input.runId);
-    const snap =
-      call.name === 'run_command' ? ((await knownSnapshot(st)) ?? (await snapshotWorktree(rec.worktree, rec.baseCommit, st, { changed: true }))) : undefined;
+    const known = call.name === 'run_command' ? await knownSnapshot(st) : undefined;
+    const snap: Seen | undefined =
+      call.name !== 'run_command'
+        ? undefined
+        : known
+          ? { ...known, remembered: true }
+          : await snapshotWorktree(rec.worktree, rec.baseCommit, st, { changed: true });
     const { decision, needs } = await decide(rec, call, snap?.changed);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
@@ -226,7 +235,7 @@ export function toolActivities(deps: ActivityDeps) {
     parsed: Extract<ParsedToolInput, { ok: true }>,
     decision: PolicyDecision,
     summary: string,
-    seenBefore: Look | undefined,
+    seenBefore: Seen | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const effect = TOOL_CATALOG[parsed.name].effect;
@@ -271,7 +280,7 @@ export function toolActivities(deps: ActivityDeps) {
     timeoutMs: number | undefined,
     decision: PolicyDecision,
     summary: string,
-    seenBefore: Look | undefined,
+    seenBefore: Seen | undefined,
   ): Promise<RunToolResult> {
     const { repo, runId } = rec.input;
     const sp = startedPath(repo, runId, call.id);
@@ -293,8 +302,11 @@ export function toolActivities(deps: ActivityDeps) {
     }
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
     const state = stateDir(repo, runId);
+    // a plain reader runs with the worktree read-only, and then the look before it is the look
+    // after it: the kernel keeps it so (policy/read-only.ts); a check runs as the verifier runs it
+    const readOnly = sandbox.kind === 'bwrap' && !isCheck && seenBefore !== undefined && writesNothing(decision.segments ?? []);
     // until the look after the command, nobody may take the worktree for the tree seen last
-    await forgetWorktreeTree(state);
+    if (!readOnly) await forgetWorktreeTree(state);
     const before = seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
     // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
     const cacheDir = await heartbeating(() => runCache(repo, runId));
@@ -306,6 +318,7 @@ export function toolActivities(deps: ActivityDeps) {
     const res: CommandResult = await heartbeating(() => {
       const p = sandbox.run(command, {
         workspace: rec.worktree,
+        ...(readOnly ? { workspaceReadOnly: true } : {}),
         timeoutMs: limit,
         readOnlyPaths: rec.linked,
         sensitive,
@@ -320,12 +333,7 @@ export function toolActivities(deps: ActivityDeps) {
     clearTimeout(crashTimer);
     // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
     stopIfCancelled(`run_command: ${command.slice(0, 200)}`);
-    // edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's
-    // a fresh git set-up: the command may have changed the repository's config (drivers)
-    // with what it changes against the base: the next command's policy look needs no git
-    const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true, seen: seenBefore });
-    await rememberWorktreeTree(state, after, afterChanged);
-    const changed = await pathsChangedBetween(rec.worktree, before, after);
+    const changed = await lookAfter(rec, res, seenBefore, before, readOnly);
     const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
     const kept = await log.close(`\n[${status}]\n`);
     const body = redact(res.output);
@@ -352,6 +360,26 @@ export function toolActivities(deps: ActivityDeps) {
       ranChecks,
       kept.note,
     );
+  }
+
+  /**
+   * What the command changed in the worktree, and the run's look at it kept for the next command.
+   * Edits made by commands (sed -i, a formatter, a code generator) count like the edit tool's; the
+   * look sets git up afresh (the command may have changed the repository's config, its drivers),
+   * and keeps what the worktree changes against the base: the next command's policy needs no git.
+   */
+  async function lookAfter(rec: RunRecord, res: CommandResult, seenBefore: Seen | undefined, before: string, askedReadOnly: boolean): Promise<string[]> {
+    const state = stateDir(rec.input.repo, rec.input.runId);
+    if (res.workspaceReadOnly && seenBefore) {
+      // nothing could be written: what was seen before is the worktree still
+      if (!seenBefore.remembered) await rememberWorktreeTree(state, seenBefore.tree, seenBefore.changed);
+      return [];
+    }
+    // asked read-only and not held so: the tree seen last is no longer to be trusted
+    if (askedReadOnly) await forgetWorktreeTree(state);
+    const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true, seen: seenBefore });
+    await rememberWorktreeTree(state, after, afterChanged);
+    return pathsChangedBetween(rec.worktree, before, after);
   }
 
   async function finishResult(

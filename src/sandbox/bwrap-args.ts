@@ -52,6 +52,8 @@ export interface BwrapArgsInput {
   resolvConf?: string;
   /** a host folder of warm caches, bound read-write at SANDBOX_CACHE (see toolchains.ts) */
   cacheDir?: string;
+  /** the worktree bound read-only: nothing in it can be written (policy/read-only.ts) */
+  workspaceReadOnly?: boolean;
   /** pass bwrap's JSON status on this fd so a sandbox that never started is told apart from a failing command */
   statusFd?: number;
 }
@@ -250,7 +252,7 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--dir', input.home);
   args.push(...toolchainBinds(input.cacheDir));
   // The worktree comes after the system binds: it may itself live under /tmp or /opt.
-  args.push('--bind', ws, ws);
+  args.push(input.workspaceReadOnly ? '--ro-bind' : '--bind', ws, ws);
   // bound only as what they are: a linked path that is (or sits under) a symlink would bind its
   // target, wherever on the host that points (prepare stores real paths; this catches a late swap)
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && isRealPath(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);

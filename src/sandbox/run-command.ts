@@ -166,6 +166,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
         ...(seccompFile !== undefined ? { seccompFd: SECCOMP_FD } : {}),
         ...(network === 'slirp' ? { infoFd: INFO_FD, readyFd: READY_FD, goFd: GO_FD, resolvConf: slirpResolvConf() } : {}),
         ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+        ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}),
         ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
         ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
       }),
@@ -183,7 +184,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
       },
       runOpts,
     );
-    return { ...result, sandboxed: true };
+    return { ...result, sandboxed: true, ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}) };
   }
 
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.

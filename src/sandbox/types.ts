@@ -15,6 +15,8 @@ export interface CommandResult {
   durationMs: number;
   /** false only when the user turned the sandbox off */
   sandboxed: boolean;
+  /** the worktree was bound read-only (asked with workspaceReadOnly, and sandboxed): the command changed nothing in it */
+  workspaceReadOnly?: boolean;
 }
 
 export interface CommandOptions {
@@ -39,6 +41,12 @@ export interface CommandOptions {
    * picks one that no other run shares unless it is trusted (see checks/caches.ts)
    */
   cacheDir?: string;
+  /**
+   * the worktree is bound read-only: the command cannot change a file in it (a write fails with
+   * EROFS). Only a sandbox can hold it so; an unsandboxed command runs as always, and its result
+   * says which it was.
+   */
+  workspaceReadOnly?: boolean;
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */
