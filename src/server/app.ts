@@ -253,8 +253,9 @@ export function createApp(o: AppOptions): Hono<Env> {
     const id = need(c, 'cancel');
     const run = await ownRun(c);
     const req = await body(c, Cancel);
-    if (!run.open) throw new HttpError(409, 'already_ended', `run ${run.runId} already ended (${run.status.toLowerCase()}): nothing to cancel`);
-    await o.backend.cancel(run.runId, id.user, req.reason);
+    const ended = () => new HttpError(409, 'already_ended', `run ${run.runId} already ended (${run.status.toLowerCase()}): nothing to cancel`);
+    if (!run.open) throw ended();
+    if (!(await o.backend.cancel(run.runId, id.user, req.reason))) throw ended();
     return c.json({ runId: run.runId, cancelling: true, by: id.user }, 202);
   });
 

@@ -42,7 +42,8 @@ export interface RunBackend {
   /** the outcome of a closed run */
   result(runId: string): Promise<RunResult | undefined>;
   input(runId: string): Promise<RunInput | undefined>;
-  cancel(runId: string, by: string, reason?: string): Promise<void>;
+  /** false when the run had ended already (it may end between a look at it and this) */
+  cancel(runId: string, by: string, reason?: string): Promise<boolean>;
   approve(runId: string, d: ApprovalDecision): Promise<string>;
   human(runId: string, d: HumanDecision): Promise<string>;
   /** whether the run store knows the search attributes the workflow upserts */

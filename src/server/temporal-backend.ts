@@ -76,11 +76,18 @@ export class TemporalBackend implements RunBackend {
     return startInput(handleFor(this.client, runId));
   }
 
-  async cancel(runId: string, by: string, reason?: string): Promise<void> {
+  async cancel(runId: string, by: string, reason?: string): Promise<boolean> {
     const h = handleFor(this.client, runId);
-    // who and why first: the run records them when the cancellation reaches it
-    await h.signal(cancelRequestSignal, { by, reason, via: 'kiln serve' });
-    await h.cancel();
+    try {
+      // who and why first: the run records them when the cancellation reaches it
+      await h.signal(cancelRequestSignal, { by, reason, via: 'kiln serve' });
+      await h.cancel();
+      return true;
+    } catch (err) {
+      // a run that ended meanwhile is "not found" as an open execution
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
   }
 
   approve(runId: string, d: Parameters<RunBackend['approve']>[1]) {

@@ -156,8 +156,13 @@ export class FakeRunBackend implements RunBackend {
     return this.runs.get(runId)?.input;
   }
 
+  /** runs that end between the server's look at them and their cancel */
+  readonly endBeforeCancel = new Set<string>();
+
   async cancel(runId: string, by: string, reason?: string) {
+    if (this.endBeforeCancel.has(runId)) return false;
     this.cancels.push({ runId, by, reason });
+    return true;
   }
 
   async approve(runId: string, d: ApprovalDecision) {

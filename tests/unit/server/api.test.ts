@@ -71,6 +71,18 @@ describe('authentication and roles', () => {
     await h.call('POST', '/runs/r1/human', h.t.acmeApprover, { action: 'hint', text: 'look at auth.ts' });
     expect(h.backend.humans[0]!.d).toEqual({ action: 'hint', text: 'look at auth.ts', by: 'bob' });
   });
+
+  it('a run that ends between the look at it and its cancel is "already ended" (409), not a server error; control: an open one cancels', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', { repo: h.acmeRepo });
+    h.backend.add('r2', 'acme', { repo: h.acmeRepo });
+    h.backend.endBeforeCancel.add('r1');
+    const late = await h.call('POST', '/runs/r1/cancel', h.t.acmeRunner, { reason: 'too late' });
+    expect(late.status).toBe(409);
+    expect((await json(late)).error).toBe('already_ended');
+    expect((await h.call('POST', '/runs/r2/cancel', h.t.acmeRunner, {})).status).toBe(202);
+    expect(h.backend.cancels.map((c) => c.runId)).toEqual(['r2']);
+  });
 });
 
 describe('approvals', () => {
