@@ -303,8 +303,8 @@ export function toolActivities(deps: ActivityDeps) {
     await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
     const state = stateDir(repo, runId);
     // a plain reader runs with the worktree read-only, and then the look before it is the look
-    // after it: the kernel keeps it so (policy/read-only.ts); a check runs as the verifier runs it
-    const readOnly = sandbox.kind === 'bwrap' && !isCheck && seenBefore !== undefined && writesNothing(decision.segments ?? []);
+    // after it: the kernel keeps it so (policy/read-only.ts)
+    const readOnly = sandbox.kind === 'bwrap' && seenBefore !== undefined && writesNothing(decision.segments ?? []);
     // until the look after the command, nobody may take the worktree for the tree seen last
     if (!readOnly) await forgetWorktreeTree(state);
     const before = seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
