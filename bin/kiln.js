@@ -2,8 +2,9 @@
 // V8's young generation capped at 2 MB a semi-space (default 16): a worker's peak resident memory
 // with 50 runs at once went from 371 to 328 MB, with no start-up cost measurable for the CLI. And
 // V8 sized for memory, not speed (a heap that grows less before it is collected): 50 runs at
-// once peaked at 252–262 instead of 303–371 MB, for ~6% fewer runs a minute and no change in a
-// turn's time (docs/bench.md). `node bin/kiln.js` skips the shebang, and with it these settings.
+// once peaked at 248–262 instead of 303–371 MB, for 5–15% fewer runs a minute in that burst and
+// ~1–2 ms more a turn (docs/bench.md). `node bin/kiln.js` skips the shebang, and with it these
+// settings: `node --max-semi-space-size=2 bin/kiln.js worker` is the worker that favours speed.
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (part of `npm run setup`).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
