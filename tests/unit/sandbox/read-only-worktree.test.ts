@@ -60,6 +60,23 @@ describe('the worktree, read-only for a command', () => {
     expect(contents(ws)).toBe(before);
   });
 
+  test('attack: no writable mount leads to a worktree file: a hard link from the cache into it cannot be made (EXDEV)', async () => {
+    const ws = worktree();
+    const cacheDir = tempDir('ro-cache');
+    // in a writable run, the one place a command could keep a second name for a worktree file
+    const r = await sandbox.run('ln a.txt /tmp/kiln-cache/alias 2>&1; echo "ln:$?"', {
+      workspace: ws,
+      cacheDir,
+      timeoutMs: 15_000,
+    });
+    expect(r.output).toMatch(/ln:[1-9]/);
+    expect(r.output).toMatch(/Invalid cross-device link/);
+    expect(existsSync(join(cacheDir, 'alias'))).toBe(false);
+    // control: the cache itself takes writes
+    const w = await sandbox.run('echo c > /tmp/kiln-cache/c && cat /tmp/kiln-cache/c', { workspace: ws, cacheDir, workspaceReadOnly: true, timeoutMs: 15_000 });
+    expect(w.output).toBe('c\n');
+  });
+
   test('control: without it, the same command writes, and the result does not claim otherwise', async () => {
     const ws = worktree();
     const r = await sandbox.run('echo x > new.txt', { workspace: ws, timeoutMs: 15_000 });
