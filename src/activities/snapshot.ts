@@ -167,41 +167,8 @@ export async function knownSnapshot(stateDir: string): Promise<{ tree: string; c
     : undefined;
 }
 
-/**
- * The paths the worktree changes against the base at most, kept across the edit tools' writes
- * while no look is (an edit knows the one path it writes): a reader run next is judged on them
- * with no git at all. A superset is only stricter for the policy (a file the run wrote asks when
- * run), never looser; a command that may write removes it with the look (forgetWorktreeTree).
- */
-const EDITED_FILE = 'worktree-changed-at-most.json';
-
-/** Before a command that may write: no look, and no paths kept, hold until its own look. */
 export async function forgetWorktreeTree(stateDir: string): Promise<void> {
   await rm(join(stateDir, SEEN_FILE), { force: true });
-  await rm(join(stateDir, EDITED_FILE), { force: true });
-}
-
-/**
- * Before the edit tool writes `path`: the look is forgotten (the tree is no longer the
- * worktree's), and what it changed, with `path`, is kept as the paths changed at most. Without a
- * look or kept paths to start from, nothing is kept, and the next command looks.
- */
-export async function forgetWorktreeTreeForEdit(stateDir: string, path: string): Promise<void> {
-  const from = (await knownSnapshot(stateDir))?.changed ?? (await changedAtMost(stateDir));
-  await forgetWorktreeTree(stateDir);
-  if (from) await writeFile(join(stateDir, EDITED_FILE), JSON.stringify({ changed: [...new Set([...from, path])].sort() }));
-}
-
-/** The paths kept by forgetWorktreeTreeForEdit, while nothing but the edit tools wrote since the last look. */
-export async function changedAtMost(stateDir: string): Promise<string[] | undefined> {
-  let kept: { changed?: unknown } | null;
-  try {
-    kept = JSON.parse(await readFile(join(stateDir, EDITED_FILE), 'utf8')) as { changed?: unknown } | null;
-  } catch {
-    // none, or half a write (a crash): the next command looks
-    return undefined;
-  }
-  return Array.isArray(kept?.changed) && kept.changed.every((p) => typeof p === 'string') ? (kept.changed as string[]) : undefined;
 }
 
 export async function knownWorktreeTree(stateDir: string): Promise<string | undefined> {

@@ -42,9 +42,7 @@ import { runCache } from '../checks/caches.js';
 import {
   MAX_CHANGED_PATHS,
   type Look,
-  changedAtMost,
   forgetWorktreeTree,
-  forgetWorktreeTreeForEdit,
   knownSnapshot,
   pathsChangedBetween,
   rememberWorktreeTree,
@@ -158,16 +156,14 @@ export function toolActivities(deps: ActivityDeps) {
 
     // a command is judged on the files this run changed, and the same look is its "before"
     const st = stateDir(rec.input.repo, rec.input.runId);
-    // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
     const known = call.name === 'run_command' ? await knownSnapshot(st) : undefined;
-    const atMost = call.name === 'run_command' && !known ? await changedAtMost(st) : undefined;
     const snap: Seen | undefined =
-      call.name !== 'run_command' || atMost
+      call.name !== 'run_command'
         ? undefined
         : known
           ? { ...known, remembered: true }
           : await snapshotWorktree(rec.worktree, rec.baseCommit, st, { changed: true });
-    const { decision, needs } = await decide(rec, call, snap?.changed ?? atMost);
+    const { decision, needs } = await decide(rec, call, snap?.changed);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
     if (decision.decision === 'deny') {
@@ -269,7 +265,7 @@ export function toolActivities(deps: ActivityDeps) {
       if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
       prepared = p;
       // the worktree is about to change outside a command: the next checkpoint must look again
-      await forgetWorktreeTreeForEdit(stateDir(repo, runId), prepared.path);
+      await forgetWorktreeTree(stateDir(repo, runId));
       await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
     }
     const out = await commitEdit(ws, prepared);
@@ -308,10 +304,10 @@ export function toolActivities(deps: ActivityDeps) {
     const state = stateDir(repo, runId);
     // a plain reader runs with the worktree read-only, and then the look before it is the look
     // after it: the kernel keeps it so (policy/read-only.ts)
-    const readOnly = sandbox.kind === 'bwrap' && writesNothing(decision.segments ?? []);
+    const readOnly = sandbox.kind === 'bwrap' && seenBefore !== undefined && writesNothing(decision.segments ?? []);
     // until the look after the command, nobody may take the worktree for the tree seen last
     if (!readOnly) await forgetWorktreeTree(state);
-    const before = readOnly ? seenBefore?.tree : (seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state)));
+    const before = seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
     // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
     const cacheDir = await heartbeating(() => runCache(repo, runId));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
@@ -372,26 +368,18 @@ export function toolActivities(deps: ActivityDeps) {
    * look sets git up afresh (the command may have changed the repository's config, its drivers),
    * and keeps what the worktree changes against the base: the next command's policy needs no git.
    */
-  async function lookAfter(
-    rec: RunRecord,
-    res: CommandResult,
-    seenBefore: Seen | undefined,
-    before: string | undefined,
-    askedReadOnly: boolean,
-  ): Promise<string[]> {
+  async function lookAfter(rec: RunRecord, res: CommandResult, seenBefore: Seen | undefined, before: string, askedReadOnly: boolean): Promise<string[]> {
     const state = stateDir(rec.input.repo, rec.input.runId);
-    if (res.workspaceReadOnly) {
-      // nothing could be written: what was seen before is the worktree still (or, with no look
-      // since the edits, the paths changed at most are still those)
-      if (seenBefore && !seenBefore.remembered) await rememberWorktreeTree(state, seenBefore.tree, seenBefore.changed);
+    if (res.workspaceReadOnly && seenBefore) {
+      // nothing could be written: what was seen before is the worktree still
+      if (!seenBefore.remembered) await rememberWorktreeTree(state, seenBefore.tree, seenBefore.changed);
       return [];
     }
     // asked read-only and not held so: the tree seen last is no longer to be trusted
     if (askedReadOnly) await forgetWorktreeTree(state);
     const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true, seen: seenBefore });
     await rememberWorktreeTree(state, after, afterChanged);
-    // no tree before it (asked read-only, not held so): every path it changes against the base
-    return before === undefined ? (afterChanged ?? []) : pathsChangedBetween(rec.worktree, before, after);
+    return pathsChangedBetween(rec.worktree, before, after);
   }
 
   async function finishResult(
