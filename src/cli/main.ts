@@ -483,17 +483,13 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--by <name>', "who cancels (default: your OS user; recorded in audit.jsonl and the run's reason)")
     .option('--reason <text>', 'why (recorded with it)')
     .action(async (runId: string, o: { by?: string; reason?: string }) => {
-      const { cancelRequestSignal } = await import('../shared/messages.js');
+      const { requestCancel } = await runsModule();
       await withRun(runId, async (handle, client) => {
         const d = await handle.describe();
-        if (d.status.name !== 'RUNNING') throw new CliError(`${runId} already ended (${d.status.name.toLowerCase()}): nothing to cancel`);
-        // who and why first: the run records them when the cancellation reaches it
-        await handle.signal(cancelRequestSignal, {
-          by: signedApprover(o.by, handle.workflowId, { kind: 'cancel' }),
-          reason: o.reason,
-          via: client.options.identity,
-        });
-        await handle.cancel();
+        const ended = (status: string) => new CliError(`${runId} already ended (${status}): nothing to cancel`);
+        if (d.status.name !== 'RUNNING') throw ended(d.status.name.toLowerCase());
+        const by = signedApprover(o.by, handle.workflowId, { kind: 'cancel' });
+        if (!(await requestCancel(handle, { by, reason: o.reason, via: client.options.identity }))) throw ended('meanwhile');
         out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });
     });

@@ -14,11 +14,20 @@ import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { approveSignal, approveUpdate, humanSignal, humanUpdate, preApproveSignal, preApproveUpdate, statusQuery } from '../shared/messages.js';
+import {
+  approveSignal,
+  approveUpdate,
+  cancelRequestSignal,
+  humanSignal,
+  humanUpdate,
+  preApproveSignal,
+  preApproveUpdate,
+  statusQuery,
+} from '../shared/messages.js';
 import { approvalProgress } from '../shared/approver.js';
 import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/constants.js';
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
-import type { ApprovalDecision, HumanDecision, LogLine, PendingApproval, PreApproval, RunInput, RunResult, RunState } from '../shared/types.js';
+import type { ApprovalDecision, CancelRequest, HumanDecision, LogLine, PendingApproval, PreApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
 import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../temporal/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
@@ -234,6 +243,22 @@ function isDeadline(err: unknown): boolean {
 }
 
 const recorded = (why: string, what: string) => `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
+
+/**
+ * Asks a run to stop: who and why first (the run records them when the cancellation reaches it),
+ * then the cancellation. false when the run had ended already, also when it ended after the
+ * caller looked (a closed execution is "not found" to a signal).
+ */
+export async function requestCancel(handle: WorkflowHandle<typeof kilnRun>, request: CancelRequest): Promise<boolean> {
+  try {
+    await handle.signal(cancelRequestSignal, request);
+    await handle.cancel();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
 
 export async function sendApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: ApprovalDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const what = `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId}`;

@@ -124,6 +124,8 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
   const hasPidsCgroup = cgroup?.limits.some((l) => l.startsWith('pids')) ?? false;
   const hasMemoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
+  // the launcher sets them, sandboxed or not
+  const rlimits = shellLimits(config.limits, hasMemoryCgroup);
   const shell = findShell();
   const runOpts = {
     timeoutMs: opts.timeoutMs,
@@ -177,7 +179,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
         env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
         cwd: workspace,
         bwrapStatus: true,
-        rlimits: shellLimits(config.limits, hasMemoryCgroup),
+        rlimits,
         ...(cgroup ? { cgroup } : {}),
         ...(seccompFile !== undefined ? { seccompFile } : {}),
         ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
@@ -192,10 +194,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   try {
     const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
     const argv = [...wrappers(config.limits, !hasPidsCgroup, false), ...ownPidNamespace(), shell, '-c', command];
-    const result = await launchAndWait(
-      { argv, env, cwd: workspace, bwrapStatus: false, rlimits: shellLimits(config.limits, hasMemoryCgroup), ...(cgroup ? { cgroup } : {}) },
-      runOpts,
-    );
+    const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, rlimits, ...(cgroup ? { cgroup } : {}) }, runOpts);
     return { ...result, sandboxed: false };
   } finally {
     rmSync(home, { recursive: true, force: true });

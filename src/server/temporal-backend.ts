@@ -1,8 +1,7 @@
 /** The run store `kiln serve` uses: Temporal, through the same client code as the CLI. */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { fleetQuery } from '../client/fleet-query.js';
-import { handleFor, hasKilnSearchAttributes, outcome, readState, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
-import { cancelRequestSignal } from '../shared/messages.js';
+import { handleFor, hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
 import { KilnPhase, KilnRepo, KilnTenant } from '../temporal/search-attributes.js';
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from './backend.js';
 
@@ -76,18 +75,8 @@ export class TemporalBackend implements RunBackend {
     return startInput(handleFor(this.client, runId));
   }
 
-  async cancel(runId: string, by: string, reason?: string): Promise<boolean> {
-    const h = handleFor(this.client, runId);
-    try {
-      // who and why first: the run records them when the cancellation reaches it
-      await h.signal(cancelRequestSignal, { by, reason, via: 'kiln serve' });
-      await h.cancel();
-      return true;
-    } catch (err) {
-      // a run that ended meanwhile is "not found" as an open execution
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+  cancel(runId: string, by: string, reason?: string): Promise<boolean> {
+    return requestCancel(handleFor(this.client, runId), { by, reason, via: 'kiln serve' });
   }
 
   approve(runId: string, d: Parameters<RunBackend['approve']>[1]) {
