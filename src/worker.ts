@@ -11,7 +11,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createActivities, defaultDeps, type ActivityDeps } from './activities/index.js';
 import { useSpawner } from './process/spawn.js';
-import { createSandbox, probeSummary } from './sandbox/index.js';
+import { createSandbox, discardKeptSandboxes, probeSummary } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
@@ -299,7 +299,11 @@ export async function startWorker(
         fleetGauges?.stop();
         if (shared.getState() === 'RUNNING') shared.shutdown();
         if (host.getState() === 'RUNNING') host.shutdown();
-        await run.finally(releaseSpawner);
+        await run.finally(() => {
+          // their cgroups too: the spawner's exit kills the processes, not the cgroups
+          discardKeptSandboxes({ idleOnly: true });
+          releaseSpawner();
+        });
         if (!opts.connection) await connection.close();
       })();
       return stopping;

@@ -33,7 +33,7 @@ import {
   writeWorkflowEvents,
   type RunRecord,
 } from './run-files.js';
-import { callPath, readStoredResult, type StoredCall } from './tools.js';
+import { callPath, readStoredResult, readySandbox, type StoredCall } from './tools.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
 export const CONTEXT_TOKEN_BUDGET = 6000;
@@ -95,11 +95,11 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     // the same holds for the run's first look (snapshot.ts), started once the request is on its
     // way so that its git does not slow the request down; a failed one is left to the command
     let pendingLook: Promise<void> | undefined;
-    const startLook = inp.checkpoint
-      ? undefined
-      : () => {
-          pendingLook ??= firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
-        };
+    const asking = () => {
+      if (!inp.checkpoint) pendingLook ??= firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
+      // and the sandbox the turn's readers will run in, if the worktree has none yet
+      readySandbox(rec, deps);
+    };
 
     const user = await nextUserMessage(rec, convo, inp);
     let messages = [...convo.messages, user];
@@ -136,7 +136,7 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
     // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
     let asked: Asked;
     try {
-      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, startLook));
+      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, asking));
     } catch (err) {
       // a retry of this turn takes the checkpoint again: this one must let go of its index first
       await pendingCheckpoint?.catch(() => undefined);

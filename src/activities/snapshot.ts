@@ -3,7 +3,7 @@
  * index of the run's own (kept between commands, so git re-hashes only what changed). Ignored
  * files are not changes: they never reach the patch or the verified tree either.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
@@ -31,8 +31,25 @@ const lookIndex = (stateDir: string) => join(stateDir, 'snapshot.index');
  * against the base (what the policy needs to judge a command): one git set-up for both, and no
  * fresh index that would re-hash every file of the repo.
  */
-export async function snapshotWorktree(worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look } = {}): Promise<Look> {
+export function snapshotWorktree(worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look } = {}): Promise<Look> {
+  // one look at a time on an index (git locks it): a look after an edit may still be going
   const index = lookIndex(stateDir);
+  const look = (looking.get(index) ?? Promise.resolve()).then(() => lookThrough(index, worktree, base, stateDir, o));
+  const settled = look.then(
+    () => undefined,
+    () => undefined,
+  );
+  looking.set(index, settled);
+  void settled.then(() => {
+    if (looking.get(index) === settled) looking.delete(index);
+  });
+  return look;
+}
+
+/** index → the last look queued on it (this process's) */
+const looking = new Map<string, Promise<void>>();
+
+async function lookThrough(index: string, worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look }): Promise<Look> {
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
   if (!existsSync(index)) await g.run(['read-tree', base]);
@@ -167,8 +184,76 @@ export async function knownSnapshot(stateDir: string): Promise<{ tree: string; c
     : undefined;
 }
 
+/**
+ * The paths the worktree changes against the base at most, kept across the edit tools' writes
+ * while no look is (an edit knows the one path it writes): a reader run next is judged on them
+ * with no git at all. A superset is only stricter for the policy (a file the run wrote asks when
+ * run), never looser; a command that may write removes it with the look (forgetWorktreeTree).
+ */
+const EDITED_FILE = 'worktree-changed-at-most.json';
+
+/** state dir → how many times the worktree was said to change outside a look (this process's) */
+const generations = new Map<string, number>();
+
+/** Before the worktree may change outside a look (a command that may write, setup): no look, and no paths kept. */
 export async function forgetWorktreeTree(stateDir: string): Promise<void> {
+  // at once, before any await: a look after an edit still going must not be remembered now
+  generations.set(stateDir, (generations.get(stateDir) ?? 0) + 1);
   await rm(join(stateDir, SEEN_FILE), { force: true });
+  await rm(join(stateDir, EDITED_FILE), { force: true });
+}
+
+/**
+ * Before the edit tool writes `path`: the look is forgotten (the tree is no longer the
+ * worktree's), and what it changed, with `path`, is kept as the paths changed at most. Without a
+ * look or kept paths to start from, nothing is kept, and the next command waits for a look.
+ */
+export async function forgetWorktreeTreeForEdit(stateDir: string, path: string): Promise<void> {
+  const from = (await knownSnapshot(stateDir))?.changed ?? (await changedAtMost(stateDir));
+  await forgetWorktreeTree(stateDir);
+  if (from) await writeFile(join(stateDir, EDITED_FILE), JSON.stringify({ changed: [...new Set([...from, path])].sort() }));
+}
+
+/** The paths kept by forgetWorktreeTreeForEdit, while nothing but the edit tools wrote since the last look. */
+export async function changedAtMost(stateDir: string): Promise<string[] | undefined> {
+  let kept: { changed?: unknown } | null;
+  try {
+    kept = JSON.parse(await readFile(join(stateDir, EDITED_FILE), 'utf8')) as { changed?: unknown } | null;
+  } catch {
+    // none, or half a write (a crash): the next command looks
+    return undefined;
+  }
+  return Array.isArray(kept?.changed) && kept.changed.every((p) => typeof p === 'string') ? (kept.changed as string[]) : undefined;
+}
+
+/**
+ * After an edit wrote: the look the next command or checkpoint needs starts at once, beside
+ * whatever comes next (a reader needs none: it is judged on the paths changed at most). It is
+ * remembered only if nothing was said to change the worktree since it started; the check and the
+ * write are one synchronous step, so a forget cannot fall between them.
+ */
+export function lookAfterEdit(worktree: string, base: string, stateDir: string): void {
+  const generation = generations.get(stateDir) ?? 0;
+  const look = snapshotWorktree(worktree, base, stateDir, { changed: true })
+    .then((seen) => {
+      if ((generations.get(stateDir) ?? 0) !== generation) return;
+      writeFileSync(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree: seen.tree, changed: seen.changed }));
+      writeFileSync(join(stateDir, SEEN_FILE), seen.tree);
+    })
+    // a failed one is left to whoever needs a look next
+    .catch(() => undefined)
+    .finally(() => {
+      if (lookingAfterEdit.get(stateDir) === look) lookingAfterEdit.delete(stateDir);
+    });
+  lookingAfterEdit.set(stateDir, look);
+}
+
+/** state dir → its look after an edit while it is going (this process's) */
+const lookingAfterEdit = new Map<string, Promise<void>>();
+
+/** Waits for the look after an edit, if one is going: whoever needs the worktree's tree waits for it, not for a look of its own. */
+export async function lookAfterEditDone(stateDir: string): Promise<void> {
+  await lookingAfterEdit.get(stateDir);
 }
 
 export async function knownWorktreeTree(stateDir: string): Promise<string | undefined> {

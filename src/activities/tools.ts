@@ -16,7 +16,7 @@ import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
 import { approvalPreview } from './approval-preview.js';
 import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
 import { redact } from '../redact/index.js';
-import type { CommandResult } from '../sandbox/types.js';
+import type { CommandOptions, CommandResult } from '../sandbox/types.js';
 import {
   TOOL_CATALOG,
   capText,
@@ -42,11 +42,14 @@ import { runCache } from '../checks/caches.js';
 import {
   MAX_CHANGED_PATHS,
   type Look,
+  changedAtMost,
   forgetWorktreeTree,
+  forgetWorktreeTreeForEdit,
   knownSnapshot,
+  lookAfterEdit,
+  lookAfterEditDone,
   pathsChangedBetween,
   rememberWorktreeTree,
-  snapshotTree,
   snapshotWorktree,
 } from './snapshot.js';
 import {
@@ -109,6 +112,27 @@ function startedPath(repo: string, runId: string, id: string): string {
   return join(stateDir(repo, runId), 'journal', `${id}.started.json`);
 }
 
+/** What every command of the run is run with (runCommand adds its own); the readers' kept sandbox is made for it. */
+async function commandBase(rec: RunRecord, deps: ActivityDeps): Promise<Pick<CommandOptions, 'workspace' | 'readOnlyPaths' | 'sensitive' | 'cacheDir'>> {
+  // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
+  const cacheDir = await runCache(rec.input.repo, rec.input.runId);
+  const sensitive = sandboxSensitive((await runPolicy(rec, deps.env)).config);
+  return { workspace: rec.worktree, readOnlyPaths: rec.linked, sensitive, cacheDir };
+}
+
+/**
+ * While the model thinks: the worktree's sandbox for read-only commands is set up, so the run's
+ * first reader does not wait for it (sandbox/kept-sandbox.ts). Nothing on failure: the first
+ * command meets it and reports it.
+ */
+export function readySandbox(rec: RunRecord, deps: ActivityDeps): void {
+  if (rec.input.sandbox !== 'bwrap') return;
+  deps
+    .sandbox('bwrap')
+    .then((sandbox) => sandbox.keepReady?.(rec.worktree, async () => ({ ...(await commandBase(rec, deps)), timeoutMs: rec.input.commandTimeoutMs })))
+    .catch(() => undefined);
+}
+
 export function toolActivities(deps: ActivityDeps) {
   /** the policy decision of each call in flight, so its event line names the rule that let it run */
   const decided = new Map<string, PolicyDecision>();
@@ -118,6 +142,13 @@ export function toolActivities(deps: ActivityDeps) {
    * tool result the model reads, bounded in size; never an activity retry that would fail the
    * same way five times and block the run.
    */
+  /** The worktree's look now: the one after an edit if it is going or left, else a look of its own. */
+  async function lookNow(rec: RunRecord, state: string): Promise<Seen> {
+    await lookAfterEditDone(state);
+    const known = await knownSnapshot(state);
+    return known ? { ...known, remembered: true } : snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true });
+  }
+
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
     try {
       // the whole call heartbeats (the looks at the worktree too), so load never reads as a dead worker
@@ -156,14 +187,11 @@ export function toolActivities(deps: ActivityDeps) {
 
     // a command is judged on the files this run changed, and the same look is its "before"
     const st = stateDir(rec.input.repo, rec.input.runId);
+    // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
     const known = call.name === 'run_command' ? await knownSnapshot(st) : undefined;
-    const snap: Seen | undefined =
-      call.name !== 'run_command'
-        ? undefined
-        : known
-          ? { ...known, remembered: true }
-          : await snapshotWorktree(rec.worktree, rec.baseCommit, st, { changed: true });
-    const { decision, needs } = await decide(rec, call, snap?.changed);
+    const atMost = call.name === 'run_command' && !known ? await changedAtMost(st) : undefined;
+    const snap: Seen | undefined = call.name !== 'run_command' || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
+    const { decision, needs } = await decide(rec, call, snap?.changed ?? atMost);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
     if (decision.decision === 'deny') {
@@ -265,10 +293,12 @@ export function toolActivities(deps: ActivityDeps) {
       if (!p.ok) return finishResult(rec, call, p.error, true, 'edit', summary);
       prepared = p;
       // the worktree is about to change outside a command: the next checkpoint must look again
-      await forgetWorktreeTree(stateDir(repo, runId));
+      await forgetWorktreeTreeForEdit(stateDir(repo, runId), p.path);
       await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name, prepared } satisfies Started);
     }
     const out = await commitEdit(ws, prepared);
+    // the next command's or checkpoint's look, started now beside what comes next
+    lookAfterEdit(ws, rec.baseCommit, stateDir(repo, runId));
     deps.crash('after-edit-write');
     return finishResult(rec, call, out.content, !out.ok, 'edit', summary, undefined, prepared.path, recovered);
   }
@@ -304,25 +334,23 @@ export function toolActivities(deps: ActivityDeps) {
     const state = stateDir(repo, runId);
     // a plain reader runs with the worktree read-only, and then the look before it is the look
     // after it: the kernel keeps it so (policy/read-only.ts)
-    const readOnly = sandbox.kind === 'bwrap' && seenBefore !== undefined && writesNothing(decision.segments ?? []);
+    // after an edit with no look since, it is judged on the paths changed at most and needs no tree
+    const readOnly = sandbox.kind === 'bwrap' && writesNothing(decision.segments ?? []);
+    // a command that may write starts from the worktree's tree: the look after an edit, when one is going
+    if (!readOnly && !seenBefore) seenBefore = await lookNow(rec, state);
     // until the look after the command, nobody may take the worktree for the tree seen last
     if (!readOnly) await forgetWorktreeTree(state);
-    const before = seenBefore?.tree ?? (await snapshotTree(rec.worktree, rec.baseCommit, state));
-    // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
-    const cacheDir = await heartbeating(() => runCache(repo, runId));
+    const before = seenBefore?.tree;
+    const base = await heartbeating(() => commandBase(rec, deps));
     const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
     const rel = `outputs/${call.id}.log`;
     const log = await openOutputLog(join(runDir(repo, runId), rel), `the run's ${rel}`, `$ ${command}\n`, outputLogCap(deps.env));
-    const sensitive = sandboxSensitive((await runPolicy(rec, deps.env)).config);
     let crashTimer: NodeJS.Timeout | undefined;
     const res: CommandResult = await heartbeating(() => {
       const p = sandbox.run(command, {
-        workspace: rec.worktree,
+        ...base,
         ...(readOnly ? { workspaceReadOnly: true } : {}),
         timeoutMs: limit,
-        readOnlyPaths: rec.linked,
-        sensitive,
-        cacheDir,
         signal: Context.current().cancellationSignal,
         onOutput: (c) => log.write(c),
       });
@@ -368,18 +396,27 @@ export function toolActivities(deps: ActivityDeps) {
    * look sets git up afresh (the command may have changed the repository's config, its drivers),
    * and keeps what the worktree changes against the base: the next command's policy needs no git.
    */
-  async function lookAfter(rec: RunRecord, res: CommandResult, seenBefore: Seen | undefined, before: string, askedReadOnly: boolean): Promise<string[]> {
+  async function lookAfter(
+    rec: RunRecord,
+    res: CommandResult,
+    seenBefore: Seen | undefined,
+    before: string | undefined,
+    askedReadOnly: boolean,
+  ): Promise<string[]> {
     const state = stateDir(rec.input.repo, rec.input.runId);
-    if (res.workspaceReadOnly && seenBefore) {
-      // nothing could be written: what was seen before is the worktree still
-      if (!seenBefore.remembered) await rememberWorktreeTree(state, seenBefore.tree, seenBefore.changed);
+    if (res.workspaceReadOnly) {
+      // nothing could be written: what was seen before is the worktree still (or, with no look
+      // since the edits, the paths changed at most are still those, and the look after the edit
+      // is still the worktree's)
+      if (seenBefore && !seenBefore.remembered) await rememberWorktreeTree(state, seenBefore.tree, seenBefore.changed);
       return [];
     }
     // asked read-only and not held so: the tree seen last is no longer to be trusted
     if (askedReadOnly) await forgetWorktreeTree(state);
     const { tree: after, changed: afterChanged } = await snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true, seen: seenBefore });
     await rememberWorktreeTree(state, after, afterChanged);
-    return pathsChangedBetween(rec.worktree, before, after);
+    // no tree before it (asked read-only, not held so): every path it changes against the base
+    return before === undefined ? (afterChanged ?? []) : pathsChangedBetween(rec.worktree, before, after);
   }
 
   async function finishResult(

@@ -28,6 +28,7 @@ import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
+import { readySandbox } from './tools.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -120,6 +121,8 @@ export function workspaceActivities(deps: ActivityDeps) {
     // big repo's goes on beside the first model call, which waits for it (snapshot.ts, firstLook).
     const ready = async () => {
       const look = firstLook(wt, base, stateDir(repo, input.runId)).catch(() => undefined);
+      // and the sandbox its read-only commands will run in (sandbox/kept-sandbox.ts)
+      readySandbox(rec, deps);
       await Promise.race([look, sleep(FIRST_LOOK_WAIT_MS, undefined, { ref: false })]);
       return result;
     };

@@ -3,7 +3,7 @@ import type { CgroupDeps } from './cgroup.js';
 import { SandboxSpawnError, SandboxUnavailableError } from './errors.js';
 import { defaultLimits, type SandboxLimits } from './limits.js';
 import { probeSandbox, type ProbeResult } from './probe.js';
-import { runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
+import { keepReaderSandboxReady, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
 import { findSlirp } from './setup-network.js';
 import { findSystemBinary, isExecutableFile } from './system-paths.js';
 import type { CommandOptions, CommandResult, Sandbox } from './types.js';
@@ -99,6 +99,11 @@ class ConfiguredSandbox implements Sandbox {
 
   run(command: string, opts: CommandOptions): Promise<CommandResult> {
     return runCommand(this.config, command, opts);
+  }
+
+  keepReady(workspace: string, opts: () => Promise<CommandOptions>): void {
+    // a failure here is the first reader's to meet and report
+    keepReaderSandboxReady(this.config, workspace, opts).catch(() => undefined);
   }
 }
 

@@ -2,11 +2,13 @@ import { mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
-import { createRunCgroup, type CgroupDeps } from './cgroup.js';
+import { createRunCgroup, type CgroupDeps, type RunCgroup } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
 import { SandboxNetworkError, SandboxSpawnError, SandboxUnavailableError } from './errors.js';
 import { dataLimit, nprocArgs, shellLimits, type SandboxLimits } from './limits.js';
-import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD } from './run-process.js';
+import { GO_FD, INFO_FD, launchAndWait, READY_FD, SECCOMP_FD, STATUS_FD, type LaunchSpec } from './run-process.js';
+import { hasKeptSandbox, KEPT_HELPER, keepable, KeptSandbox, keptSandbox } from './kept-sandbox.js';
+import { mountMarks } from './mount-marks.js';
 import { emptyFile } from './scratch-files.js';
 import { keyringFilterFile } from './seccomp.js';
 import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
@@ -35,6 +37,17 @@ export interface RunnerConfig {
   setupNetwork?: SetupNetwork;
   /** toolchains outside the system directories, bound read-only (issue 9's discovery adds to this) */
   extraReadOnly?: string[];
+}
+
+type CgroupKinds = { pids: boolean; memory: boolean };
+
+function cgroupKinds(cgroup: RunCgroup | undefined): CgroupKinds {
+  return { pids: cgroup?.limits.some((l) => l.startsWith('pids')) ?? false, memory: cgroup?.limits.some((l) => l.startsWith('memory')) ?? false };
+}
+
+/** Readers share a kept sandbox per worktree unless the operator turned that off (KILN_KEEP_READER_SANDBOX=0). */
+function keepReaders(): boolean {
+  return process.env.KILN_KEEP_READER_SANDBOX !== '0';
 }
 
 /** The uid/gid a command runs as inside its user namespace when the worker is root. */
@@ -110,8 +123,9 @@ export async function runCommand(config: RunnerConfig, command: string, opts: Co
     } catch (err) {
       // The sandbox failed before the command ran, so starting again repeats nothing: slirp4netns
       // found the sandbox gone before it could attach (seen under load), or a host file masked
-      // from the /etc scan was removed before bwrap made its mount point (a fresh scan skips it).
-      const vanished = err instanceof SandboxSpawnError && /Can't create file at /.test(err.message);
+      // from the /etc scan was removed before bwrap made its mount point or bound over it (a fresh
+      // scan skips it).
+      const vanished = err instanceof SandboxSpawnError && /Can't create file at |Can't bind mount .*No such file or directory/.test(err.message);
       if (!(err instanceof SandboxNetworkError || vanished) || opts.signal?.aborted || attempt >= 3) throw err;
     }
   }
@@ -121,11 +135,6 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   const workspace = resolveWorkspace(opts.workspace);
   // decided before anything is created: a refusal leaves nothing behind
   const network = config.mode === 'bwrap' ? networkMode(config, opts.network === true) : 'host';
-  const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
-  const hasPidsCgroup = cgroup?.limits.some((l) => l.startsWith('pids')) ?? false;
-  const hasMemoryCgroup = cgroup?.limits.some((l) => l.startsWith('memory')) ?? false;
-  // the launcher sets them, sandboxed or not
-  const rlimits = shellLimits(config.limits, hasMemoryCgroup);
   const shell = findShell();
   const runOpts = {
     timeoutMs: opts.timeoutMs,
@@ -135,28 +144,68 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   };
 
   if (config.mode === 'bwrap') {
-    if (!config.bwrapPath) throw new SandboxSpawnError('no bwrap path configured');
-    let sensitive;
-    try {
-      sensitive = sensitiveEntries(workspace, opts.sensitive);
-    } catch (err) {
-      await cgroup?.remove();
-      throw err;
+    const plan = await bwrapPlan(config, opts, workspace, network, shell);
+    // a reader runs in the worktree's kept sandbox (kept-sandbox.ts) when it may
+    if (opts.workspaceReadOnly && network === 'none' && keepReaders() && keepable(command, shell)) {
+      const kept = readerSandbox(config, plan, workspace);
+      if (kept) return { ...(await kept.run(command, runOpts)), sandboxed: true, workspaceReadOnly: true };
     }
-    const hidden = await privateEntries();
-    const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
-    const seccompFile = config.keyringFilter ? (keyringFilterFile() ?? undefined) : undefined;
-    const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
-    const argv = [
-      ...wrappers(config.limits, !hasPidsCgroup, true),
-      config.bwrapPath,
+
+    const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
+    const cgroups = cgroupKinds(cgroup);
+    const result = await launchAndWait(
+      {
+        ...plan.specFor(plan.argvFor(cgroups, command), cgroup, cgroups),
+        ...(network === 'slirp' && plan.slirp ? { attachNetwork: (pid: number) => attachSlirp(plan.slirp!, pid) } : {}),
+      },
+      runOpts,
+    );
+    return { ...result, sandboxed: true, ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}) };
+  }
+
+  const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
+  const cgroups = cgroupKinds(cgroup);
+  const rlimits = shellLimits(config.limits, cgroups.memory);
+  // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
+  const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
+  try {
+    const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
+    const argv = [...wrappers(config.limits, !cgroups.pids, false), ...ownPidNamespace(), shell, '-c', command];
+    const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, rlimits, ...(cgroup ? { cgroup } : {}) }, runOpts);
+    return { ...result, sandboxed: false };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+interface BwrapPlan {
+  /** the launcher's argv for a sandbox that runs `sandboxCommand`, held by cgroups of these kinds */
+  argvFor(cgroups: CgroupKinds, sandboxCommand: string): string[];
+  specFor(argv: string[], cgroup: RunCgroup | undefined, cgroups: CgroupKinds): LaunchSpec;
+  slirp?: string;
+}
+
+/** Everything a sandbox for these options is made of, from a credential scan and host scan done now. */
+async function bwrapPlan(config: RunnerConfig, opts: CommandOptions, workspace: string, network: NetworkMode, shell: string): Promise<BwrapPlan> {
+  const bwrapPath = config.bwrapPath;
+  if (!bwrapPath) throw new SandboxSpawnError('no bwrap path configured');
+  const sensitive = sensitiveEntries(workspace, opts.sensitive);
+  const hidden = await privateEntries();
+  const env = commandEnv(opts.env, SANDBOX_HOME, process.env, opts.cacheDir ? SANDBOX_CACHE : undefined);
+  const seccompFile = config.keyringFilter ? (keyringFilterFile() ?? undefined) : undefined;
+  const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
+  return {
+    ...(slirp ? { slirp } : {}),
+    argvFor: (cgroups, sandboxCommand) => [
+      ...wrappers(config.limits, !cgroups.pids, true),
+      bwrapPath,
       ...bwrapArgs({
         workspace,
         network,
         env,
         home: SANDBOX_HOME,
         shell,
-        command,
+        command: sandboxCommand,
         tmpfsBytes: config.limits.tmpfsBytes,
         shmBytes: config.limits.shmBytes,
         system: systemMounts(hidden.skipped),
@@ -172,33 +221,46 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
         ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
         ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
       }),
-    ];
-    const result = await launchAndWait(
-      {
-        argv,
-        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-        cwd: workspace,
-        bwrapStatus: true,
-        rlimits,
-        ...(cgroup ? { cgroup } : {}),
-        ...(seccompFile !== undefined ? { seccompFile } : {}),
-        ...(network === 'slirp' && slirp ? { attachNetwork: (pid: number) => attachSlirp(slirp, pid) } : {}),
-      },
-      runOpts,
-    );
-    return { ...result, sandboxed: true, ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}) };
-  }
+    ],
+    specFor: (argv, cgroup, cgroups) => ({
+      argv,
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+      cwd: workspace,
+      bwrapStatus: true,
+      rlimits: shellLimits(config.limits, cgroups.memory),
+      ...(cgroup ? { cgroup } : {}),
+      ...(seccompFile !== undefined ? { seccompFile } : {}),
+    }),
+  };
+}
 
-  // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
-  const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
-  try {
-    const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
-    const argv = [...wrappers(config.limits, !hasPidsCgroup, false), ...ownPidNamespace(), shell, '-c', command];
-    const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, rlimits, ...(cgroup ? { cgroup } : {}) }, runOpts);
-    return { ...result, sandboxed: false };
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+/** The worktree's kept sandbox for readers as `plan` describes it (kept or new), or none while it is busy. */
+function readerSandbox(config: RunnerConfig, plan: BwrapPlan, workspace: string): KeptSandbox | undefined {
+  const describe = (cgroups: CgroupKinds) => {
+    const argv = plan.argvFor(cgroups, KEPT_HELPER);
+    return { argv, key: JSON.stringify(plan.specFor(argv, undefined, cgroups)), marks: mountMarks(argv) };
+  };
+  return keptSandbox(workspace, describe, (onGone) => {
+    const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
+    const cgroups = cgroupKinds(cgroup);
+    const { argv, key, marks } = describe(cgroups);
+    return new KeptSandbox(key, marks, cgroups, plan.specFor(argv, cgroup, cgroups), onGone);
+  });
+}
+
+/**
+ * Sets up the worktree's kept sandbox for readers with these options now, unless one is kept:
+ * called while the model thinks, so that the run's first reader does not wait for it. Readers
+ * still check it is theirs (readerSandbox), so options that differ only cost a set-up.
+ */
+export async function keepReaderSandboxReady(config: RunnerConfig, workspace: string, options: () => Promise<CommandOptions>): Promise<void> {
+  if (config.mode !== 'bwrap' || !keepReaders()) return;
+  const real = resolveWorkspace(workspace);
+  const shell = findShell();
+  if (hasKeptSandbox(real) || !keepable('', shell)) return;
+  const opts = { ...(await options()), workspaceReadOnly: true };
+  if (resolveWorkspace(opts.workspace) !== real || hasKeptSandbox(real)) return;
+  readerSandbox(config, await bwrapPlan(config, opts, real, 'none', shell), real);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { signalGroup as signalProcessGroup, spawnCommand } from '../process/spawn.js';
+import { signalGroup as signalProcessGroup, spawnCommand, type CommandProcess } from '../process/spawn.js';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
 import type { RunCgroup } from './cgroup.js';
 import { SandboxNetworkError, SandboxSpawnError } from './errors.js';
@@ -79,11 +79,40 @@ export interface ProcessResult {
   durationMs: number;
 }
 
+/**
+ * Starts the launcher for `spec`, which execs spec.argv. With `commandPipe`, fd GO_FD is a pipe
+ * the caller writes to: a kept sandbox's helper reads its commands there (kept-sandbox.ts), which
+ * never has the network handshake that uses it otherwise.
+ */
+export function startLauncher(spec: LaunchSpec, commandPipe = false): CommandProcess {
+  const joinFiles = spec.cgroup?.joinFiles ?? [];
+  const rlimits = spec.rlimits ?? [];
+  return spawnCommand(
+    '/bin/sh',
+    ['-c', LAUNCHER, 'kiln-launch', String(joinFiles.length), ...joinFiles, String(rlimits.length / 2), ...rlimits, ...spec.argv],
+    {
+      cwd: spec.cwd,
+      env: spec.env,
+      // Own process group, so a timeout can kill the command and everything it started.
+      detached: true,
+      stdio: [
+        'ignore',
+        'pipe',
+        'ignore',
+        spec.bwrapStatus ? 'pipe' : 'ignore',
+        spec.seccompFile !== undefined ? { file: spec.seccompFile } : 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
+        spec.attachNetwork || commandPipe ? 'pipe' : 'ignore',
+        spec.attachNetwork ? 'pipe' : 'ignore',
+      ],
+    },
+  );
+}
+
 export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<ProcessResult> {
   const started = Date.now();
   const capped = new CappedOutput(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const chunker = opts.onOutput ? new LineChunker(opts.onOutput) : undefined;
-  const joinFiles = spec.cgroup?.joinFiles ?? [];
 
   return new Promise<ProcessResult>((resolvePromise, rejectPromise) => {
     if (opts.signal?.aborted) {
@@ -99,27 +128,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       });
       return;
     }
-    const rlimits = spec.rlimits ?? [];
-    const child = spawnCommand(
-      '/bin/sh',
-      ['-c', LAUNCHER, 'kiln-launch', String(joinFiles.length), ...joinFiles, String(rlimits.length / 2), ...rlimits, ...spec.argv],
-      {
-        cwd: spec.cwd,
-        env: spec.env,
-        // Own process group, so a timeout can kill the command and everything it started.
-        detached: true,
-        stdio: [
-          'ignore',
-          'pipe',
-          'ignore',
-          spec.bwrapStatus ? 'pipe' : 'ignore',
-          spec.seccompFile !== undefined ? { file: spec.seccompFile } : 'ignore',
-          spec.attachNetwork ? 'pipe' : 'ignore',
-          spec.attachNetwork ? 'pipe' : 'ignore',
-          spec.attachNetwork ? 'pipe' : 'ignore',
-        ],
-      },
-    );
+    const child = startLauncher(spec);
 
     let timedOut = false;
     let aborted = false;

@@ -59,4 +59,9 @@ export interface Sandbox {
   /** what the start-up probe proved on this host (bwrap only) */
   readonly probe?: ProbeResult;
   run(command: string, opts: CommandOptions): Promise<CommandResult>;
+  /**
+   * Set up the worktree's sandbox for read-only commands with the options `opts` gives, unless one
+   * is kept (kept-sandbox.ts): called while the model thinks. Fire and forget; nothing on failure.
+   */
+  keepReady?(workspace: string, opts: () => Promise<CommandOptions>): void;
 }

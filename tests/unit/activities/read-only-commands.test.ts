@@ -5,13 +5,13 @@
  * magic file beside its source) is refused by the kernel, and the kept look stays the worktree's.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import type { PrepareResult } from '../../../src/activities/contracts.js';
 import { stateDir, writeJsonAtomic } from '../../../src/activities/run-files.js';
-import { knownSnapshot } from '../../../src/activities/snapshot.js';
+import { changedAtMost, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
 import { callPath } from '../../../src/activities/tools.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
@@ -33,7 +33,7 @@ async function prepared() {
   };
   /** the kept look, and what a fresh index makes of the worktree */
   const looks = async () => ({ kept: (await knownSnapshot(state))?.tree, truth: treeThroughFreshIndex(prep.worktree, prep.baseCommit) });
-  return { prep, call, looks };
+  return { prep, call, looks, state };
 }
 
 describe('read-only commands', () => {
@@ -53,21 +53,55 @@ describe('read-only commands', () => {
     expect(await looks()).toEqual(afterWriter);
   });
 
-  it('attack: a "reader" that writes (file -C) is refused by the read-only worktree, and the kept look is still the truth', async () => {
-    const { prep, call, looks } = await prepared();
+  it('attack: a "reader" that writes (file -C), right after an edit, is refused by the read-only worktree and judged with no git of its own', async () => {
+    const { prep, call, looks, state } = await prepared();
     const made = await call('toolu_m', 'create_file', { path: 'magic', content: '0\tstring\talpha\tALPHA text\n' });
     expect(made).toMatchObject({ status: 'done', ok: true });
+    // the edit forgot the look and kept the paths the run changed at most, with its own; its look
+    // goes on beside what comes next
+    expect(await changedAtMost(state)).toEqual(['magic']);
+    await lookAfterEditDone(state);
+    ran.length = 0;
     const res = await call('toolu_f', 'run_command', { command: 'file -C -m magic', reason: 'compile' });
     expect(res).toMatchObject({ status: 'done', ok: false });
     expect(res.status === 'done' && res.summary).toMatch(/Read-only file system/);
     expect(existsSync(join(prep.worktree, 'magic.mgc'))).toBe(false);
+    expect(ran).toEqual([]);
     const after = await looks();
     expect(after.kept).toBe(after.truth);
 
-    // control: the same compile, through a shell (not a plain reader), runs as a writer and writes
+    // control: the same compile, through a shell (not a plain reader), runs as a writer: it writes,
+    // is looked at, and the kept look is the worktree's again
     const control = await call('toolu_c', 'run_command', { command: "sh -c 'file -C -m magic'", reason: 'compile' });
     expect(control).toMatchObject({ status: 'done', ok: true, changedPaths: ['magic.mgc'] });
     const last = await looks();
     expect(last.kept).toBe(last.truth);
+    expect(await changedAtMost(state)).toBeUndefined();
+  });
+
+  it('attack: with no look since an edit, running the file the run wrote still asks (the paths changed at most hold it); control: reading it does not', async () => {
+    const { call, state } = await prepared();
+    await call('toolu_s', 'create_file', { path: 'run.sh', content: 'echo hi\n' });
+    // the look after the edit is not waited for: the paths changed at most judge both
+    expect(await call('toolu_x', 'run_command', { command: 'bash run.sh', reason: 'run it' })).toMatchObject({ status: 'ask' });
+    expect(await call('toolu_y', 'run_command', { command: 'cat run.sh', reason: 'read it' })).toMatchObject({ status: 'done', ok: true });
+    await lookAfterEditDone(state);
+  });
+
+  it('attack: a look after an edit that ends after the worktree was said to change is not kept; control: one that ends first is', async () => {
+    const { prep, looks, state } = await prepared();
+    writeFileSync(join(prep.worktree, 'b.txt'), 'one\n');
+    lookAfterEdit(prep.worktree, prep.baseCommit, state);
+    // a command that may write forgets the look at once and changes the worktree while the look goes on
+    await forgetWorktreeTree(state);
+    writeFileSync(join(prep.worktree, 'b.txt'), 'two\n');
+    await lookAfterEditDone(state);
+    expect((await looks()).kept).toBeUndefined();
+
+    lookAfterEdit(prep.worktree, prep.baseCommit, state);
+    await lookAfterEditDone(state);
+    const kept = await looks();
+    expect(kept.kept).toBe(kept.truth);
+    expect((await knownSnapshot(state))?.changed).toEqual(['b.txt']);
   });
 });
