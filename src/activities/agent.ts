@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { join } from 'node:path';
-import { buildContext, compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
+import { compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
 import { estimateTokens } from '../shared/tokens.js';
 import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
@@ -15,7 +15,8 @@ import { redact, redactDeep } from '../redact/index.js';
 import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
-import { firstLook, knownWorktreeTree } from './snapshot.js';
+import { firstContext } from './first-context.js';
+import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
@@ -35,8 +36,6 @@ import {
 } from './run-files.js';
 import { callPath, readStoredResult, readySandbox, type StoredCall } from './tools.js';
 
-/** Context packed into the first message: enough to start, small enough to stay cheap. */
-export const CONTEXT_TOKEN_BUDGET = 6000;
 /** Fold older turns once the conversation passes this share of the model's window. */
 export const COMPACT_AT = 0.6;
 const TEXT_SUMMARY_MAX_CHARS = 500;
@@ -235,6 +234,8 @@ export const MAX_CHECKPOINT_BYTES = 256 * 1024;
 
 async function takeCheckpoint(rec: RunRecord, turn: number): Promise<Checkpoint> {
   const state = stateDir(rec.input.repo, rec.input.runId);
+  // an edit's look may still be going: its tree spares the checkpoint a look of its own
+  await lookAfterEditDone(state);
   const { patch } = await checkpointDiff(rec.worktree, rec.baseCommit, state, await knownWorktreeTree(state));
   const bytes = Buffer.byteLength(patch);
   if (bytes > MAX_CHECKPOINT_BYTES) return { turn, tooLarge: bytes };
@@ -259,7 +260,7 @@ async function nextUserMessage(rec: RunRecord, convo: Conversation, inp: AgentTu
   const blocks: Anthropic.ContentBlockParam[] = [];
   const last = convo.messages[convo.messages.length - 1];
   if (!last) {
-    const ctx = await buildContext({ workspace: rec.worktree, goal: rec.input.goal, maxTokens: CONTEXT_TOKEN_BUDGET, includeRules: false });
+    const ctx = await firstContext(rec);
     blocks.push({ type: 'text', text: redact(initialUserMessage(rec.input.goal, ctx.text)) });
   } else if (last.role === 'assistant' && Array.isArray(last.content)) {
     for (const b of last.content) {

@@ -29,6 +29,7 @@ import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './
 import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
 import { readySandbox } from './tools.js';
+import { firstContextAhead } from './first-context.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -121,9 +122,11 @@ export function workspaceActivities(deps: ActivityDeps) {
     // big repo's goes on beside the first model call, which waits for it (snapshot.ts, firstLook).
     const ready = async () => {
       const look = firstLook(wt, base, stateDir(repo, input.runId)).catch(() => undefined);
-      // and the sandbox its read-only commands will run in (sandbox/kept-sandbox.ts)
-      readySandbox(rec, deps);
       await Promise.race([look, sleep(FIRST_LOOK_WAIT_MS, undefined, { ref: false })]);
+      // then, beside the hand-off to the first turn: the first message's context, and the sandbox
+      // the run's read-only commands will run in (started with the look, they slowed it down)
+      void firstContextAhead(rec);
+      readySandbox(rec, deps);
       return result;
     };
     if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return ready();

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { buildContext, buildNaiveContext } from '../context/index.js';
-import { CONTEXT_TOKEN_BUDGET } from '../activities/agent.js';
+import { CONTEXT_TOKEN_BUDGET } from '../activities/first-context.js';
 import { makeFixtureRepo } from './fixture.js';
 import type { EvalSuite, RunScore } from './types.js';
 
