@@ -54,8 +54,7 @@ export const REFUSED_GIVE_UP_MS = 3_000;
 
 export async function connectClient(
   s: TemporalSettings = temporalSettings(),
-  /** `signal`: the caller no longer needs it (the CLI connects while it reads the repo, which can fail) */
-  opts: { deadlineMs?: number; attemptMs?: number; dataConverter?: KilnDataConverter; signal?: AbortSignal } = {},
+  opts: { deadlineMs?: number; attemptMs?: number; dataConverter?: KilnDataConverter } = {},
 ): Promise<{ client: Client; connection: Connection }> {
   // the keys first: a bad keyring is the user's to fix, however far the server is
   const { dataConverter } = opts.dataConverter ?? (await kilnDataConverter());
@@ -63,14 +62,12 @@ export async function connectClient(
   const deadline = started + (opts.deadlineMs ?? CONNECT_DEADLINE_MS);
   let wait = 200;
   let last: unknown;
-  const pause = (ms: number) => new Promise((r) => setTimeout(r, opts.signal?.aborted ? 0 : ms));
   for (;;) {
-    if (opts.signal?.aborted) throw new TemporalUnreachableError('the connection to Temporal was no longer needed');
     // gRPC says only "failed to connect before the deadline"; a plain TCP dial tells nobody-home from busy
     if (await tcpRefused(s.address)) {
       last = new Error('connection refused');
       if (Date.now() - started > REFUSED_GIVE_UP_MS) break;
-      await pause(wait);
+      await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, 2000);
       continue;
     }
@@ -82,7 +79,7 @@ export async function connectClient(
       last = err;
       await connection?.close().catch(() => undefined);
       if (Date.now() + wait > deadline) break;
-      await pause(wait);
+      await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, 2000);
       continue;
     }

@@ -50,92 +50,71 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     o.goal = await readGoal(o);
     if (o.includeUncommitted && o.base)
       throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
-    // and the connection, with what the server offers, is made while they are read: the run's
-    // first model request waits for all of it (a failure is said once git and the config are read)
-    const unneeded = new AbortController();
-    const connected = temporal.then(async ([{ connectClient }, { hasKilnSearchAttributes }]) => {
-      const c = await connectClient(undefined, { signal: unneeded.signal });
-      return { ...c, searchAttributes: await hasKilnSearchAttributes(c.client) };
-    });
-    connected.catch(() => undefined);
+    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] =
+      await Promise.all([
+        import('../../client/run-options.js'),
+        import('../../client/uncommitted.js'),
+        import('../../policy/repo-config.js'),
+        import('../../sandbox/shell-quote.js'),
+        import('../../policy/precedence.js'),
+        import('../../policy/trust.js'),
+      ]);
+    const input = await buildRunInput(o);
+    // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
+    const machine = o.json || o.outputFormat === 'json';
+    // with --detach stdout stays the run id alone, so the settings lines go to stderr too
+    const say = machine || o.detach ? (s: string) => process.stderr.write(`${s}\n`) : out;
+    const start = await baseForRun(input, !!o.includeUncommitted, (await loadRepoConfig(input.repo)).exclude, shellQuote);
+    input.base = start.base;
+    if (start.warning) process.stderr.write(`${start.warning}\n`);
+    if (start.note) say(start.note);
+    const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
+    const [
+      { connectClient: connect },
+      { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary },
+    ] = await temporal;
+    const { client, connection } = await connect();
     try {
-      await startAndFollow(o, out, connected);
+      // what this repo may decide, said before the run starts (the worker applies the same rules)
+      for (const line of describeRunSettings(settings)) say(line);
+      if (input.sandbox === 'off') say('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
+      input.searchAttributes = await hasKilnSearchAttributes(client);
+      const { handle, attached } = await startRun(client, input);
+      if (attached) {
+        const before = await startInput(handle);
+        if (before && before.goal !== input.goal) {
+          process.stderr.write(
+            `warning: run ${input.runId} already exists with another goal ("${before.goal.slice(0, 80)}"): attached to it; use a new --id for a new run\n`,
+          );
+        }
+      }
+      const ui = webUiUrl();
+      if (o.detach) {
+        if (machine) out(JSON.stringify({ type: 'started', runId: input.runId, workflowId: input.runId, attached }));
+        else out(`${attached ? 'attached to' : 'started'} ${input.runId}`);
+        return;
+      }
+      if (o.json) out(JSON.stringify({ type: 'started', runId: input.runId, attached, scripted: input.model.startsWith('scripted:') }));
+      say(`${attached ? 'attached to' : 'started'} ${input.runId}${input.model.startsWith('scripted:') ? '  [SCRIPTED model: not a real model run]' : ''}`);
+      if (input.allowUnverified) say('UNVERIFIED allowed (--unverified): with no checks, this run may succeed without verification (written to audit.jsonl)');
+      if (ui) say(`Web UI: ${workflowUrl(ui, input.runId)}`);
+      say(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
+      process.once('SIGINT', () => {
+        process.stderr.write(
+          `\nstopped following; run ${input.runId} goes on: \`kiln wait ${input.runId}\` re-attaches, \`kiln cancel ${input.runId}\` stops it\n`,
+        );
+        process.exit(130);
+      });
+      const contact = new Contact(input.runId, say);
+      await follow(handle, { print: say, uiUrl: ui, contact, onLine: o.json ? (l) => out(JSON.stringify({ type: 'event', ...l })) : undefined });
+      const r = await outcome(handle, input, contact);
+      say(paintSummary(formatSummary(r), colourOn(machine ? process.stderr : process.stdout)));
+      if (machine) out(o.json ? JSON.stringify({ type: 'result', ...JSON.parse(jsonSummary(r)) }) : jsonSummary(r));
+      if (r.state !== 'succeeded') process.exitCode = 1;
     } finally {
-      // a repo or config error said at once: the connection being made is let go, not waited for
-      unneeded.abort();
-      void connected.then(
-        (c) => c.connection.close(),
-        () => undefined,
-      );
+      await connection.close();
     }
   });
-}
-
-type RunCommandFlags = RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json'; includeUncommitted?: boolean };
-
-async function startAndFollow(
-  o: RunCommandFlags,
-  out: (s: string) => void,
-  connected: Promise<{ client: import('@temporalio/client').Client; searchAttributes: boolean }>,
-): Promise<void> {
-  const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] = await Promise.all([
-    import('../../client/run-options.js'),
-    import('../../client/uncommitted.js'),
-    import('../../policy/repo-config.js'),
-    import('../../sandbox/shell-quote.js'),
-    import('../../policy/precedence.js'),
-    import('../../policy/trust.js'),
-  ]);
-  const input = await buildRunInput(o);
-  // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
-  const machine = o.json || o.outputFormat === 'json';
-  // with --detach stdout stays the run id alone, so the settings lines go to stderr too
-  const say = machine || o.detach ? (s: string) => process.stderr.write(`${s}\n`) : out;
-  const start = await baseForRun(input, !!o.includeUncommitted, (await loadRepoConfig(input.repo)).exclude, shellQuote);
-  input.base = start.base;
-  if (start.warning) process.stderr.write(`${start.warning}\n`);
-  if (start.note) say(start.note);
-  const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
-  const { startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary } = await import('../../client/runs.js');
-  const { client, searchAttributes } = await connected;
-  {
-    // what this repo may decide, said before the run starts (the worker applies the same rules)
-    for (const line of describeRunSettings(settings)) say(line);
-    if (input.sandbox === 'off') say('sandbox: OFF requested — honoured only by a worker started with --allow-sandbox-off; others end the run blocked');
-    input.searchAttributes = searchAttributes;
-    const { handle, attached } = await startRun(client, input);
-    if (attached) {
-      const before = await startInput(handle);
-      if (before && before.goal !== input.goal) {
-        process.stderr.write(
-          `warning: run ${input.runId} already exists with another goal ("${before.goal.slice(0, 80)}"): attached to it; use a new --id for a new run\n`,
-        );
-      }
-    }
-    const ui = webUiUrl();
-    if (o.detach) {
-      if (machine) out(JSON.stringify({ type: 'started', runId: input.runId, workflowId: input.runId, attached }));
-      else out(`${attached ? 'attached to' : 'started'} ${input.runId}`);
-      return;
-    }
-    if (o.json) out(JSON.stringify({ type: 'started', runId: input.runId, attached, scripted: input.model.startsWith('scripted:') }));
-    say(`${attached ? 'attached to' : 'started'} ${input.runId}${input.model.startsWith('scripted:') ? '  [SCRIPTED model: not a real model run]' : ''}`);
-    if (input.allowUnverified) say('UNVERIFIED allowed (--unverified): with no checks, this run may succeed without verification (written to audit.jsonl)');
-    if (ui) say(`Web UI: ${workflowUrl(ui, input.runId)}`);
-    say(`(Ctrl-C stops following, not the run: \`kiln status ${input.runId}\`, \`kiln wait ${input.runId}\`, \`kiln cancel ${input.runId}\`)`);
-    process.once('SIGINT', () => {
-      process.stderr.write(
-        `\nstopped following; run ${input.runId} goes on: \`kiln wait ${input.runId}\` re-attaches, \`kiln cancel ${input.runId}\` stops it\n`,
-      );
-      process.exit(130);
-    });
-    const contact = new Contact(input.runId, say);
-    await follow(handle, { print: say, uiUrl: ui, contact, onLine: o.json ? (l) => out(JSON.stringify({ type: 'event', ...l })) : undefined });
-    const r = await outcome(handle, input, contact);
-    say(paintSummary(formatSummary(r), colourOn(machine ? process.stderr : process.stdout)));
-    if (machine) out(o.json ? JSON.stringify({ type: 'result', ...JSON.parse(jsonSummary(r)) }) : jsonSummary(r));
-    if (r.state !== 'succeeded') process.exitCode = 1;
-  }
 }
 
 /** --goal TEXT, --goal - (stdin) or --goal-file FILE; exactly one. */
