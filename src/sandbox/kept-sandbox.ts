@@ -294,14 +294,20 @@ export function keptSandbox(
   if (k && !k.available && !k.done) return undefined;
   if (k?.available) {
     const now = describe(k.cgroups);
-    if (now.key === k.key && now.marks === k.marks) return k;
+    if (now.key === k.key && now.marks === k.marks) {
+      // the most recently used last: the first idle one is the one let go when too many are kept
+      kept.delete(workspace);
+      kept.set(workspace, k);
+      return k;
+    }
   }
   k?.discard();
   const s = make((gone) => {
     if (kept.get(workspace) === gone) kept.delete(workspace);
   });
   kept.set(workspace, s);
-  if (kept.size > MAX_KEPT) kept.values().next().value?.discard();
+  // never one a command runs in: past the bound with every one busy, the next idle one goes
+  if (kept.size > MAX_KEPT) [...kept.values()].find((x) => x !== s && x.available)?.discard();
   return s;
 }
 

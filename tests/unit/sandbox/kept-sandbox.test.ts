@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { discardKeptSandboxes, keptCount } from '../../../src/sandbox/kept-sandbox.js';
+import { discardKeptSandboxes, keptCount, MAX_KEPT } from '../../../src/sandbox/kept-sandbox.js';
 import { createSandbox, type CommandOptions, type Sandbox } from '../../../src/sandbox/index.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
 
@@ -139,6 +139,14 @@ describe('the kept sandbox for read-only commands', () => {
     expect(cancelled).toMatchObject({ aborted: true, exitCode: null });
     expect(await ns(ws)).not.toBe(second);
   });
+
+  test(`at most ${MAX_KEPT} are kept, and the one let go is never one a command runs in`, async () => {
+    const busy = worktree();
+    const slow = read(busy, 'sleep 1; echo finished');
+    for (let i = 0; i < MAX_KEPT + 2; i++) expect((await read(worktree(), 'echo ok')).output).toBe('ok\n');
+    expect(keptCount()).toBeLessThanOrEqual(MAX_KEPT);
+    expect(await slow).toMatchObject({ exitCode: 0, output: 'finished\n' });
+  }, 60_000);
 
   test('a reader with other options (another environment) gets a sandbox of its own', async () => {
     const ws = worktree();
