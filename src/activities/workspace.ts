@@ -30,6 +30,7 @@ import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
 import { readySandbox } from './tools.js';
 import { firstContextAhead } from './first-context.js';
+import { discardKeptSandbox } from '../sandbox/index.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -458,6 +459,8 @@ export async function changedFiles(worktree: string, base: string, scratchDir: s
 }
 
 export async function removeWorktree(repo: string, wt: string): Promise<void> {
+  // its readers' sandbox goes with it (it holds the worktree's directory bound)
+  discardKeptSandbox(wt);
   if (existsSync(wt)) {
     try {
       await git(repo, ['worktree', 'remove', '--force', '--force', wt]);

@@ -22,6 +22,7 @@
  * the whole sandbox.
  */
 import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
@@ -322,6 +323,17 @@ export function hasKeptSandbox(workspace: string): boolean {
  */
 export function discardKeptSandboxes(o: { idleOnly?: boolean } = {}): void {
   for (const s of [...kept.values()]) if (!o.idleOnly || s.available) s.discard();
+}
+
+/** Lets the worktree's kept sandbox go: the worktree is being removed (its run ended). */
+export function discardKeptSandbox(workspace: string): void {
+  let real = workspace;
+  try {
+    real = realpathSync(workspace);
+  } catch {
+    // already gone: the path as given is the one it was kept under, if any
+  }
+  kept.get(real)?.discard();
 }
 
 /** How many sandboxes are kept (tests). */

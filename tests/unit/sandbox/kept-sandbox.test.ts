@@ -5,8 +5,10 @@
  * Which sandbox a command ran in is told by its PID namespace (/proc/self/ns/pid).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeWorktree } from '../../../src/activities/workspace.js';
 import { discardKeptSandboxes, keptCount, MAX_KEPT } from '../../../src/sandbox/kept-sandbox.js';
 import { createSandbox, type CommandOptions, type Sandbox } from '../../../src/sandbox/index.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
@@ -147,6 +149,20 @@ describe('the kept sandbox for read-only commands', () => {
     expect(keptCount()).toBeLessThanOrEqual(MAX_KEPT);
     expect(await slow).toMatchObject({ exitCode: 0, output: 'finished\n' });
   }, 60_000);
+
+  test("a worktree's kept sandbox goes with the worktree when its run removes it", async () => {
+    const repo = worktree();
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=k', '-c', 'user.email=k@k', ...args], { cwd: repo });
+    git('init', '-q');
+    git('add', '-A');
+    git('commit', '-qm', 'base');
+    const wt = join(repo, '..', `${repo.split('/').pop()}-wt`);
+    git('worktree', 'add', '-q', '--detach', wt);
+    expect((await read(wt, 'cat a.txt')).output).toBe('alpha\n');
+    expect(keptCount()).toBe(1);
+    await removeWorktree(repo, wt);
+    expect(keptCount()).toBe(0);
+  });
 
   test('a reader with other options (another environment) gets a sandbox of its own', async () => {
     const ws = worktree();
