@@ -30,6 +30,14 @@ function worktree(): string {
   return ws;
 }
 
+/**
+ * Tests that need two readers to share one sandbox are run again if they did not: the host's /etc
+ * can change under parallel tests (another worker's sandbox probe makes and removes a private file
+ * there), and a new private file rightly gives the next reader a new sandbox. A kill or a check
+ * that does not work fails every try.
+ */
+const SAME_SANDBOX = { retry: 4 };
+
 const read = (ws: string, command: string, o: Partial<CommandOptions> = {}) =>
   sandbox.run(command, { workspace: ws, workspaceReadOnly: true, timeoutMs: 15_000, ...o });
 
@@ -41,25 +49,29 @@ async function ns(ws: string, o: Partial<CommandOptions> = {}): Promise<string> 
 }
 
 describe('the kept sandbox for read-only commands', () => {
-  test('control: readers share one sandbox, each in a fresh shell; a writer runs in its own, and what it wrote is seen by the next reader', async () => {
-    const ws = worktree();
-    const first = await ns(ws);
-    expect(first).toMatch(/^pid:\[\d+\]$/);
-    const r = await read(ws, 'cd /tmp; X=set; f() { :; }; alias ll=ls; echo in');
-    expect(r).toMatchObject({ exitCode: 0, output: 'in\n', sandboxed: true, workspaceReadOnly: true });
-    const fresh = await read(ws, 'pwd; echo "x=${X-unset}"; type f 2>&1 | head -1; alias ll 2>&1');
-    expect(fresh.output).toContain(`${ws}\nx=unset\n`);
-    expect(fresh.output).toMatch(/f: not found/);
-    expect(fresh.output).toMatch(/ll: not found/);
-    expect(await ns(ws)).toBe(first);
-    expect(keptCount()).toBe(1);
+  test(
+    'control: readers share one sandbox, each in a fresh shell; a writer runs in its own, and what it wrote is seen by the next reader',
+    SAME_SANDBOX,
+    async () => {
+      const ws = worktree();
+      const first = await ns(ws);
+      expect(first).toMatch(/^pid:\[\d+\]$/);
+      const r = await read(ws, 'cd /tmp; X=set; f() { :; }; alias ll=ls; echo in');
+      expect(r).toMatchObject({ exitCode: 0, output: 'in\n', sandboxed: true, workspaceReadOnly: true });
+      const fresh = await read(ws, 'pwd; echo "x=${X-unset}"; type f 2>&1 | head -1; alias ll 2>&1');
+      expect(fresh.output).toContain(`${ws}\nx=unset\n`);
+      expect(fresh.output).toMatch(/f: not found/);
+      expect(fresh.output).toMatch(/ll: not found/);
+      expect(await ns(ws)).toBe(first);
+      expect(keptCount()).toBe(1);
 
-    const w = await sandbox.run('echo made > made.txt; readlink /proc/self/ns/pid', { workspace: ws, timeoutMs: 15_000 });
-    expect(w.workspaceReadOnly).toBeUndefined();
-    expect(w.output).not.toContain(first);
-    const after = await read(ws, 'cat made.txt; readlink /proc/self/ns/pid');
-    expect(after.output).toBe(`made\n${first}\n`);
-  });
+      const w = await sandbox.run('echo made > made.txt; readlink /proc/self/ns/pid', { workspace: ws, timeoutMs: 15_000 });
+      expect(w.workspaceReadOnly).toBeUndefined();
+      expect(w.output).not.toContain(first);
+      const after = await read(ws, 'cat made.txt; readlink /proc/self/ns/pid');
+      expect(after.output).toBe(`made\n${first}\n`);
+    },
+  );
 
   test('control: with KILN_KEEP_READER_SANDBOX=0 every reader gets a sandbox of its own', async () => {
     process.env.KILN_KEEP_READER_SANDBOX = '0';
@@ -77,7 +89,7 @@ describe('the kept sandbox for read-only commands', () => {
     expect(r.output).toBe('nonce=unset cmd=unset\n0\nfd-closed\n');
   });
 
-  test('attack: what a reader leaves running is killed before the next command; control: it was running', async () => {
+  test('attack: what a reader leaves running is killed before the next command; control: it was running', SAME_SANDBOX, async () => {
     const ws = worktree();
     const first = await read(ws, '(sleep 300 &) ; sleep 0.2; cat /proc/[0-9]*/comm; readlink /proc/self/ns/pid');
     expect(first.output).toMatch(/^sleep$/m);
@@ -88,15 +100,19 @@ describe('the kept sandbox for read-only commands', () => {
     expect(next.output).toContain(id);
   });
 
-  test('attack: a file left in /tmp or HOME is never seen by the next command, which gets a fresh sandbox; control: a reader that leaves nothing keeps it', async () => {
-    const ws = worktree();
-    const first = await ns(ws);
-    expect(await ns(ws)).toBe(first);
-    await read(ws, 'echo planted > /tmp/planted; echo planted > "$HOME/.profile-planted"');
-    const next = await read(ws, 'cat /tmp/planted "$HOME/.profile-planted" 2>&1; readlink /proc/self/ns/pid');
-    expect(next.output).not.toContain('planted\n');
-    expect(next.output).not.toContain(first);
-  });
+  test(
+    'attack: a file left in /tmp or HOME is never seen by the next command, which gets a fresh sandbox; control: a reader that leaves nothing keeps it',
+    SAME_SANDBOX,
+    async () => {
+      const ws = worktree();
+      const first = await ns(ws);
+      expect(await ns(ws)).toBe(first);
+      await read(ws, 'echo planted > /tmp/planted; echo planted > "$HOME/.profile-planted"');
+      const next = await read(ws, 'cat /tmp/planted "$HOME/.profile-planted" 2>&1; readlink /proc/self/ns/pid');
+      expect(next.output).not.toContain('planted\n');
+      expect(next.output).not.toContain(first);
+    },
+  );
 
   test('attack: output that carries an end marker does not end the command or set its exit code', async () => {
     const ws = worktree();
