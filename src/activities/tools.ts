@@ -137,11 +137,6 @@ export function toolActivities(deps: ActivityDeps) {
   /** the policy decision of each call in flight, so its event line names the rule that let it run */
   const decided = new Map<string, PolicyDecision>();
 
-  /**
-   * Every failure of the call itself (a name too long, a full disk, a file that vanished) is a
-   * tool result the model reads, bounded in size; never an activity retry that would fail the
-   * same way five times and block the run.
-   */
   /** The worktree's look now: the one after an edit if it is going or left, else a look of its own. */
   async function lookNow(rec: RunRecord, state: string): Promise<Seen> {
     await lookAfterEditDone(state);
@@ -149,6 +144,11 @@ export function toolActivities(deps: ActivityDeps) {
     return known ? { ...known, remembered: true } : snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true });
   }
 
+  /**
+   * Every failure of the call itself (a name too long, a full disk, a file that vanished) is a
+   * tool result the model reads, bounded in size; never an activity retry that would fail the
+   * same way five times and block the run.
+   */
   async function runTool(inp: RunToolInput): Promise<RunToolResult> {
     try {
       // the whole call heartbeats (the looks at the worktree too), so load never reads as a dead worker
