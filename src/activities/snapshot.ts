@@ -19,10 +19,6 @@ export interface Look {
 /** At most this many paths go back to the workflow (history); the count says how many there were. */
 export const MAX_CHANGED_PATHS = 50;
 
-export async function snapshotTree(worktree: string, base: string, stateDir: string): Promise<string> {
-  return (await snapshotWorktree(worktree, base, stateDir)).tree;
-}
-
 /** The looks' own index, kept in the run's state dir between commands. */
 const lookIndex = (stateDir: string) => join(stateDir, 'snapshot.index');
 
@@ -160,12 +156,15 @@ export function firstLook(worktree: string, base: string, stateDir: string): Pro
 /** state dir → its first look while it is being taken (this process's) */
 const firstLooks = new Map<string, Promise<void>>();
 
+/** The paths file's content: the tree it is of, with its paths. */
+const seenChanged = (tree: string, changed: string[]) => JSON.stringify({ tree, changed });
+
 /**
  * `unlessSeen`: only where no look is remembered (a later one must not be replaced by an older
  * one); the paths file then names another tree, which knownSnapshot takes for none.
  */
 export async function rememberWorktreeTree(stateDir: string, tree: string, changed?: string[], o: { unlessSeen?: boolean } = {}): Promise<void> {
-  if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree, changed }));
+  if (changed) await writeFile(join(stateDir, SEEN_CHANGED_FILE), seenChanged(tree, changed));
   await writeFile(join(stateDir, SEEN_FILE), tree, { flag: o.unlessSeen ? 'wx' : 'w' }).catch((err: NodeJS.ErrnoException) => {
     if (!(o.unlessSeen && err.code === 'EEXIST')) throw err;
   });
@@ -237,7 +236,8 @@ export function lookAfterEdit(worktree: string, base: string, stateDir: string):
   const look = snapshotWorktree(worktree, base, stateDir, { changed: true })
     .then((seen) => {
       if ((generations.get(stateDir) ?? 0) !== generation) return;
-      writeFileSync(join(stateDir, SEEN_CHANGED_FILE), JSON.stringify({ tree: seen.tree, changed: seen.changed }));
+      // rememberWorktreeTree's files, written without a turn of the event loop in between
+      if (seen.changed) writeFileSync(join(stateDir, SEEN_CHANGED_FILE), seenChanged(seen.tree, seen.changed));
       writeFileSync(join(stateDir, SEEN_FILE), seen.tree);
     })
     // a failed one is left to whoever needs a look next

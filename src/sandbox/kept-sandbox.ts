@@ -30,7 +30,7 @@ import { signalGroup, type CommandProcess } from '../process/spawn.js';
 import type { RunCgroup } from './cgroup.js';
 import { SandboxSpawnError } from './errors.js';
 import { CappedOutput, DEFAULT_MAX_OUTPUT_BYTES, LineChunker } from './output-buffer.js';
-import { GO_FD, startLauncher, STATUS_FD, type LaunchSpec, type ProcessResult, type RunOptions } from './run-process.js';
+import { DRAIN_MS, GO_FD, startLauncher, STATUS_FD, type LaunchSpec, type ProcessResult, type RunOptions } from './run-process.js';
 
 /** A kept sandbox unused this long is let go (its processes and its cgroup). */
 export const KEPT_IDLE_MS = 30_000;
@@ -38,8 +38,6 @@ export const KEPT_IDLE_MS = 30_000;
 export const MAX_KEPT = 64;
 /** Commands longer than this start their own sandbox: bash's `read` takes a pipe a byte at a time. */
 export const MAX_KEPT_COMMAND_BYTES = 64 * 1024;
-/** How long to wait for the output after the sandbox died under a command. */
-const DRAIN_MS = 1000;
 /** the helper's commands come on the fd the network handshake uses elsewhere (never both) */
 const COMMAND_FD = GO_FD;
 
@@ -185,7 +183,6 @@ export class KeptSandbox {
   /** Kills the sandbox (a command in it ends as killed) and lets its cgroup go. */
   discard(): void {
     if (!this.usable && this.exited) return;
-    this.usable = false;
     clearTimeout(this.idleTimer);
     this.kill();
   }

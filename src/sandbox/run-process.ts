@@ -7,7 +7,7 @@ import { SandboxNetworkError, SandboxSpawnError } from './errors.js';
 /** Time a command gets between SIGTERM and SIGKILL once its timeout has passed. */
 export const KILL_GRACE_MS = 500;
 /** How long to wait for the output pipe to drain after the command exited. */
-const DRAIN_MS = 1000;
+export const DRAIN_MS = 1000;
 
 /**
  * Joins the run's cgroups (before exec, so not a single child escapes the limits), sets the
