@@ -5,7 +5,7 @@ import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
 import { expandGlob, GlobBudget, GLOB_BUDGET_MS, GLOB_MAX_MATCHES } from './glob-expand.js';
 import { physicalPath } from './paths.js';
-import { parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
+import { lit, parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
 import type { CommandSegment, PolicyContext } from './types.js';
 import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
 import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';
@@ -24,8 +24,6 @@ const SAFE_MODULES =
 
 // bash -c inside bash -c inside ...: deeper than this is not a command anyone writes by hand
 const MAX_NESTING = 4;
-
-const lit = (value: string): Word => ({ raw: value, value, dynamic: false, glob: false, tilde: false });
 
 function words(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
@@ -386,16 +384,13 @@ class CommandJudge implements ProgramJudge {
     const segment: CommandSegment = { argv, text: c.text, ...(via.length ? { via } : {}), ...(redirectsText.length ? { redirects: redirectsText } : {}) };
     const local: Verdict[] = [...extra];
     if (c.opaque) local.push(ask('command.opaque', 'The command hides a substitution inside a parameter expansion; a person must read it.'));
-    if (c.builtinTest) {
-      this.segments.push({ ...segment, argv: [c.text.startsWith('((') ? '((' : '[['] });
-      local.push(allow('command.readonly', 'A shell test only reads.', true));
-      this.verdicts.push(mostSevere(local)!);
-      return;
-    }
-    if (ws.length === 0) {
-      this.segments.push(segment);
-      local.push(allow('command.assign', 'Assignments and redirections only.', true));
-      this.verdicts.push({ ...mostSevere(local)!, safe: local.every((x) => x.safe === true) });
+    // what a user's allow rule cannot speak for: the redirections, assignments and wrappers around the argv it names
+    const around = local.length;
+    if (c.builtinTest || ws.length === 0) {
+      const what = c.builtinTest ? (c.text.startsWith('((') ? '((' : '[[') : undefined;
+      this.segments.push(what ? { ...segment, argv: [what] } : segment);
+      const own = what ? allow('command.readonly', 'A shell test only reads.', true) : allow('command.assign', 'Assignments and redirections only.', true);
+      this.push(this.strict(what ?? 'a redirection', own, local, false, grantKeyFor([what ?? '>'])) ?? own, local);
       return;
     }
     const { deny: userDeny, allow: userAllow, ask: userAsk } = this.ctx.config.commands;
@@ -431,17 +426,43 @@ class CommandJudge implements ProgramJudge {
     if (worst.decision !== 'deny') {
       if (userAllow.some((r) => matchesRule(r, argv))) {
         v = allow('command.user-allow', `The repository's policy allows ${argv.join(' ')}.`, result.safe === true);
-        local.length = 0;
+        // the rule speaks for the program and its options; `make test > src/x.ts` still writes src/x.ts
+        local.length = around;
+        v = this.strict(argv[0]!, v, local, isCheck, grantKeyFor(argv), true) ?? v;
       } else if (userAsk.some((r) => matchesRule(r, argv))) {
         v = ask('command.user-ask', `The repository's policy asks before ${argv.join(' ')}.`, grantKeyFor(argv));
-      } else if (this.ctx.mode === 'strict' && v.decision === 'allow' && !v.safe && !isCheck) {
-        v = ask('command.strict', `Strict mode: ${argv[0]} is not a check or a read-only command, so a person approves it.`, grantKeyFor(argv));
+      } else {
+        v = this.strict(argv[0]!, v, local, isCheck, grantKeyFor(argv)) ?? v;
       }
     }
     if (v.decision === 'ask' && !v.grantKey) v = { ...v, grantKey: grantKeyFor(argv) };
-    const all = [v, ...local.map((l) => (l.decision === 'ask' && !l.grantKey ? { ...l, grantKey: grantKeyFor(argv) } : l))];
+    this.push(
+      v,
+      local.map((l) => (l.decision === 'ask' && !l.grantKey ? { ...l, grantKey: grantKeyFor(argv) } : l)),
+    );
+  }
+
+  /**
+   * Strict mode asks before anything that is not a check or only reads: the program, and every
+   * path, option and redirection with it (`sort -o out`, `git diff --output=x`, `echo > x` write
+   * through a program that only reads). A user's allow rule answers for its program, not for
+   * what is redirected around it.
+   */
+  private strict(what: string, own: Verdict, local: readonly Verdict[], isCheck: boolean, grantKey?: string, allowlisted = false): Verdict | undefined {
+    if (this.ctx.mode !== 'strict' || isCheck || own.decision !== 'allow') return undefined;
+    const writes = [...(allowlisted ? [] : [own]), ...local].find((x) => x.decision === 'allow' && x.safe !== true);
+    if (!writes) return undefined;
+    const why = writes === own ? `${what} is not a check or a read-only command` : `${what} does more than read (${writes.reason.replace(/\.$/, '')})`;
+    return ask('command.strict', `Strict mode: ${why}, so a person approves it.`, grantKey);
+  }
+
+  /** One segment's verdict: the most severe; among allows, the one that changes something names it. */
+  private push(own: Verdict, local: readonly Verdict[]): void {
+    const all = [own, ...local];
+    const worst = mostSevere(all)!;
+    const shown = worst.decision === 'allow' ? (all.find((x) => x.safe !== true) ?? worst) : worst;
     // safe to repeat only when the program and every path it touches only read
-    this.verdicts.push({ ...mostSevere(all)!, safe: all.every((x) => x.safe === true) });
+    this.verdicts.push({ ...shown, safe: all.every((x) => x.safe === true) });
   }
 }
 
@@ -471,5 +492,3 @@ export async function judgeCommand(command: string, ctx: PolicyContext): Promise
   const safe = j.verdicts.every((v) => v.decision === 'allow' && v.safe === true);
   return { verdict: { ...worst, safe }, segments: j.segments };
 }
-
-export { lit };

@@ -46,6 +46,9 @@ export const PROGRAM_OPTIONS: Record<string, OptionTable> = {
   zip: { exec: ['-TT', '--unzip-command'] },
   rsync: { exec: ['-e', '--rsh', '--rsync-path'], clusters: true },
   sort: { exec: ['--compress-program'], write: ['-o', '--output'] },
+  // readers that write a log or their output to a file they are given
+  tree: { write: ['-o'] },
+  less: { write: ['-o', '-O', '--log-file', '--LOG-FILE'], exec: ['--lesskey-src'] },
   split: { exec: ['--filter'] },
   rg: { exec: ['--pre'] },
   sed: { write: ['-w'] },

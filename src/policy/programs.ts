@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { ShellCommand, Word } from './shell/parse.js';
+import { lit, type ShellCommand, type Word } from './shell/parse.js';
 import type { PolicyContext } from './types.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 import { judgeGit } from './git.js';
@@ -231,7 +231,7 @@ const FILE_READERS: Record<string, string[]> = {
   tac: [],
   rev: [],
   od: ['-t', '-A', '-N', '-j'],
-  xxd: ['-l', '-s', '-c', '-g'],
+  xxd: ['-l', '-s', '-c', '-g', '-o', '-n', '-cols', '-len', '-seek', '-groupsize', '-offset', '-name'],
   hexdump: ['-n', '-s'],
   strings: ['-n'],
   file: [],
@@ -243,7 +243,7 @@ const FILE_READERS: Record<string, string[]> = {
   cksum: [],
   b2sum: [],
   du: ['-d'],
-  tree: ['-L', '-I', '-P'],
+  tree: ['-L', '-I', '-P', '-o', '-H', '-T', '--charset', '--filelimit', '--timefmt', '--sort'],
   ls: ['-I', '--ignore'],
   realpath: [],
   readlink: [],
@@ -259,7 +259,7 @@ const FILE_READERS: Record<string, string[]> = {
   unexpand: ['-t'],
   tr: [],
   base64: [],
-  less: [],
+  less: ['-o', '-O', '--log-file', '--LOG-FILE', '-k', '--lesskey-file', '-x', '--tabs', '-b', '--buffers', '-h', '-y', '-z', '-j', '-p', '-P', '-t'],
   more: [],
   zcat: [],
   bat: ['-l', '--language', '-r'],
@@ -863,8 +863,34 @@ type Judge = (args: Word[], j: ProgramJudge, info: ProgramInfo, name: string, fi
 const unknownRunner: Judge = (_a, _j, _i, name) => v(ask('command.unknown', `${name} runs commands Kiln cannot inspect; a person must approve it.`));
 const unknownProgram: Judge = (args, j, _i, name) =>
   v(ask('command.unknown', `${name} is not a program Kiln knows to be safe; a person must approve it.`), j.sensitiveArgs(args));
-const fileReader: Judge = (args, j, _i, name) =>
-  v(readonly(name), [...j.readPaths(positionals(args, FILE_READERS[name]!)), ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-')))]);
+const fileReader: Judge = (args, j, _i, name) => {
+  const files = positionals(args, FILE_READERS[name]!);
+  const writes = READERS_THAT_WRITE[name]?.(args, files) ?? [];
+  return v(writes.length ? worktree(name) : readonly(name), [
+    ...j.readPaths(writes.length ? files.filter((f) => !writes.includes(f)) : files),
+    ...j.writePaths(writes),
+    ...j.sensitiveArgs(args.filter((a) => a.value.startsWith('-'))),
+  ]);
+};
+/** Listed readers that can write a file without an option naming it (those are in PROGRAM_OPTIONS): what each writes. */
+const READERS_THAT_WRITE: Record<string, (args: readonly Word[], files: Word[]) => Word[]> = {
+  // xxd [infile [outfile]]
+  xxd: (_args, files) => files.slice(1, 2),
+  // file -C compiles each magic file (-m a:b) to NAME.mgc in the current directory
+  file: (args) => {
+    if (!has(args, '-C', '--compile')) return [];
+    const magic = optValue(args, ['-m', '--magic-file']).flatMap((w) => w.value.split(':'));
+    return (magic.length ? magic : ['magic']).map((m) => lit(`${m.split('/').pop()}.mgc`));
+  },
+};
+/** yq -i / --inplace writes the files it reads; the first positional is the expression unless it comes from a file. */
+const judgeYq: Judge = (args, j, _i, name) => {
+  const files = positionals(args, ['--from-file', '--arg', '--argjson', '-I', '--indent', '-o', '--output-format', '-p', '--input-format']);
+  const inPlace = has(args, '--inplace', '--in-place') || hasShort(args, 'i');
+  if (!inPlace) return v(readonly(name), j.sensitiveArgs(args));
+  const written = optValue(args, ['--from-file']).length ? files : files.slice(1);
+  return v(worktree(`${name} -i`), [...j.writePaths(written), ...j.sensitiveArgs(args)]);
+};
 const installer: Judge = (args, _j, _i, name) => {
   const sub = positionals(args)[0]?.value;
   return v(
@@ -1044,7 +1070,7 @@ const PROGRAMS: Record<string, Judge> = {
   sed: (args, j) => judgeSed(args, j),
   gsed: (args, j) => judgeSed(args, j),
   jq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
-  yq: (args, j, _i, name) => v(readonly(name), j.sensitiveArgs(args)),
+  yq: judgeYq,
   find: (args, j, info) => judgeFind(args, j, info),
   sort: (args, j) =>
     v(readonly('sort'), [

@@ -26,7 +26,10 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     .option('--include-uncommitted', "start from the checkout's working tree: uncommitted and untracked files included (docs/uncommitted.md)")
     .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
     .addOption(
-      new Option('--approval-mode <mode>', 'strict: ask for any command not allowlisted; auto: never ask, deny instead').choices(['strict', 'default', 'auto']),
+      new Option(
+        '--approval-mode <mode>',
+        'strict: ask before any command that may write (a redirection or an output option counts) unless it is a check or allowlisted; auto: never ask, deny instead',
+      ).choices(['strict', 'default', 'auto']),
     )
     .option('--allow-test-edits', 'let the coder change protected test files')
     .option('--unverified', 'allow the run to succeed when the repo has no checks (otherwise it waits for a person)')

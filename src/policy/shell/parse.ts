@@ -43,6 +43,9 @@ export interface Word {
   obfuscation?: string;
 }
 
+/** A word as written, with nothing to expand: a value Kiln derives (an option's value, a file a program makes). */
+export const lit = (value: string): Word => ({ raw: value, value, dynamic: false, glob: false, tilde: false });
+
 export interface Redirect {
   op: string;
   fd?: string;

@@ -74,6 +74,23 @@ describe('run_command decisions', () => {
     expect((await run('echo x > src/b.ts')).safeToRepeat).toBe(false);
   });
 
+  it('a reader that writes is said to write, and is not safe to repeat', async () => {
+    // the reason a person reads names the write, not "sort only reads"
+    expect(await run('sort -o out.txt src/app.ts')).toMatchObject({ decision: 'allow', rule: 'write.allowed', safeToRepeat: false });
+    expect((await run('sort -o out.txt src/app.ts')).reason).toMatch(/out\.txt/);
+    expect(await run('echo x > src/b.ts')).toMatchObject({ rule: 'write.allowed' });
+    // writes with no option naming the file: a magic file compiled into the current directory, an
+    // output file as xxd's second argument, yq's in-place edit
+    for (const command of ['file -C -m src/app.ts', 'xxd src/app.ts out.hex', 'yq -i .a=1 src/app.ts', 'yq -iP .a=1 src/app.ts']) {
+      expect(await run(command), command).toMatchObject({ decision: 'allow', rule: 'command.worktree', safeToRepeat: false });
+    }
+    expect(await run('xxd src/app.ts .env')).toMatchObject({ decision: 'deny', rule: 'path.sensitive' });
+    // control: the same programs reading
+    for (const command of ['sort src/app.ts', 'file src/app.ts', 'xxd -l 16 src/app.ts', 'yq .a src/app.ts', 'tree -L 2', 'less src/app.ts']) {
+      expect(await run(command), command).toMatchObject({ decision: 'allow', rule: 'command.readonly', safeToRepeat: true });
+    }
+  });
+
   it('auto mode turns asks into denies under the same rule; strict asks for anything not read-only', async () => {
     const auto = await run('npm install', { mode: 'auto' });
     expect(auto).toMatchObject({ decision: 'deny', rule: 'command.install' });
