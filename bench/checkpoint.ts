@@ -79,7 +79,8 @@ export async function benchCheckpoint(o: { files: number; runs: number; log: (s:
     async () => {
       const input = { ...benchRunInput(repo, 'ckpt', 1, 'off'), checks: ['true'] };
       runId = input.runId;
-      prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
+      // as the workflow calls it: the baseline's own checkout of the base goes on beside the first turns (takeBaseline)
+      prep = (await env.run(acts.prepareWorkspace, input, undefined, { baselineApart: true })) as PrepareResult;
     },
     async () => {
       if (prep) await removeWorktree(repo, prep.worktree);
