@@ -197,6 +197,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
         await grpcBridge?.close();
+        await rm(sockDir, { recursive: true, force: true });
         throw new Error(`temporal dev server did not become ready at ${address} within 60 s: ${stderr.trim().slice(-500)}`);
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -208,6 +209,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   } catch (err) {
     child.kill('SIGKILL');
     await grpcBridge?.close();
+    await rm(sockDir, { recursive: true, force: true });
     throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`, { cause: err });
   }
   return {
