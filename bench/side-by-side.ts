@@ -97,6 +97,13 @@ function baseEnv(mock: MockAnthropic, server: DevServer, queue: string): NodeJS.
   };
 }
 
+/** The Node options a script's `#!/usr/bin/env -S node …` line gives. */
+function shebangFlags(bin: string): string[] {
+  const first = readFileSync(bin, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\S*env -S node((?:\s+--?[\w-]+(?:=\S+)?)*)\s*$/.exec(first);
+  return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : [];
+}
+
 /** `kiln worker` as users start it; resolves once it says it is ready. */
 async function startWorkerProcess(env: NodeJS.ProcessEnv, bin = KILN_BIN): Promise<ChildProcess> {
   // through its shebang, with the Node flags it gives, as `kiln worker` starts for users
@@ -176,8 +183,9 @@ export async function benchSideBySide(o: {
     >();
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
+    // with the Node flags of its shebang, as `kiln run` starts for users (the bench's own Node, so both builds run on one)
     const kilnRun = (bin: string) =>
-      `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} run --repo . --goal 'side-by-side benchmark' --check ${JSON.stringify(MOCK_COMMAND)} --sandbox ${o.sandbox} --approval-mode auto --max-turns ${o.turns + 5}`;
+      `${[process.execPath, ...shebangFlags(bin), bin].map((a) => JSON.stringify(a)).join(' ')} run --repo . --goal 'side-by-side benchmark' --check ${JSON.stringify(MOCK_COMMAND)} --sandbox ${o.sandbox} --approval-mode auto --max-turns ${o.turns + 5}`;
     const all: Harness[] = [
       { name: 'kiln (Temporal)', command: kilnRun(KILN_BIN), kiln: true },
       ...(o.before ? [{ name: 'kiln before', command: kilnRun(o.before), env: beforeEnv, kiln: true }] : []),

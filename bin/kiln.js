@@ -1,15 +1,24 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --optimize-for-size
-// V8's young generation capped at 2 MB a semi-space (default 16): a worker's peak resident memory
-// with 50 runs at once went from 371 to 328 MB, with no start-up cost measurable for the CLI. And
-// V8 sized for memory, not speed (a heap that grows less before it is collected): 50 runs at
-// once peaked at 248–262 instead of 303–371 MB, for 5–15% fewer runs a minute in that burst and
-// ~1–2 ms more a turn (docs/bench.md). `node bin/kiln.js` skips the shebang, and with it these
-// settings: `node --max-semi-space-size=2 bin/kiln.js worker` is the worker that favours speed.
+#!/usr/bin/env node
+// A process that hosts runs (`kiln worker`, `kiln dev`) sizes V8 for memory: a young generation
+// of 2 MB a semi-space (default 16), and a heap that grows less before it is collected
+// (`--optimize-for-size`). 50 runs at once on one worker peaked at 263–277 MB instead of
+// 376–386 MB, for 5–15% fewer runs a minute in that burst and ~1–2 ms more a turn
+// (docs/bench.md). They are set here, not in the shebang, because the CLI's own commands pay for
+// them at start-up (`kiln run` reached its first model request ~35 ms later with them). Node
+// options given explicitly win; `KILN_OPTIMIZE_FOR_SIZE=0` starts a worker that favours speed.
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (part of `npm run setup`).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+
+if (['worker', 'dev'].includes(process.argv[2])) {
+  const given = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  // first thing, before the heap grows and before the workflow threads' heaps are made
+  if (!given.includes('--max-semi-space-size')) v8.setFlagsFromString('--max-semi-space-size=2');
+  if (!given.includes('optimize-for-size') && process.env.KILN_OPTIMIZE_FOR_SIZE !== '0') v8.setFlagsFromString('--optimize-for-size');
+}
 
 // Node 22.1+ keeps compiled code between runs (most of a start-up is compiling the Temporal
 // client); Node 20 has no such cache, and the CLI loads only what each command needs instead
