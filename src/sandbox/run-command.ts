@@ -1,6 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { realpathSync, rmSync, statSync } from 'node:fs';
 import { bwrapArgs, type NetworkMode } from './bwrap-args.js';
 import { createRunCgroup, type CgroupDeps, type RunCgroup } from './cgroup.js';
 import { commandEnv, SANDBOX_HOME } from './env.js';
@@ -16,6 +14,7 @@ import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
 import { SANDBOX_CACHE } from './toolchains.js';
 import { dieWithParent, findShell, findSystemBinary } from './system-paths.js';
+import { ownedTempDir } from '../process/owned-dirs.js';
 import type { CommandOptions, CommandResult } from './types.js';
 
 /** How commands that asked for the network (setup) get it. */
@@ -167,7 +166,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   const cgroups = cgroupKinds(cgroup);
   const rlimits = shellLimits(config.limits, cgroups.memory);
   // Unsandboxed: a throwaway HOME still keeps tools from reading or writing the user's dotfiles.
-  const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
+  const home = ownedTempDir('kiln-home-');
   try {
     const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
     const argv = [...wrappers(config.limits, !cgroups.pids, false), ...ownPidNamespace(), shell, '-c', command];

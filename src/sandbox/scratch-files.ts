@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownedTempDir } from '../process/owned-dirs.js';
 
 let dir: string | undefined;
 const files = new Map<string, string>();
@@ -9,7 +9,8 @@ const files = new Map<string, string>();
  * The process's scratch directories, removed when it exits (one was left per worker, test and
  * `kiln run` process; 268 in /tmp after one session's tests). Kept on the process itself, so
  * that every copy of this module (a test runner loads it once per file) shares one exit handler.
- * A process killed with SIGKILL still leaves its directory behind.
+ * A process killed with SIGKILL leaves its directory behind, for the next one to remove
+ * (process/owned-dirs.ts).
  */
 const REGISTRY = Symbol.for('kiln.sandbox.scratch-dirs');
 
@@ -34,7 +35,7 @@ function removedAtExit(d: string): string {
 export function scratchFile(name: string, content: string | Buffer): string {
   const known = files.get(name);
   if (known) return known;
-  dir ??= removedAtExit(mkdtempSync(join(tmpdir(), 'kiln-sandbox-')));
+  dir ??= removedAtExit(ownedTempDir('kiln-sandbox-'));
   const path = join(dir, name);
   writeFileSync(path, content, { mode: 0o444 });
   files.set(name, path);

@@ -4,12 +4,12 @@
  */
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KilnError, UsageError } from '../shared/errors.js';
 import { dieWithParent } from '../sandbox/system-paths.js';
+import { ownedTempDir } from '../process/owned-dirs.js';
 import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { startUiGuard } from './ui-guard.js';
@@ -143,7 +143,8 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   // the UI itself listens on a loopback port of its own; people reach it through the guard on uiPort
   // not the ports asked for: they are free until the server and the guard take them, so the OS may hand one out again
   const innerUiPort = await freePort([o.uiPort, o.port]);
-  const sockDir = await mkdtemp(join(tmpdir(), 'kiln-dev-'));
+  // a SIGKILLed `kiln dev` leaves it; the next one removes it (process/owned-dirs.ts)
+  const sockDir = ownedTempDir('kiln-dev-');
   const args = [
     'server',
     'start-dev',
