@@ -31,7 +31,6 @@ const READERS = new Set([
   '[[',
   '((',
   'stat',
-  'file',
   'which',
   'basename',
   'dirname',
@@ -73,6 +72,8 @@ function segmentWritesNothing(s: CommandSegment): boolean {
   if (program === undefined) return true;
   if (READERS.has(program)) return true;
   if (program === 'find') return !args.some((a) => FIND_WRITES.test(a));
+  // file -C compiles a magic file into the current directory
+  if (program === 'file') return !args.some((a) => a === '--compile' || /^-[A-Za-z]*C/.test(a));
   // the subcommand first: `git -C dir …` or `git -c key=value …` could point it anywhere
   if (program === 'git') return GIT_READERS.has(args[0] ?? '') && !args.some((a) => /^--output(=|$)/.test(a));
   return false;

@@ -1,8 +1,9 @@
 /**
  * A command the policy's parse shows to be a plain reader runs with the worktree read-only, and
  * no look (no git) follows it: the look before it is still the worktree. What makes that true is
- * the read-only mount, not the list of readers: a "reader" that writes (file -C writes a compiled
- * magic file beside its source) is refused by the kernel, and the kept look stays the worktree's.
+ * the read-only mount, not the list of readers: a "reader" that writes (the list made wrong here on
+ * purpose: `file -C` writes a compiled magic file) is refused by the kernel, and the kept look
+ * stays the worktree's.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,17 @@ import { testInput } from '../../helpers/run-input.js';
 /** every git command the activities ran on the host, through the hardened git they use */
 const ran = vi.hoisted(() => [] as string[][]);
 vi.mock('../../../src/git/run.js', async (importOriginal) => (await import('../../helpers/counting-git.js')).countingGit(importOriginal, ran));
+
+/** commands the reader list is made to get wrong: it calls them readers */
+const wronglyReaders = vi.hoisted(() => new Set<string>());
+vi.mock('../../../src/policy/read-only.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../../src/policy/read-only.js')>();
+  return {
+    ...real,
+    writesNothing: (segments: Parameters<typeof real.writesNothing>[0]) =>
+      segments.every((s) => wronglyReaders.has(s.argv.join(' '))) || real.writesNothing(segments),
+  };
+});
 
 async function prepared() {
   const repo = repoWith({ 'a.txt': 'alpha\n' });
@@ -53,8 +65,9 @@ describe('read-only commands', () => {
     expect(await looks()).toEqual(afterWriter);
   });
 
-  it('attack: a "reader" that writes (file -C), right after an edit, is refused by the read-only worktree and judged with no git of its own', async () => {
+  it('attack: a "reader" that writes (file -C, with the list made wrong), right after an edit, is refused by the read-only worktree and judged with no git of its own', async () => {
     const { prep, call, looks, state } = await prepared();
+    wronglyReaders.add('file -C -m magic');
     const made = await call('toolu_m', 'create_file', { path: 'magic', content: '0\tstring\talpha\tALPHA text\n' });
     expect(made).toMatchObject({ status: 'done', ok: true });
     // the edit forgot the look and kept the paths the run changed at most, with its own; its look
@@ -70,9 +83,10 @@ describe('read-only commands', () => {
     const after = await looks();
     expect(after.kept).toBe(after.truth);
 
-    // control: the same compile, through a shell (not a plain reader), runs as a writer: it writes,
-    // is looked at, and the kept look is the worktree's again
-    const control = await call('toolu_c', 'run_command', { command: "sh -c 'file -C -m magic'", reason: 'compile' });
+    // control: the same compile, as the real list sees it (a writer), writes, is looked at, and the
+    // kept look is the worktree's again
+    wronglyReaders.clear();
+    const control = await call('toolu_c', 'run_command', { command: 'file -C -m magic', reason: 'compile' });
     expect(control).toMatchObject({ status: 'done', ok: true, changedPaths: ['magic.mgc'] });
     const last = await looks();
     expect(last.kept).toBe(last.truth);

@@ -28,6 +28,7 @@ describe('commands that only read', () => {
     'wc -l < a.txt',
     'X=1 cat f',
     'timeout 5 grep -r x . 2>/dev/null',
+    'file a.txt',
   ])('%j reads only', async (command) => {
     expect(await readOnly(command)).toBe(true);
   });
@@ -57,6 +58,9 @@ describe('commands that only read', () => {
     './run.sh',
     '/bin/cat a.txt',
     'f() { cat x; }; f',
+    'file -C -m magic',
+    'file -zC -m magic',
+    'file --compile',
   ])('%j may write', async (command) => {
     expect(await readOnly(command)).toBe(false);
   });
