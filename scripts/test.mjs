@@ -2,7 +2,7 @@
 // `npm test`: every test tier (unit, workflow on the real dev server, end to end, replay), then
 // one closing line "N passed, M failed" that CI and people can read at a glance.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,8 @@ const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 // workers without their exit handlers, and the crash tests SIGKILL workers on purpose, so each
 // full run left thousands of entries in /tmp.
 const tmp = mkdtempSync(join(tmpdir(), 'kiln-tests-'));
+// as /tmp itself is: the cluster tier's PostgreSQL runs as its own user and must reach its directory
+chmodSync(tmp, 0o1777);
 const res = spawnSync(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
