@@ -4,7 +4,7 @@
  * goroutine dump, and starts it once more before giving up. The server that does start keeps
  * its SQLite file in write-ahead-log mode.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -37,6 +37,20 @@ function crashingServer(dir: string, panics: number): { path: string; starts: ()
   return { path, starts: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
 }
 
+/** live processes whose command line names `dir` */
+function processesNaming(dir: string): string[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ');
+        return cmd.includes(dir) ? [`${p}: ${cmd.slice(0, 120)}`] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
 describe.skipIf(!binary)('a dev server that crashes', () => {
   it('while starting is started once more, and the warning carries the panic headline', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
@@ -65,13 +79,24 @@ describe.skipIf(!binary)('a dev server that crashes', () => {
     }
   }, 120_000);
 
-  it('while starting twice gives up with the panic in the error', async () => {
+  it('while starting twice gives up with the panic in the error, and leaves no process behind', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
     const fake = crashingServer(dir, 2);
-    await expect(startDevServer({ binary: fake.path, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort: await freePort() })).rejects.toThrow(
-      /exited \(2\) before it was ready: panic: failed assigning ephemeral port/,
-    );
+    // the server's socket directory, and so the forwarders' arguments, under this test's own directory
+    const tmp = process.env.TMPDIR;
+    process.env.TMPDIR = dir;
+    try {
+      await expect(startDevServer({ binary: fake.path, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort: await freePort() })).rejects.toThrow(
+        /exited \(2\) before it was ready: panic: failed assigning ephemeral port/,
+      );
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+    }
     expect(fake.starts()).toBe(2);
+    // the bridge inside the server's network namespace was forked just before the server died, in
+    // its first milliseconds: the kernel's parent-death signal was not armed yet, and it stayed
+    await expect.poll(() => processesNaming(dir), { timeout: 5000 }).toEqual([]);
   }, 120_000);
 
   it('on SIGKILL keeps what it committed, started again on the same file', async () => {
