@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // A process that hosts runs (`kiln worker`, `kiln dev`) sizes V8 for memory: a young generation
 // of 2 MB a semi-space (default 16), and a heap that grows less before it is collected
-// (`--optimize-for-size`). 50 runs at once on one worker peaked at 263–277 MB instead of
+// (`--optimize-for-size`). 50 runs at once on one worker peaked at 267–281 MB instead of
 // 376–386 MB, for 5–15% fewer runs a minute in that burst and ~1–2 ms more a turn
-// (docs/bench.md). They are set here, not in the shebang, because the CLI's own commands pay for
-// them at start-up (`kiln run` reached its first model request ~35 ms later with them). Node
+// (docs/bench.md). They are set here, not in the shebang, because every other command paid for
+// them at start-up (`kiln run --detach`: ~10 ms more, 10 interleaved runs each); set this late,
+// the worker's own young generation keeps its default size (in the shebang: 259–266 MB). Node
 // options given explicitly win; `KILN_OPTIMIZE_FOR_SIZE=0` starts a worker that favours speed.
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (part of `npm run setup`).
 import { existsSync, readFileSync, statSync } from 'node:fs';
