@@ -93,13 +93,20 @@ function sse(res: http.ServerResponse, message: Record<string, unknown>, blocks:
   res.end(out.join(''));
 }
 
-export async function startMockAnthropic(o: { turns: number; port?: number; onRequest?: (r: MockRequest) => void }): Promise<MockAnthropic> {
+export async function startMockAnthropic(o: {
+  turns: number;
+  port?: number;
+  /** how long the "model" thinks before each reply: work a harness leaves for that time is hidden in it */
+  thinkMs?: number;
+  onRequest?: (r: MockRequest) => void;
+}): Promise<MockAnthropic> {
   const requests: MockRequest[] = [];
   const server = http.createServer((req, res) => {
     const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (o.thinkMs) await new Promise((r) => setTimeout(r, o.thinkMs));
       if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
         // count_tokens and friends: a harness's side calls are answered but not timed
         res.writeHead(req.url?.includes('count_tokens') ? 200 : 404, { 'content-type': 'application/json' });

@@ -8,6 +8,7 @@
  *                          [--sandbox bwrap|off] [--json]
  *                          [--only side-by-side,checkpoint,turns,search,redaction,policy]
  *                          [--trials 3] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
+ *                          [--think-ms 0]   (the mock thinks this long before each reply)
  *                          [--before OTHER/bin/kiln.js]   (another build timed beside this one)
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +35,7 @@ export interface BenchArgs {
   only: Set<Section>;
   trials: number;
   sbsTurns: number;
+  thinkMs: number;
   concurrent: number;
   harnesses: Harness[];
   /** another build's bin/kiln.js, timed beside this one in the side-by-side trials */
@@ -53,6 +55,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     only: new Set(SECTIONS),
     trials: 3,
     sbsTurns: 20,
+    thinkMs: 0,
     concurrent: 50,
     harnesses: [],
   };
@@ -69,6 +72,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     else if (a === '--search-runs') args.searchRuns = num(a, argv[++i], 1);
     else if (a === '--trials') args.trials = num(a, argv[++i], 1);
     else if (a === '--sbs-turns') args.sbsTurns = num(a, argv[++i], 2);
+    else if (a === '--think-ms') args.thinkMs = num(a, argv[++i], 0);
     else if (a === '--concurrent') args.concurrent = num(a, argv[++i], 0);
     else if (a === '--harness') {
       const v = argv[++i] ?? '';
@@ -90,7 +94,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       args.sandbox = v;
     } else
       throw new Error(
-        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --concurrent N --harness name=command --before OTHER/bin/kiln.js`,
+        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --think-ms N --concurrent N --harness name=command --before OTHER/bin/kiln.js`,
       );
   }
   return args;
@@ -118,6 +122,7 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
         fifty: args.concurrent,
         sandbox: args.sandbox,
         before: args.before,
+        thinkMs: args.thinkMs,
         log: progress,
       });
       out.push(sideBySideSection(sbs, heading));

@@ -59,6 +59,8 @@ export interface HarnessFigures {
 export interface SideBySideResult {
   turns: number;
   trials: number;
+  /** the mock's think time before each reply, in ms (not in the per-turn figures) */
+  thinkMs: number;
   harnesses: HarnessFigures[];
   /** the `kiln worker` process's peak RSS over all the trials */
   workerPeakRssMB: number;
@@ -162,12 +164,14 @@ export async function benchSideBySide(o: {
   sandbox: 'bwrap' | 'off';
   /** another build's bin/kiln.js, run as its own harness with its own worker: before and after */
   before?: string;
+  /** the mock's think time before each reply (0: zero latency) */
+  thinkMs?: number;
   log: (s: string) => void;
 }): Promise<SideBySideResult> {
   const binary = findTemporalCli();
   if (!binary) throw new Error('no Temporal CLI binary found: run `npm run setup` (or set KILN_TEMPORAL_CLI)');
   const repo = makeTaskRepo(join(o.tmp, 'sbs-repo'), 3);
-  const mock = await startMockAnthropic({ turns: o.turns });
+  const mock = await startMockAnthropic({ turns: o.turns, thinkMs: o.thinkMs ?? 0 });
   const server = await startDevServer({ binary, dbFile: join(o.tmp, 'sbs-temporal.db'), port: await freePort(), uiPort: await freePort() });
   try {
     const queue = `kiln-sbs-${randomBytes(4).toString('hex')}`;
@@ -256,6 +260,7 @@ export async function benchSideBySide(o: {
     return {
       turns: o.turns,
       trials: o.trials,
+      thinkMs: o.thinkMs ?? 0,
       harnesses,
       workerPeakRssMB: workerPeak,
       ...(beforePeak !== undefined ? { beforeWorkerPeakRssMB: beforePeak } : {}),
@@ -340,7 +345,9 @@ const vs = (x: number, goal: number, unit: string) => `${x}${unit} (goal ≤ ${g
 
 export function sideBySideSection(r: SideBySideResult, heading: (t: string) => string): string[] {
   const lines = [
-    heading(`Side by side: ${r.turns} turns against a zero-latency Anthropic mock, ${r.trials} interleaved trials`),
+    heading(
+      `Side by side: ${r.turns} turns against ${r.thinkMs ? `an Anthropic mock that thinks ${r.thinkMs} ms a turn` : 'a zero-latency Anthropic mock'}, ${r.trials} interleaved trials`,
+    ),
     'per turn = mock reply N sent → request N+1 received (harness time only); first request = process spawn → first request',
   ];
   for (const h of r.harnesses) {
