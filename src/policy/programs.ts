@@ -880,7 +880,7 @@ const READERS_THAT_WRITE: Record<string, (args: readonly Word[], files: Word[]) 
   file: (args) => {
     if (!has(args, '-C', '--compile')) return [];
     const magic = optValue(args, ['-m', '--magic-file']).flatMap((w) => w.value.split(':'));
-    return (magic.length ? magic : ['magic']).map((m) => lit(`${m.split('/').pop()}.mgc`));
+    return (magic.length ? magic : ['magic']).map((m) => lit(`${basename(m)}.mgc`));
   },
 };
 /** yq -i / --inplace writes the files it reads; the first positional is the expression unless it comes from a file. */

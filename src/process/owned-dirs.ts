@@ -10,10 +10,18 @@ import { mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** `<pid namespace>.<pid>.<start time in clock ticks>` of a live process, or undefined */
-export function processTag(pid: number): string | undefined {
+/** this process's PID namespace, as /proc names it */
+function pidNamespace(): string | undefined {
   try {
-    const ns = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    return /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** `<pid namespace>.<pid>.<start time in clock ticks>` of a live process, or undefined */
+export function processTag(pid: number, ns = pidNamespace()): string | undefined {
+  try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // the fields after the command name, which may itself hold spaces and parentheses; field 22 is the start time
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
@@ -41,7 +49,7 @@ export function ownedTempDir(prefix: string, base = tmpdir()): string {
 
 /** Removes `<base>/<prefix><tag>-*` directories of this user whose process is gone; best effort. */
 export async function sweepLeftDirs(prefix: string, base = tmpdir()): Promise<string[]> {
-  const ns = processTag(process.pid)?.split('.')[0];
+  const ns = pidNamespace();
   if (!ns) return [];
   const removed: string[] = [];
   let names: string[];
@@ -55,7 +63,7 @@ export async function sweepLeftDirs(prefix: string, base = tmpdir()): Promise<st
     const m = /^(\d+)\.(\d+)\.(\d+)-[^/]+$/.exec(name.slice(prefix.length));
     if (!m || m[1] !== ns) continue;
     // a live owner, or a new process that has the pid now: its start time is not the one named
-    if (processTag(Number(m[2])) === `${m[1]}.${m[2]}.${m[3]}`) continue;
+    if (processTag(Number(m[2]), ns) === `${m[1]}.${m[2]}.${m[3]}`) continue;
     const path = join(base, name);
     try {
       const st = await lstat(path);

@@ -181,12 +181,17 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
     if (stderrHead.length < 4000) stderrHead = (stderrHead + d.toString()).slice(0, 4000);
     stderr = (stderr + d.toString()).slice(-4000);
   });
+  // a start that goes no further leaves nothing: the server, the bridge, the sockets' directory
+  const giveUp = async () => {
+    child.kill('SIGKILL');
+    await grpcBridge?.close();
+    await rm(sockDir, { recursive: true, force: true });
+  };
   const address = `${ip}:${o.port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) {
-      await grpcBridge?.close();
-      await rm(sockDir, { recursive: true, force: true });
+      await giveUp();
       throw new CrashedBeforeReadyError(`temporal dev server exited (${child.exitCode}) before it was ready: ${whyItDied(stderrHead, stderr)}`);
     }
     try {
@@ -196,9 +201,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
       break;
     } catch {
       if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        await grpcBridge?.close();
-        await rm(sockDir, { recursive: true, force: true });
+        await giveUp();
         throw new Error(`temporal dev server did not become ready at ${address} within 60 s: ${stderr.trim().slice(-500)}`);
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -208,9 +211,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   try {
     guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort, ...(grpcBridge ? { upstreamSocket: join(sockDir, 'ui.sock') } : {}) });
   } catch (err) {
-    child.kill('SIGKILL');
-    await grpcBridge?.close();
-    await rm(sockDir, { recursive: true, force: true });
+    await giveUp();
     throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`, { cause: err });
   }
   return {

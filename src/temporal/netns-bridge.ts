@@ -10,9 +10,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
 
 /**
- * One forwarder, used on both sides of the namespace: its first argument is the pid of the process
- * it lives for, then each argument pair is where to listen and where to connect, a unix socket
- * path (starts with /) or host:port. It prints `ready` once all listen. Plain JavaScript for
+ * One forwarder, used on both sides of the namespace: each argument pair is where to listen and
+ * where to connect, a unix socket path (starts with /) or host:port, and the last argument is the
+ * pid of the process it lives for. It prints `ready` once all listen. Plain JavaScript for
  * `node -e`, so src (tests) and dist run the same text.
  *
  * The kernel's parent-death signal (setpriv) is armed only once setpriv runs: a server that died
@@ -22,7 +22,8 @@ import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
 const FORWARDER = `
 const net = require('node:net');
 const at = (e) => (e.startsWith('/') ? { path: e } : { host: e.slice(0, e.lastIndexOf(':')), port: Number(e.slice(e.lastIndexOf(':') + 1)) });
-const [parent, ...args] = process.argv.slice(1);
+const args = process.argv.slice(1);
+const parent = args.pop();
 const orphaned = () => String(process.ppid) !== parent;
 if (orphaned()) process.exit(0);
 setInterval(() => orphaned() && process.exit(0), 1000).unref();
@@ -42,12 +43,10 @@ for (let i = 0; i < args.length; i += 2) {
 }
 `;
 
-function forwarderCommand(parent: string, pairs: Array<[listen: string, connect: string]>): string[] {
-  return [...dieWithParent('SIGKILL'), process.execPath, '-e', FORWARDER, parent, ...pairs.flat()];
+/** The forwarder's command, but for its last argument: the pid of the process it lives for. */
+function forwarderCommand(pairs: Array<[listen: string, connect: string]>): string[] {
+  return [...dieWithParent('SIGKILL'), process.execPath, '-e', FORWARDER, ...pairs.flat()];
 }
-
-/** Stands for the shell's own pid in the inner forwarder's command: the server it execs into keeps it. */
-const SHELL_PID = '\0$$';
 
 /** `unshare` with the flags this user needs (root needs no user namespace), or why there is none. */
 function unshareCommand(): { argv: string[] } | { problem: string } {
@@ -71,14 +70,11 @@ export function isolatedCommand(sockDir: string, ports: Record<string, number>, 
   const ip = findSystemBinary('ip')!;
   const env = findSystemBinary('env');
   if (!env) return { problem: 'env (coreutils) is not installed' };
-  const bridge = forwarderCommand(
-    SHELL_PID,
-    Object.entries(ports).map(([name, port]) => [`${sockDir}/${name}.sock`, `127.0.0.1:${port}`]),
-  );
-  const script = `"$0" link set lo up || exit 97\n${bridge.map((a, i) => (a === SHELL_PID ? '"$$"' : `"\${B${i}}"`)).join(' ')} &\nexec "$@"`;
+  const bridge = forwarderCommand(Object.entries(ports).map(([name, port]) => [`${sockDir}/${name}.sock`, `127.0.0.1:${port}`]));
+  // it lives for the shell, whose pid the server it execs into keeps
+  const script = `"$0" link set lo up || exit 97\n${bridge.map((_, i) => `"\${B${i}}"`).join(' ')} "$$" &\nexec "$@"`;
   // the bridge's words go through the environment: the shell's own arguments are the server's
-  const words = bridge.flatMap((a, i) => (a === SHELL_PID ? [] : [`B${i}=${a}`]));
-  return { argv: [...u.argv, env, ...words, '/bin/sh', '-c', script, ip, ...server] };
+  return { argv: [...u.argv, env, ...bridge.map((a, i) => `B${i}=${a}`), '/bin/sh', '-c', script, ip, ...server] };
 }
 
 export interface HostBridge {
@@ -93,7 +89,7 @@ export interface HostBridge {
  * test's synchronous exec of the `temporal` CLI) would hold each hop up.
  */
 export function startHostBridge(ip: string, port: number, socketPath: string): Promise<HostBridge> {
-  const [file, ...args] = forwarderCommand(String(process.pid), [[`${ip}:${port}`, socketPath]]);
+  const [file, ...args] = [...forwarderCommand([[`${ip}:${port}`, socketPath]]), String(process.pid)];
   const child = spawn(file!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
   return new Promise((resolve, reject) => {
