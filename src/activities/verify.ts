@@ -3,33 +3,36 @@
  * never touched (see verify-tree.ts), and are judged on their tests against a baseline taken on
  * the pristine base: every test that ran there must run again and pass.
  */
-import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
 import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { runPolicy, sandboxSensitive } from './run-policy.js';
+import { runPolicy } from './run-policy.js';
 import { sensitiveInPatch } from '../policy/patch-secrets.js';
 import { scratchCache, trustedCache } from '../checks/caches.js';
-import { baselineOf, judgeCheck, type BaselineCheck, type CheckRun } from '../checks/judge.js';
+import { baselineOf, judgeCheck, type BaselineCheck } from '../checks/judge.js';
+import { mergeTraces, storeTrace, type Influence, type StoredTrace } from '../checks/influence.js';
+import { integrityFindings } from '../checks/integrity.js';
+import type { CheckTrace } from '../checks/trace.js';
+import { checkRuntimeDir, runCheck, runSetup } from './check-runs.js';
+import { judgeInfluence } from './verify-influence.js';
 import { protectedSet } from '../checks/protected.js';
-import { redact } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
 import type { PatchJudgement, RunRef, VerifyInput } from './contracts.js';
 import { judgePatchSize } from '../policy/approvals.js';
 import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
-import { heartbeating, stopIfCancelled } from './heartbeat.js';
+import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
 import { bringIncludes, buildVerifyTree, pristineCheckout, worktreeTree } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
 const CHECK_TAIL_CHARS = 1500;
 /** Runners told to name every test they ran, so a pass can be checked by name; go's result cache is off. */
-const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
 const NO_CHECKS = 'no checks: say how to verify, or accept';
+/** Influencing files named in the verdict (history): the rest are in events.jsonl's count. */
+const MAX_INFLUENCE = 30;
 /** The baseline fills a cold toolchain cache (Go compiles its standard library once: ~75 s measured under load). */
 
 export interface Baseline {
@@ -37,6 +40,8 @@ export interface Baseline {
   checks: BaselineCheck[];
   /** setup or the sandbox failed on the pristine base */
   problem?: string;
+  /** what the base's checks reached, all checks together; absent when a check ran untraced */
+  trace?: StoredTrace;
 }
 
 export function verifyActivities(deps: ActivityDeps) {
@@ -72,6 +77,9 @@ export function verifyActivities(deps: ActivityDeps) {
     const problems: string[] = [];
     const checks: CheckOutcome[] = [];
     let cause: Verdict['cause'];
+    let influence: Influence[] | undefined;
+    let counterfactual: Verdict['counterfactual'];
+    const runtime = checkRuntimeDir(stateDir(inp.repo, inp.runId));
     const scratch = await heartbeating(() => scratchCache(repo));
     try {
       if (!rec.checks.length) {
@@ -100,12 +108,20 @@ export function verifyActivities(deps: ActivityDeps) {
               cause = 'infrastructure';
               problems.push(`checks could not run: setup failed in the verify tree: ${setupProblem}`);
             } else {
+              const traces: Array<CheckTrace | undefined> = [];
               for (const command of rec.checks) {
-                const run = await runCheck(sandbox, rec, tree.dir, command, scratch.dir, say);
+                const run = await runCheck(sandbox, rec, tree.dir, command, scratch.dir, say, runtime);
+                traces.push(run.trace);
                 const j = judgeCheck(
                   run,
                   baseline.checks.find((b) => b.command === command),
                 );
+                const tampered = integrityFindings(run.output);
+                if (tampered.length) {
+                  j.passed = false;
+                  j.findings.push(`code under test changed the test runtime: ${tampered.join('; ')}`);
+                  cause = 'harness';
+                }
                 if (j.infrastructure) cause = 'infrastructure';
                 checks.push({
                   command,
@@ -119,6 +135,16 @@ export function verifyActivities(deps: ActivityDeps) {
                 await say(`[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}]\n`);
                 if (!j.passed)
                   problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
+              }
+              if (!problems.length) {
+                const verified = traces.every(Boolean) ? mergeTraces(traces as CheckTrace[]) : undefined;
+                const judged = await judgeInfluence({ sandbox, rec, repo, tree, baseline, verified, protect, setup, brought, say, runtime });
+                influence = judged.influence;
+                counterfactual = judged.counterfactual;
+                if (judged.problems.length) {
+                  cause = 'harness';
+                  problems.push(...judged.problems);
+                }
               }
             }
           }
@@ -170,6 +196,8 @@ export function verifyActivities(deps: ActivityDeps) {
       tree: tree.tree,
       modelTree: tree.modelTree,
       ...(cause ? { cause } : {}),
+      ...(influence ? { influence: influence.filter((i) => i.class !== 'untouched').slice(0, MAX_INFLUENCE) } : {}),
+      ...(counterfactual ? { counterfactual } : {}),
     };
     await appendEvent(inp.repo, inp.runId, {
       type: 'verdict',
@@ -180,6 +208,8 @@ export function verifyActivities(deps: ActivityDeps) {
       tree: tree.tree,
       cause: cause ?? null,
       failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20),
+      influence: verdict.influence ?? null,
+      counterfactual: counterfactual ?? null,
     });
     return verdict;
   }
@@ -223,74 +253,6 @@ export function verifyActivities(deps: ActivityDeps) {
   return { verify, currentTree, judgePatch };
 }
 
-async function runCheck(
-  sandbox: Sandbox,
-  rec: RunRecord,
-  dir: string,
-  command: string,
-  cacheDir: string,
-  say: (t: string) => Promise<void>,
-  timeoutMs = rec.input.commandTimeoutMs,
-): Promise<CheckRun> {
-  try {
-    const res = await heartbeating(() =>
-      sandbox.run(command, {
-        workspace: dir,
-        timeoutMs,
-        readOnlyPaths: rec.linked,
-        ...maskedFor(rec),
-        env: CHECK_ENV,
-        cacheDir,
-        signal: Context.current().cancellationSignal,
-      }),
-    );
-    stopIfCancelled(`check: ${command.slice(0, 200)}`);
-    // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
-    const output = redact(res.output).split(`${dir}/`).join('');
-    await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}]\n`);
-    return { command, exitCode: res.exitCode, timedOut: res.timedOut, output };
-  } catch (err) {
-    if (err instanceof CancelledFailure) throw err;
-    // the sandbox itself failed to start the command: like "not found", nothing the model did
-    const output = `sandbox error: ${(err as Error).message}`;
-    await say(`$ ${command}\n${output}\n`);
-    return { command, exitCode: 127, timedOut: false, output };
-  }
-}
-
-/** The run's sensitive globs for the sandbox (the record's policy, fixed at prepare). */
-function maskedFor(rec: RunRecord): { sensitive?: ReturnType<typeof sandboxSensitive> } {
-  return rec.policy ? { sensitive: sandboxSensitive(rec.policy) } : {};
-}
-
-/** The run's setup in a verify tree (network on, as at prepare time); returns why it failed. */
-async function runSetup(
-  sandbox: Sandbox,
-  rec: RunRecord,
-  dir: string,
-  setup: string[],
-  cacheDir: string,
-  say: (t: string) => Promise<void>,
-): Promise<string | undefined> {
-  for (const command of setup) {
-    const res = await heartbeating(() =>
-      sandbox.run(command, {
-        workspace: dir,
-        timeoutMs: 20 * 60_000,
-        network: true,
-        readOnlyPaths: rec.linked,
-        ...maskedFor(rec),
-        cacheDir,
-        signal: Context.current().cancellationSignal,
-      }),
-    );
-    stopIfCancelled(`setup: ${command.slice(0, 200)}`);
-    await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
-    if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
-  }
-  return undefined;
-}
-
 /**
  * The checks on the pristine base (after setup), once per run: which tests fail and which pass
  * before the model changed anything. The base's code is the repo's own, so it may warm the
@@ -316,8 +278,14 @@ export async function ensureBaseline(
     if (problem) baseline = { base: rec.baseCommit, checks: [], problem: `setup failed: ${problem}` };
     else {
       const checks: BaselineCheck[] = [];
-      for (const command of rec.checks) checks.push(baselineOf(await runCheck(sandbox, rec, co.dir, command, cache, say)));
-      baseline = { base: rec.baseCommit, checks };
+      const traces: Array<CheckTrace | undefined> = [];
+      const runtime = checkRuntimeDir(stateDir(rec.input.repo, rec.input.runId));
+      for (const command of rec.checks) {
+        const run = await runCheck(sandbox, rec, co.dir, command, cache, say, runtime);
+        traces.push(run.trace);
+        checks.push(baselineOf(run));
+      }
+      baseline = { base: rec.baseCommit, checks, ...(traces.every(Boolean) ? { trace: storeTrace(mergeTraces(traces as CheckTrace[])) } : {}) };
     }
   } finally {
     await co.remove();

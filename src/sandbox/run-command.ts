@@ -9,6 +9,7 @@ import { hasKeptSandbox, KEPT_HELPER, keepable, KeptSandbox, keptSandbox } from 
 import { mountMarks } from './mount-marks.js';
 import { emptyFile } from './scratch-files.js';
 import { keyringFilterFile } from './seccomp.js';
+import { tracerArgv } from './tracer.js';
 import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
@@ -135,6 +136,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   // decided before anything is created: a refusal leaves nothing behind
   const network = config.mode === 'bwrap' ? networkMode(config, opts.network === true) : 'host';
   const shell = findShell();
+  const tracer = opts.traceFile ? tracerArgv(opts.traceFile) : undefined;
   const runOpts = {
     timeoutMs: opts.timeoutMs,
     ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
@@ -145,7 +147,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   if (config.mode === 'bwrap') {
     const plan = await bwrapPlan(config, opts, workspace, network, shell);
     // a reader runs in the worktree's kept sandbox (kept-sandbox.ts) when it may
-    if (opts.workspaceReadOnly && network === 'none' && keepReaders() && keepable(command, shell)) {
+    if (!tracer && opts.workspaceReadOnly && network === 'none' && keepReaders() && keepable(command, shell)) {
       const kept = readerSandbox(config, plan, workspace);
       if (kept) return { ...(await kept.run(command, runOpts)), sandboxed: true, workspaceReadOnly: true };
     }
@@ -154,12 +156,12 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
     const cgroups = cgroupKinds(cgroup);
     const result = await launchAndWait(
       {
-        ...plan.specFor(plan.argvFor(cgroups, command), cgroup, cgroups),
+        ...plan.specFor(traced(plan.argvFor(cgroups, command), plan.bwrapAt, tracer), cgroup, cgroups),
         ...(network === 'slirp' && plan.slirp ? { attachNetwork: (pid: number) => attachSlirp(plan.slirp!, pid) } : {}),
       },
       runOpts,
     );
-    return { ...result, sandboxed: true, ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}) };
+    return { ...result, sandboxed: true, ...(tracer ? { traced: true } : {}), ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}) };
   }
 
   const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
@@ -169,9 +171,9 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
   const home = ownedTempDir('kiln-home-');
   try {
     const env = commandEnv(opts.env, home, process.env, opts.cacheDir);
-    const argv = [...wrappers(config.limits, !cgroups.pids, false), ...ownPidNamespace(), shell, '-c', command];
+    const argv = [...wrappers(config.limits, !cgroups.pids, false), ...ownPidNamespace(), ...(tracer ?? []), shell, '-c', command];
     const result = await launchAndWait({ argv, env, cwd: workspace, bwrapStatus: false, rlimits, ...(cgroup ? { cgroup } : {}) }, runOpts);
-    return { ...result, sandboxed: false };
+    return { ...result, sandboxed: false, ...(tracer ? { traced: true } : {}) };
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
@@ -180,6 +182,8 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
 interface BwrapPlan {
   /** the launcher's argv for a sandbox that runs `sandboxCommand`, held by cgroups of these kinds */
   argvFor(cgroups: CgroupKinds, sandboxCommand: string): string[];
+  /** bwrap's own path, where a tracer goes in front of it */
+  bwrapAt: string;
   specFor(argv: string[], cgroup: RunCgroup | undefined, cgroups: CgroupKinds): LaunchSpec;
   slirp?: string;
 }
@@ -195,6 +199,7 @@ async function bwrapPlan(config: RunnerConfig, opts: CommandOptions, workspace: 
   const slirp = config.setupNetwork?.kind === 'slirp' ? config.setupNetwork.slirpPath : undefined;
   return {
     ...(slirp ? { slirp } : {}),
+    bwrapAt: bwrapPath,
     argvFor: (cgroups, sandboxCommand) => [
       ...wrappers(config.limits, !cgroups.pids, true),
       bwrapPath,
@@ -231,6 +236,13 @@ async function bwrapPlan(config: RunnerConfig, opts: CommandOptions, workspace: 
       ...(seccompFile !== undefined ? { seccompFile } : {}),
     }),
   };
+}
+
+/** The argv with the tracer in front of bwrap: it follows the sandbox from outside, with the wrappers' limits. */
+function traced(argv: string[], bwrapPath: string, tracer: string[] | undefined): string[] {
+  if (!tracer) return argv;
+  const at = argv.indexOf(bwrapPath);
+  return [...argv.slice(0, at), ...tracer, ...argv.slice(at)];
 }
 
 /** The worktree's kept sandbox for readers as `plan` describes it (kept or new), or none while it is busy. */

@@ -15,6 +15,8 @@ export interface CommandResult {
   durationMs: number;
   /** false only when the user turned the sandbox off */
   sandboxed: boolean;
+  /** traceFile was asked for and strace ran around the command */
+  traced?: boolean;
   /** the worktree was bound read-only (asked with workspaceReadOnly, and sandboxed): the command changed nothing in it */
   workspaceReadOnly?: boolean;
 }
@@ -47,6 +49,12 @@ export interface CommandOptions {
    * says which it was.
    */
   workspaceReadOnly?: boolean;
+  /**
+   * a host file (outside every mount) that receives an strace log of the files the command's
+   * process tree opened, probed and executed (checks/trace.ts reads it); the command runs
+   * untraced when strace is missing, and its result says so
+   */
+  traceFile?: string;
   /** extra variables, added to the allowlisted environment */
   env?: Record<string, string>;
   /** streamed chunks (already whole lines where possible), e.g. for heartbeats or a live view */

@@ -193,7 +193,14 @@ export interface Verdict {
    * why it failed when no retry can help: no checks to run, or checks that could not run
    * (command not found, exit 127, sandbox or setup error) — a person decides, no attempt is spent
    */
-  cause?: 'no_checks' | 'infrastructure';
+  cause?: 'no_checks' | 'infrastructure' | 'harness';
+  /** the patch's files the checks reached, and how (product, harness, new); untouched ones left out */
+  influence?: Array<{ path: string; class: 'product' | 'harness' | 'new' | 'untouched'; how: string }>;
+  /**
+   * the counterfactual run: the verified tree with the product changes taken out; what failed on
+   * the base must fail there again
+   */
+  counterfactual?: { ran: boolean; reverted: string[]; passedWithoutProduct: string[]; note?: string };
 }
 
 /** One line of the run's live log, shown by `kiln run` / `kiln status` and the Web UI. */

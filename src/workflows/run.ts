@@ -421,6 +421,8 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
 /** A verdict no retry can fix goes to a person with what to do about it. */
 function stopForCause(v: Verdict): { next: 'needs_human'; reason: string } {
   if (v.cause === 'no_checks') return { next: 'needs_human', reason: 'no checks: say how to verify, or accept' };
+  if (v.cause === 'harness')
+    return { next: 'needs_human', reason: `the patch changes how the tests run, which only a person may take (kiln accept), not a retry:\n${v.summary}` };
   return { next: 'needs_human', reason: `infrastructure: the checks could not run, which no retry of the model can fix:\n${v.summary}` };
 }
 

@@ -7,11 +7,13 @@ import { CliError } from '../../shared/errors.js';
 /**
  * Debian packages the sandbox uses, each with the binary that shows it is there: bubblewrap runs
  * every command; slirp4netns gives setup commands a network that cannot reach this machine's
- * loopback (without it, setup needing the network is refused).
+ * loopback (without it, setup needing the network is refused); strace lets the verifier see which
+ * files the checks reached (without it, verification falls back to judging by the base's files).
  */
 const PACKAGES = [
   { pkg: 'bubblewrap', bin: 'bwrap' },
   { pkg: 'slirp4netns', bin: 'slirp4netns' },
+  { pkg: 'strace', bin: 'strace' },
 ] as const;
 const BIN_DIRS = ['/usr/bin', '/usr/local/bin', '/bin'];
 const present = (bin: string) => BIN_DIRS.some((d) => existsSync(`${d}/${bin}`));

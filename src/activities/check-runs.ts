@@ -1,0 +1,104 @@
+/**
+ * Running the repo's setup and checks in a checkout for the verifier: the base's (baseline), the
+ * verified tree's and the counterfactual's alike, so the three runs differ only in their trees.
+ * Each check runs traced (which files it reached) and with the integrity preloads (the base's test
+ * runtime), from a folder the sandbox binds read-only.
+ */
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { integrityEnv } from '../checks/integrity.js';
+import { readTrace, type CheckTrace } from '../checks/trace.js';
+import type { CheckRun } from '../checks/judge.js';
+import { redact } from '../redact/index.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { heartbeating, stopIfCancelled } from './heartbeat.js';
+import { sandboxSensitive } from './run-policy.js';
+import type { RunRecord } from './run-files.js';
+
+/** Runners told to name every test they ran, so a pass can be checked by name; go's result cache is off. */
+const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
+
+type Say = (t: string) => Promise<void>;
+
+/** The run's sensitive globs for the sandbox (the record's policy, fixed at prepare). */
+function maskedFor(rec: RunRecord): { sensitive?: ReturnType<typeof sandboxSensitive> } {
+  return rec.policy ? { sensitive: sandboxSensitive(rec.policy) } : {};
+}
+
+/** A check's run with what the tracer saw of it (undefined: not traced, e.g. no strace on this host). */
+export interface TracedCheckRun extends CheckRun {
+  trace?: CheckTrace;
+}
+
+/** Where a verifier's runs keep their tracer logs and preloads: the run's state, outside every checkout. */
+export function checkRuntimeDir(stateDir: string): string {
+  return join(stateDir, 'check-runtime');
+}
+
+export async function runCheck(
+  sandbox: Sandbox,
+  rec: RunRecord,
+  dir: string,
+  command: string,
+  cacheDir: string,
+  say: Say,
+  runtimeDir: string,
+  timeoutMs = rec.input.commandTimeoutMs,
+): Promise<TracedCheckRun> {
+  const traceFile = join(runtimeDir, `trace-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+  try {
+    const preloads = join(runtimeDir, 'preload');
+    await mkdir(runtimeDir, { recursive: true });
+    const integrity = await integrityEnv(preloads, preloads, dir);
+    const res = await heartbeating(() =>
+      sandbox.run(command, {
+        workspace: dir,
+        timeoutMs,
+        readOnlyPaths: [...(rec.linked ?? []), preloads],
+        ...maskedFor(rec),
+        env: { ...CHECK_ENV, ...integrity },
+        cacheDir,
+        traceFile,
+        signal: Context.current().cancellationSignal,
+      }),
+    );
+    stopIfCancelled(`check: ${command.slice(0, 200)}`);
+    // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
+    const output = redact(res.output).split(`${dir}/`).join('');
+    const traced = res.traced ? ' traced' : '';
+    await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}${traced}]\n`);
+    const trace = res.traced ? await readTrace(traceFile, dir).catch(() => undefined) : undefined;
+    return { command, exitCode: res.exitCode, timedOut: res.timedOut, output, ...(trace ? { trace } : {}) };
+  } catch (err) {
+    if (err instanceof CancelledFailure) throw err;
+    // the sandbox itself failed to start the command: like "not found", nothing the model did
+    const output = `sandbox error: ${(err as Error).message}`;
+    await say(`$ ${command}\n${output}\n`);
+    return { command, exitCode: 127, timedOut: false, output };
+  } finally {
+    await rm(traceFile, { force: true });
+  }
+}
+
+/** The run's setup in a checkout (network on, as at prepare time); returns why it failed. */
+export async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: string[], cacheDir: string, say: Say): Promise<string | undefined> {
+  for (const command of setup) {
+    const res = await heartbeating(() =>
+      sandbox.run(command, {
+        workspace: dir,
+        timeoutMs: 20 * 60_000,
+        network: true,
+        readOnlyPaths: rec.linked,
+        ...maskedFor(rec),
+        cacheDir,
+        signal: Context.current().cancellationSignal,
+      }),
+    );
+    stopIfCancelled(`setup: ${command.slice(0, 200)}`);
+    await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
+    if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+/**
+ * The tracer a verification runs a check under: strace on the host, around the sandbox, so the
+ * log is written where nothing inside the sandbox can reach it and a check cannot edit what was
+ * seen of it. Only the syscalls that name a file or a process's start are stopped at (strace's
+ * seccomp-bpf mode), which keeps the cost to the file lookups themselves.
+ */
+import { dieWithParent, findSystemBinary } from './system-paths.js';
+
+/** Syscalls that open, look up or execute a path, plus what a path is resolved against (cwd, forks). */
+const TRACED = [
+  'execve',
+  'execveat',
+  'open',
+  'openat',
+  'openat2',
+  'creat',
+  'stat',
+  'lstat',
+  'newfstatat',
+  'statx',
+  'access',
+  'faccessat',
+  'faccessat2',
+  'readlink',
+  'readlinkat',
+  'chdir',
+  'fchdir',
+  'clone',
+  'clone3',
+  'fork',
+  'vfork',
+].join(',');
+
+/**
+ * The argv to put in front of the program to trace, or undefined when strace is not installed.
+ * The tracer dies with the process that started it, and bwrap (its child) dies with it
+ * (--die-with-parent), so a worker that is killed leaves no traced check running.
+ */
+export function tracerArgv(file: string): string[] | undefined {
+  const strace = findSystemBinary('strace');
+  if (!strace) return undefined;
+  return [
+    ...dieWithParent('SIGKILL'),
+    strace,
+    '-f',
+    '--seccomp-bpf',
+    '-qq',
+    '-s',
+    '4096',
+    '-e',
+    `trace=${TRACED}`,
+    '-e',
+    'signal=none',
+    '-o',
+    file,
+    '--',
+  ];
+}
