@@ -9,6 +9,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { integrityEnv } from '../checks/integrity.js';
+import { protectedSet } from '../checks/protected.js';
 import { readTrace, type CheckTrace } from '../checks/trace.js';
 import type { CheckRun } from '../checks/judge.js';
 import { redact } from '../redact/index.js';
@@ -37,16 +38,17 @@ export function checkRuntimeDir(stateDir: string): string {
   return join(stateDir, 'check-runtime');
 }
 
-export async function runCheck(
-  sandbox: Sandbox,
-  rec: RunRecord,
-  dir: string,
-  command: string,
-  cacheDir: string,
-  say: Say,
-  runtimeDir: string,
-  timeoutMs = rec.input.commandTimeoutMs,
-): Promise<TracedCheckRun> {
+export interface CheckRunOptions {
+  cacheDir: string;
+  say: Say;
+  /** checkRuntimeDir: the tracer's logs and the preloads */
+  runtimeDir: string;
+  /** the test files, which tell code under test from the runner in the trace */
+  isTest: (path: string) => boolean;
+}
+
+export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, o: CheckRunOptions): Promise<TracedCheckRun> {
+  const { cacheDir, say, runtimeDir } = o;
   const traceFile = join(runtimeDir, `trace-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
   try {
     const preloads = join(runtimeDir, 'preload');
@@ -55,7 +57,7 @@ export async function runCheck(
     const res = await heartbeating(() =>
       sandbox.run(command, {
         workspace: dir,
-        timeoutMs,
+        timeoutMs: rec.input.commandTimeoutMs,
         readOnlyPaths: [...(rec.linked ?? []), preloads],
         ...maskedFor(rec),
         env: { ...CHECK_ENV, ...integrity },
@@ -68,8 +70,10 @@ export async function runCheck(
     // test names must not carry the checkout's own folder: the baseline and the verified tree live in different ones
     const output = redact(res.output).split(`${dir}/`).join('');
     const traced = res.traced ? ' traced' : '';
-    await say(`$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}${traced}]\n`);
-    const trace = res.traced ? await readTrace(traceFile, dir).catch(() => undefined) : undefined;
+    await say(
+      `$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}${traced}]\n`,
+    );
+    const trace = res.traced ? await readTrace(traceFile, dir, o.isTest).catch(() => undefined) : undefined;
     return { command, exitCode: res.exitCode, timedOut: res.timedOut, output, ...(trace ? { trace } : {}) };
   } catch (err) {
     if (err instanceof CancelledFailure) throw err;
@@ -101,4 +105,10 @@ export async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, se
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
   }
   return undefined;
+}
+
+/** The repo's test files by the protected set's globs: in a trace they mark where code under test starts. */
+export function testFiles(rec: RunRecord): (path: string) => boolean {
+  const set = protectedSet(rec.policy?.protected ?? [], rec.checks, { pinned: rec.input.protect ?? [] });
+  return (p) => set.isProtected(p);
 }

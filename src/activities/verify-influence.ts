@@ -12,7 +12,7 @@ import type { CheckTrace } from '../checks/trace.js';
 import { scratchCache } from '../checks/caches.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { Verdict } from '../shared/types.js';
-import { runCheck, runSetup } from './check-runs.js';
+import { runCheck, runSetup, testFiles } from './check-runs.js';
 import { heartbeating } from './heartbeat.js';
 import { stateDir, type RunRecord } from './run-files.js';
 import type { Baseline } from './verify.js';
@@ -68,7 +68,9 @@ export async function judgeInfluence(o: {
     return { influence, counterfactual: { ran: false, reverted: [...product], passedWithoutProduct: [], note: without.note }, problems: [] };
   }
   const passed = 'passed' in without ? without.passed : [];
-  await o.say(`[counterfactual (product changes taken out: ${[...product].join(', ') || 'none'}): ${passed.length ? `still passes: ${names(passed)}` : 'fails again, as on the base'}]\n`);
+  await o.say(
+    `[counterfactual (product changes taken out: ${[...product].join(', ') || 'none'}): ${passed.length ? `still passes: ${names(passed)}` : 'fails again, as on the base'}]\n`,
+  );
   const counterfactual = { ran: true, reverted: [...product], passedWithoutProduct: passed.slice(0, 20) };
   if (!passed.length) return { influence, counterfactual, problems: [] };
   const used = influence.filter((i) => i.class === 'new');
@@ -83,10 +85,7 @@ export async function judgeInfluence(o: {
 }
 
 /** The verified tree with the product changes (and the protected paths) put back to the base, checked. */
-async function counterfactualRun(
-  o: Parameters<typeof judgeInfluence>[0],
-  product: Set<string>,
-): Promise<{ passed: string[] } | { note: string }> {
+async function counterfactualRun(o: Parameters<typeof judgeInfluence>[0], product: Set<string>): Promise<{ passed: string[] } | { note: string }> {
   const protect: ProtectedSet = {
     isProtected: (p) => product.has(p) || (o.protect?.isProtected(p) ?? false),
     sectionsProtected: (p) => o.protect?.sectionsProtected(p) ?? false,
@@ -107,7 +106,12 @@ async function counterfactualRun(
     if (setupProblem) return { note: `setup failed in the counterfactual tree (${setupProblem}); not judged` };
     const passed: string[] = [];
     for (const base of o.baseline.checks.filter(failedOnBase)) {
-      const run = await runCheck(o.sandbox, o.rec, tree.dir, base.command, scratch.dir, o.say, o.runtime);
+      const run = await runCheck(o.sandbox, o.rec, tree.dir, base.command, {
+        cacheDir: scratch.dir,
+        say: o.say,
+        runtimeDir: o.runtime,
+        isTest: testFiles(o.rec),
+      });
       passed.push(...passedWithoutProduct(base, judgeCheck(run, base)));
     }
     return { passed };

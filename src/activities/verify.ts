@@ -14,7 +14,7 @@ import { baselineOf, judgeCheck, type BaselineCheck } from '../checks/judge.js';
 import { mergeTraces, storeTrace, type Influence, type StoredTrace } from '../checks/influence.js';
 import { integrityFindings } from '../checks/integrity.js';
 import type { CheckTrace } from '../checks/trace.js';
-import { checkRuntimeDir, runCheck, runSetup } from './check-runs.js';
+import { checkRuntimeDir, runCheck, runSetup, testFiles } from './check-runs.js';
 import { judgeInfluence } from './verify-influence.js';
 import { protectedSet } from '../checks/protected.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -110,7 +110,7 @@ export function verifyActivities(deps: ActivityDeps) {
             } else {
               const traces: Array<CheckTrace | undefined> = [];
               for (const command of rec.checks) {
-                const run = await runCheck(sandbox, rec, tree.dir, command, scratch.dir, say, runtime);
+                const run = await runCheck(sandbox, rec, tree.dir, command, { cacheDir: scratch.dir, say, runtimeDir: runtime, isTest: testFiles(rec) });
                 traces.push(run.trace);
                 const j = judgeCheck(
                   run,
@@ -281,7 +281,7 @@ export async function ensureBaseline(
       const traces: Array<CheckTrace | undefined> = [];
       const runtime = checkRuntimeDir(stateDir(rec.input.repo, rec.input.runId));
       for (const command of rec.checks) {
-        const run = await runCheck(sandbox, rec, co.dir, command, cache, say, runtime);
+        const run = await runCheck(sandbox, rec, co.dir, command, { cacheDir: cache, say, runtimeDir: runtime, isTest: testFiles(rec) });
         traces.push(run.trace);
         checks.push(baselineOf(run));
       }

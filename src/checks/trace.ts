@@ -8,8 +8,12 @@ import { createReadStream } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, normalize, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** probe: looked up by name (a stat, a failed open); exec-probe: a failed exec, as a PATH search makes */
-export type Access = 'read' | 'probe' | 'write' | 'exec' | 'exec-probe';
+/**
+ * probe: looked up by name (a stat, a failed open) by a process that had loaded a test file, as
+ * code under test looks for its modules; early-probe: looked up before that, as a runner looks for
+ * its configuration; exec-probe: a failed exec, as a PATH search makes
+ */
+export type Access = 'read' | 'probe' | 'early-probe' | 'write' | 'exec' | 'exec-probe';
 
 export interface CheckTrace {
   /** checkout-relative path → what the check did with it */
@@ -47,7 +51,15 @@ const PATH_CALLS: Record<string, { at: boolean; kind: 'open' | 'probe' | 'exec' 
 
 function unescape(s: string): string {
   return s.replace(/\\(x[0-9a-f]{2}|[0-7]{1,3}|.)/gi, (_, e: string) =>
-    e[0] === 'x' ? String.fromCharCode(parseInt(e.slice(1), 16)) : /^[0-7]+$/.test(e) ? String.fromCharCode(parseInt(e, 8)) : e === 'n' ? '\n' : e === 't' ? '\t' : e,
+    e[0] === 'x'
+      ? String.fromCharCode(parseInt(e.slice(1), 16))
+      : /^[0-7]+$/.test(e)
+        ? String.fromCharCode(parseInt(e, 8))
+        : e === 'n'
+          ? '\n'
+          : e === 't'
+            ? '\t'
+            : e,
   );
 }
 
@@ -61,11 +73,14 @@ export function pythonModuleName(path: string): string | undefined {
 /**
  * Reads a tracer log. `root` is the checkout as the traced processes saw it (the sandbox binds it
  * at its host path); relative paths are resolved against each process's cwd, followed through
- * chdir and inherited on fork.
+ * chdir and inherited on fork. `isTest` names the test files, which tell a lookup made by code
+ * under test from a runner's search for its configuration.
  */
-export async function readTrace(file: string, root: string): Promise<CheckTrace> {
+export async function readTrace(file: string, root: string, isTest: (path: string) => boolean = () => false): Promise<CheckTrace> {
   const trace: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), unplaced: 0 };
   const cwd = new Map<string, string | undefined>();
+  /** processes that have read a test file (and their children since) */
+  const testing = new Set<string>();
   const pending = new Map<string, string>();
   const cwdOf = (pid: string) => (cwd.has(pid) ? cwd.get(pid) : cwd.size === 0 ? root : undefined);
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
@@ -96,7 +111,10 @@ export async function readTrace(file: string, root: string): Promise<CheckTrace>
     if (!cwd.has(pid) && cwd.size === 0) cwd.set(pid, root);
 
     if (call === 'clone' || call === 'clone3' || call === 'fork' || call === 'vfork') {
-      if (ok && ret !== '0') cwd.set(ret!, cwdOf(pid));
+      if (ok && ret !== '0') {
+        cwd.set(ret!, cwdOf(pid));
+        if (testing.has(pid)) testing.add(ret!);
+      }
       continue;
     }
     if (call === 'chdir') {
@@ -135,6 +153,8 @@ export async function readTrace(file: string, root: string): Promise<CheckTrace>
     if (spec.kind === 'exec') access = ok ? 'exec' : 'exec-probe';
     else if (spec.kind === 'open') access = !ok ? 'probe' : /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args) || call === 'creat' ? 'write' : 'read';
     else access = 'probe';
+    if (access === 'probe' && !testing.has(pid)) access = 'early-probe';
+    if (access === 'read' && inside && isTest(rel)) testing.add(pid);
     if (access === 'exec') {
       const name = basename(abs);
       let set = trace.programs.get(name);
@@ -160,8 +180,9 @@ export const used = (trace: CheckTrace, path: string): boolean => {
 };
 
 /**
- * Whether the check reached the path as code or data it looks for by name (a stat, a failed open):
- * a failed exec is a PATH search, which reaches every folder on PATH, not this file.
+ * Whether the check reached the path as code or data, or as a name code under test looked for (a
+ * module that was missing). A runner's search for its configuration, and a failed exec (a PATH
+ * search), look in every place they know, not for this file.
  */
 export const reached = (trace: CheckTrace, path: string): boolean => {
   const a = trace.inside.get(path);

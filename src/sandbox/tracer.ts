@@ -39,20 +39,5 @@ const TRACED = [
 export function tracerArgv(file: string): string[] | undefined {
   const strace = findSystemBinary('strace');
   if (!strace) return undefined;
-  return [
-    ...dieWithParent('SIGKILL'),
-    strace,
-    '-f',
-    '--seccomp-bpf',
-    '-qq',
-    '-s',
-    '4096',
-    '-e',
-    `trace=${TRACED}`,
-    '-e',
-    'signal=none',
-    '-o',
-    file,
-    '--',
-  ];
+  return [...dieWithParent('SIGKILL'), strace, '-f', '--seccomp-bpf', '-qq', '-s', '4096', '-e', `trace=${TRACED}`, '-e', 'signal=none', '-o', file, '--'];
 }

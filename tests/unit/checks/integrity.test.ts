@@ -33,7 +33,8 @@ describe('node: node:assert is the base runtime', () => {
   it('a module under test that turns strictEqual into a no-op is reported, and the assertion still fails', () => {
     const dir = repo({
       'lib.js': "const assert = require('node:assert');\nassert.strictEqual = () => {};\nassert.deepStrictEqual = () => {};\nmodule.exports = (a) => a + 2;\n",
-      'test.js': "const assert = require('node:assert');\nconst add = require('./lib');\nassert.strictEqual(add(1), 2);\nconsole.log('all 1 check(s) passed');\n",
+      'test.js':
+        "const assert = require('node:assert');\nconst add = require('./lib');\nassert.strictEqual(add(1), 2);\nconsole.log('all 1 check(s) passed');\n",
     });
     const res = run(dir, process.execPath, ['test.js']);
     expect(res.code).not.toBe(0);
@@ -54,7 +55,8 @@ describe('node: node:assert is the base runtime', () => {
   it('control: honest code and tests run as before, with nothing reported', () => {
     const dir = repo({
       'lib.js': 'module.exports = (a) => a + 1;\n',
-      'test.js': "const assert = require('node:assert');\nconst add = require('./lib');\nassert.strictEqual(add(1), 2);\nassert.throws(() => { throw new Error('x'); });\nconsole.log('ok');\n",
+      'test.js':
+        "const assert = require('node:assert');\nconst add = require('./lib');\nassert.strictEqual(add(1), 2);\nassert.throws(() => { throw new Error('x'); });\nconsole.log('ok');\n",
     });
     const res = run(dir, process.execPath, ['test.js']);
     expect(res.code).toBe(0);
@@ -87,11 +89,11 @@ describe.skipIf(!hasPython)('python: unittest and pytest are the base runtime', 
   it('control: an honest unittest run passes and reports nothing', () => {
     const dir = repo({
       'calc.py': 'def add(a, b):\n    return a + b\n',
-      'test_calc.py': 'import unittest\nfrom calc import add\nclass T(unittest.TestCase):\n    maxDiff = None\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n',
+      'test_calc.py':
+        'import unittest\nfrom calc import add\nclass T(unittest.TestCase):\n    maxDiff = None\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n',
     });
     const res = run(dir, 'python3', ['-m', 'unittest']);
     expect(res.code).toBe(0);
     expect(integrityFindings(res.out)).toEqual([]);
   });
 });
-
