@@ -13,6 +13,7 @@ import { protectedSet } from '../checks/protected.js';
 import { readTrace, type CheckTrace } from '../checks/trace.js';
 import type { CheckRun } from '../checks/judge.js';
 import { redact } from '../redact/index.js';
+import { hardenedGit } from '../git/run.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { sandboxSensitive } from './run-policy.js';
@@ -49,11 +50,13 @@ export interface CheckRunOptions {
 
 export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, command: string, o: CheckRunOptions): Promise<TracedCheckRun> {
   const { cacheDir, say, runtimeDir } = o;
-  const traceFile = join(runtimeDir, `trace-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+  const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const traceFile = join(runtimeDir, `trace-${unique}.log`);
+  const preloads = join(runtimeDir, `preload-${unique}`);
   try {
-    const preloads = join(runtimeDir, 'preload');
     await mkdir(runtimeDir, { recursive: true });
-    const integrity = await integrityEnv(preloads, preloads, dir);
+    const files = (await (await hardenedGit(dir)).run(['ls-files', '-z'])).split('\0').filter(Boolean);
+    const integrity = await integrityEnv(preloads, preloads, { dir, files });
     const res = await heartbeating(() =>
       sandbox.run(command, {
         workspace: dir,
@@ -83,6 +86,7 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
     return { command, exitCode: 127, timedOut: false, output };
   } finally {
     await rm(traceFile, { force: true });
+    await rm(preloads, { recursive: true, force: true });
   }
 }
 

@@ -5,8 +5,9 @@
  * - product: the base's checks read it, or looked for it by name (a module that was missing):
  *   the code and data the tests exercise. Only these changes may earn a pass silently.
  * - harness: it changes how the tests run. It was executed in place of a program the base ran
- *   from elsewhere (a `node` early on PATH), or it is a top-level Python module named like one the
- *   base loaded from the toolchain (a `unittest.py` beside the tests).
+ *   from elsewhere (a `node` early on PATH); or only the runner used it — processes that load no
+ *   test file, such as npm reading an .npmrc or make its Makefile; or it is a top-level Python
+ *   module named like one the base loaded from the toolchain (a `unittest.py` beside the tests).
  * - new: the checks used it, though not on the base (a new module, or one the base never
  *   reached). Whether it earned the pass is what the counterfactual run decides.
  * - untouched: the checks never reached it (docs, other packages): it cannot sway the verdict.
@@ -33,13 +34,18 @@ export interface Change {
 
 /** One trace for several checks: a file any of them reached counts. */
 export function mergeTraces(traces: CheckTrace[]): CheckTrace {
-  const out: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), unplaced: 0 };
+  const out: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), runnerOnly: new Set(), unplaced: 0 };
+  const usedByTests = new Set<string>();
   for (const t of traces) {
+    for (const [p, a] of t.inside) if (!t.runnerOnly.has(p) && (a.has('read') || a.has('write') || a.has('exec'))) usedByTests.add(p);
+    for (const p of t.runnerOnly) out.runnerOnly.add(p);
     for (const [p, a] of t.inside) out.inside.set(p, new Set([...(out.inside.get(p) ?? []), ...a]));
     for (const [n, ps] of t.programs) out.programs.set(n, new Set([...(out.programs.get(n) ?? []), ...ps]));
     for (const m of t.outsideModules) out.outsideModules.add(m);
     out.unplaced += t.unplaced;
   }
+  // runner-only in one check and code under test in another is code under test
+  for (const p of usedByTests) out.runnerOnly.delete(p);
   return out;
 }
 
@@ -62,6 +68,10 @@ export function classifyChanges(changes: Change[], base: CheckTrace, verified: C
   return changes.map(({ status, path }) => {
     const shadowOf = runInPlaceOf(path, base, verified);
     if (shadowOf) return { path, class: 'harness', how: `executed by the check in place of ${shadowOf}, which the base ran` };
+    if (verified?.runnerOnly.has(path) && !base.runnerOnly.has(path) && !(status !== 'A' && used(base, path)))
+      return { path, class: 'harness', how: 'used only by the runner (processes that load no test file), not by the tests' };
+    if (verified?.runnerOnly.has(path) && base.runnerOnly.has(path))
+      return { path, class: 'harness', how: "the runner's own file: the base's checks used it only outside the tests" };
     const mod = !used(base, path) ? shadowedModule(path, base) : undefined;
     if (mod) return { path, class: 'harness', how: `a top-level module named like the toolchain's \`${mod}\`, which the base's check loaded` };
     if (status !== 'A' && used(base, path)) return { path, class: 'product', how: 'read by the check on the base' };
@@ -91,6 +101,7 @@ export interface StoredTrace {
   inside: Array<[string, string[]]>;
   programs: Array<[string, string[]]>;
   outsideModules: string[];
+  runnerOnly?: string[];
   unplaced: number;
 }
 
@@ -98,6 +109,7 @@ export const storeTrace = (t: CheckTrace): StoredTrace => ({
   inside: [...t.inside].map(([p, a]) => [p, [...a]]),
   programs: [...t.programs].map(([n, ps]) => [n, [...ps]]),
   outsideModules: [...t.outsideModules],
+  runnerOnly: [...t.runnerOnly],
   unplaced: t.unplaced,
 });
 
@@ -105,5 +117,6 @@ export const loadTrace = (s: StoredTrace): CheckTrace => ({
   inside: new Map(s.inside.map(([p, a]) => [p, new Set(a as Access[])])),
   programs: new Map(s.programs.map(([n, ps]) => [n, new Set(ps)])),
   outsideModules: new Set(s.outsideModules),
+  runnerOnly: new Set(s.runnerOnly ?? []),
   unplaced: s.unplaced,
 });

@@ -49,12 +49,23 @@ import atexit as _atexit, os as _os, sys as _sys, types as _types
 def _kiln_integrity():
     import unittest  # from the toolchain: a file of the repo cannot take the name now
     root = _os.path.realpath(_os.environ.get('KILN_CHECKOUT') or _os.getcwd()) + _os.sep
+    # the checkout's own files (git's): what setup installed into it (.venv) is the toolchain
+    listed = _os.environ.get('KILN_CHECKOUT_FILES')
+    own = None
+    if listed:
+        with open(listed, 'rb') as f:
+            own = set(p.decode('utf-8', 'surrogateescape') for p in f.read().split(b'\0') if p)
 
     def in_checkout(fn):
         code = getattr(fn, '__code__', None)
         name = getattr(code, 'co_filename', '') if code else ''
         # frozen and built-in code has names like '<frozen genericpath>': never the checkout's
-        return _os.path.isabs(name) and _os.path.realpath(name).startswith(root)
+        if not _os.path.isabs(name):
+            return False
+        real = _os.path.realpath(name)
+        if not real.startswith(root):
+            return False
+        return own is None or real[len(root):] in own
 
     def check():
         found = []
@@ -86,22 +97,26 @@ except Exception:
 
 /**
  * Writes the preloads into `hostDir` (to be bound read-only, seen as `sandboxDir` by the check)
- * and returns the variables that load them; `checkout` is the tree under test as the check sees it.
+ * and returns the variables that load them; `checkout` is the tree under test as the check sees it,
+ * with git's files in it (code of those files in a runner is the tampering; what setup installed
+ * into the checkout, such as a virtualenv, is the toolchain).
  */
-export async function integrityEnv(hostDir: string, sandboxDir: string, checkout?: string): Promise<Record<string, string>> {
+export async function integrityEnv(hostDir: string, sandboxDir: string, checkout?: { dir: string; files: string[] }): Promise<Record<string, string>> {
   await mkdir(join(hostDir, 'python'), { recursive: true });
+  if (checkout) await writeFile(join(hostDir, 'checkout-files'), checkout.files.join('\0'));
   await writeFile(join(hostDir, 'node-preload.cjs'), NODE_PRELOAD);
   await writeFile(join(hostDir, 'python', 'sitecustomize.py'), PY_SITECUSTOMIZE);
   return {
     NODE_OPTIONS: `--require ${join(sandboxDir, 'node-preload.cjs')}`,
     PYTHONPATH: join(sandboxDir, 'python'),
-    ...(checkout ? { KILN_CHECKOUT: checkout } : {}),
+    ...(checkout ? { KILN_CHECKOUT: checkout.dir, KILN_CHECKOUT_FILES: join(sandboxDir, 'checkout-files') } : {}),
   };
 }
 
 /** What the preloads reported in a check's output. */
 export function integrityFindings(output: string): string[] {
   const found = new Set<string>();
-  for (const m of output.matchAll(new RegExp(`^${INTEGRITY_MARK} (.+)$`, 'gm'))) found.add(m[1]!.replace(/ \(process \d+\)$/, '').trim());
+  // a runner may prefix a child's stderr (node:test's `# `): the mark counts anywhere on its line
+  for (const m of output.matchAll(new RegExp(`${INTEGRITY_MARK} (.+)$`, 'gm'))) found.add(m[1]!.replace(/ \(process \d+\)$/, '').trim());
   return [...found].slice(0, 20);
 }

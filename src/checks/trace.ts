@@ -9,11 +9,12 @@ import { basename, dirname, extname, isAbsolute, join, normalize, relative } fro
 import { createInterface } from 'node:readline';
 
 /**
- * probe: looked up by name (a stat, a failed open) by a process that had loaded a test file, as
- * code under test looks for its modules; early-probe: looked up before that, as a runner looks for
- * its configuration; exec-probe: a failed exec, as a PATH search makes
+ * probe: looked up by name (a stat, a failed open) by a process that runs tests (it loaded a test
+ * file, or descends from one that did), as code under test looks for its modules; runner-probe:
+ * looked up by a process that runs none, as a runner looks for its configuration; exec-probe: a
+ * failed exec, as a PATH search makes
  */
-export type Access = 'read' | 'probe' | 'early-probe' | 'write' | 'exec' | 'exec-probe';
+export type Access = 'read' | 'probe' | 'runner-probe' | 'write' | 'exec' | 'exec-probe';
 
 export interface CheckTrace {
   /** checkout-relative path → what the check did with it */
@@ -22,6 +23,11 @@ export interface CheckTrace {
   programs: Map<string, Set<string>>;
   /** names of Python modules the check loaded from outside the checkout */
   outsideModules: Set<string>;
+  /**
+   * files that only processes running no tests used (read, wrote or ran): the runner's own
+   * configuration and wrappers. Empty when no process loaded a test file: then nobody can tell.
+   */
+  runnerOnly: Set<string>;
   /** lines the parser could not place (a cwd it lost track of): said in the report, never guessed */
   unplaced: number;
 }
@@ -77,10 +83,13 @@ export function pythonModuleName(path: string): string | undefined {
  * under test from a runner's search for its configuration.
  */
 export async function readTrace(file: string, root: string, isTest: (path: string) => boolean = () => false): Promise<CheckTrace> {
-  const trace: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), unplaced: 0 };
+  const trace: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), runnerOnly: new Set(), unplaced: 0 };
   const cwd = new Map<string, string | undefined>();
-  /** processes that have read a test file (and their children since) */
-  const testing = new Set<string>();
+  const parent = new Map<string, string>();
+  /** processes that read a test file themselves */
+  const readTests = new Set<string>();
+  /** inside path → access → the processes that made it; settled once the whole log is read */
+  const seen = new Map<string, Map<Access, Set<string>>>();
   const pending = new Map<string, string>();
   const cwdOf = (pid: string) => (cwd.has(pid) ? cwd.get(pid) : cwd.size === 0 ? root : undefined);
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
@@ -111,9 +120,11 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
     if (!cwd.has(pid) && cwd.size === 0) cwd.set(pid, root);
 
     if (call === 'clone' || call === 'clone3' || call === 'fork' || call === 'vfork') {
-      if (ok && ret !== '0') {
-        cwd.set(ret!, cwdOf(pid));
-        if (testing.has(pid)) testing.add(ret!);
+      // inside the sandbox's PID namespace the return is that namespace's pid; strace adds its own
+      const child = /\/\* (\d+) in strace's PID NS \*\//.exec(args)?.[1] ?? ret;
+      if (ok && child && child !== '0') {
+        cwd.set(child, cwdOf(pid));
+        parent.set(child, pid);
       }
       continue;
     }
@@ -153,8 +164,7 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
     if (spec.kind === 'exec') access = ok ? 'exec' : 'exec-probe';
     else if (spec.kind === 'open') access = !ok ? 'probe' : /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args) || call === 'creat' ? 'write' : 'read';
     else access = 'probe';
-    if (access === 'probe' && !testing.has(pid)) access = 'early-probe';
-    if (access === 'read' && inside && isTest(rel)) testing.add(pid);
+    if (access === 'read' && inside && isTest(rel)) readTests.add(pid);
     if (access === 'exec') {
       const name = basename(abs);
       let set = trace.programs.get(name);
@@ -162,13 +172,41 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
       set.add(inside ? rel : abs);
     }
     if (inside) {
-      let set = trace.inside.get(rel);
-      if (!set) trace.inside.set(rel, (set = new Set()));
-      set.add(access);
+      let byAccess = seen.get(rel);
+      if (!byAccess) seen.set(rel, (byAccess = new Map()));
+      let pids = byAccess.get(access);
+      if (!pids) byAccess.set(access, (pids = new Set()));
+      pids.add(pid);
     } else if (access === 'read') {
       const mod = pythonModuleName(abs);
       if (mod) trace.outsideModules.add(mod);
     }
+  }
+  // a process runs tests when it or one of its ancestors loaded a test file
+  const testing = new Map<string, boolean>();
+  const runsTests = (pid: string): boolean => {
+    const known = testing.get(pid);
+    if (known !== undefined) return known;
+    testing.set(pid, false);
+    const up = parent.get(pid);
+    const yes = readTests.has(pid) || (up !== undefined && runsTests(up));
+    testing.set(pid, yes);
+    return yes;
+  };
+  for (const [rel, byAccess] of seen) {
+    const set = new Set<Access>();
+    let usedByTests = false;
+    let used = false;
+    for (const [access, pids] of byAccess) {
+      const byTests = [...pids].some(runsTests);
+      set.add(access === 'probe' && !byTests ? 'runner-probe' : access);
+      if (access === 'read' || access === 'write' || access === 'exec') {
+        used = true;
+        usedByTests ||= byTests;
+      }
+    }
+    trace.inside.set(rel, set);
+    if (used && !usedByTests && readTests.size) trace.runnerOnly.add(rel);
   }
   return trace;
 }

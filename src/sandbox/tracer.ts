@@ -39,5 +39,22 @@ const TRACED = [
 export function tracerArgv(file: string): string[] | undefined {
   const strace = findSystemBinary('strace');
   if (!strace) return undefined;
-  return [...dieWithParent('SIGKILL'), strace, '-f', '--seccomp-bpf', '-qq', '-s', '4096', '-e', `trace=${TRACED}`, '-e', 'signal=none', '-o', file, '--'];
+  return [
+    ...dieWithParent('SIGKILL'),
+    strace,
+    '-f',
+    '--seccomp-bpf',
+    // the sandbox has its own PID namespace: a fork's return then names the child as strace knows it too
+    '--pidns-translation',
+    '-qq',
+    '-s',
+    '4096',
+    '-e',
+    `trace=${TRACED}`,
+    '-e',
+    'signal=none',
+    '-o',
+    file,
+    '--',
+  ];
 }
