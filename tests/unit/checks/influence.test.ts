@@ -1,0 +1,183 @@
+/**
+ * How a patch's files are classed from what the checks did with them, on tracer logs written the
+ * way strace writes them: each rule with the cheat only it catches, beside the honest change
+ * that looks like it and must stay product code.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { classifyChanges, counterfactualNeeded, loadTrace, mergeTraces, productPaths, storeTrace, type Change } from '../../../src/checks/influence.js';
+import { readTrace, type CheckTrace } from '../../../src/checks/trace.js';
+import { failedOnBase, passedWithoutProduct } from '../../../src/checks/counterfactual.js';
+import type { BaselineCheck, CheckJudgement } from '../../../src/checks/judge.js';
+
+const ROOT = '/w/checkout';
+const isTest = (p: string) => /(^|\/)test[^/]*\.(js|py)$|_test\.go$/.test(p);
+
+/** A log as strace -f writes it: `pid call(args) = ret`. */
+async function trace(lines: string[]): Promise<CheckTrace> {
+  const file = join(mkdtempSync(join(tmpdir(), 'kiln-trace-')), 'log');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return readTrace(file, ROOT, isTest);
+}
+
+const npmThenNode = (extra: string[] = [], nodeBin = '/usr/bin/node') => [
+  `10 execve("/usr/bin/npm", ["npm", "test"], 0x0 /* 3 vars */) = 0`,
+  `10 openat(AT_FDCWD, "${ROOT}/package.json", O_RDONLY|O_CLOEXEC) = 18`,
+  `10 openat(AT_FDCWD, "${ROOT}/.npmrc", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)`,
+  `10 clone(child_stack=NULL, flags=SIGCHLD) = 2 /* 11 in strace's PID NS */`,
+  `11 execve("${ROOT}/node_modules/.bin/node", ["node", "test.js"], 0x0 /* 3 vars */) = -1 ENOENT (No such file or directory)`,
+  `11 execve("${nodeBin}", ["node", "test.js"], 0x0 /* 3 vars */) = 0`,
+  `11 openat(AT_FDCWD, "test.js", O_RDONLY|O_CLOEXEC) = 18`,
+  `11 statx(AT_FDCWD, "${ROOT}/src/ring", AT_STATX_SYNC_AS_STAT, STATX_ALL, 0x7ffe) = -1 ENOENT (No such file or directory)`,
+  `11 openat(AT_FDCWD, "${ROOT}/src/ring.js", O_RDONLY|O_CLOEXEC) = 19`,
+  ...extra,
+];
+
+describe('what the base reached is product code', () => {
+  it('a file the tests read on the base, and a missing module they looked for, are product; a runner config lookup is not', async () => {
+    const base = await trace(npmThenNode());
+    const changes: Change[] = [
+      { status: 'M', path: 'src/ring.js' },
+      { status: 'A', path: 'src/ring' },
+      { status: 'A', path: '.npmrc' },
+      { status: 'A', path: 'README.md' },
+    ];
+    const verified = await trace(npmThenNode([`10 openat(AT_FDCWD, "${ROOT}/.npmrc", O_RDONLY|O_CLOEXEC) = 20`]));
+    const got = Object.fromEntries(classifyChanges(changes, base, verified).map((i) => [i.path, i.class]));
+    expect(got).toEqual({ 'src/ring.js': 'product', 'src/ring': 'product', '.npmrc': 'harness', 'README.md': 'untouched' });
+  });
+
+  it("a fork's cwd follows it: a relative path in a child is placed under its parent's directory", async () => {
+    const t = await trace([
+      `10 chdir("${ROOT}/pkg") = 0`,
+      `10 clone(child_stack=NULL, flags=SIGCHLD) = 2 /* 12 in strace's PID NS */`,
+      `12 openat(AT_FDCWD, "test_a.py", O_RDONLY) = 3`,
+      `12 openat(AT_FDCWD, "lib.py", O_RDONLY) = 4`,
+    ]);
+    expect([...t.inside.keys()].sort()).toEqual(['pkg/lib.py', 'pkg/test_a.py']);
+    expect(t.unplaced).toBe(0);
+  });
+});
+
+describe('harness: how the tests run, whatever the file is called', () => {
+  it('attack: a changed file executed in place of the program the base ran is harness; control: a product script the tests run is not', async () => {
+    const base = await trace(npmThenNode([`11 execve("${ROOT}/bin/cli.sh", ["bin/cli.sh"], 0x0) = 0`]));
+    const verified = await trace(npmThenNode([`11 execve("${ROOT}/bin/cli.sh", ["bin/cli.sh"], 0x0) = 0`], `${ROOT}/node_modules/.bin/node`));
+    const got = classifyChanges(
+      [
+        { status: 'A', path: 'node_modules/.bin/node' },
+        { status: 'M', path: 'bin/cli.sh' },
+      ],
+      base,
+      verified,
+    );
+    expect(got[0]).toMatchObject({ class: 'harness', how: expect.stringContaining('in place of /usr/bin/node') });
+    expect(got[1]!.class).toBe('product');
+  });
+
+  it('attack: a file only the runner uses (no process that loaded a test read it) is harness; control: a new module the tests import is not', async () => {
+    const base = await trace(npmThenNode());
+    const verified = await trace(
+      npmThenNode([
+        `10 openat(AT_FDCWD, "${ROOT}/tools/preload.js", O_RDONLY) = 21`,
+        `11 openat(AT_FDCWD, "${ROOT}/src/helpers.js", O_RDONLY) = 22`,
+      ]),
+    );
+    const got = Object.fromEntries(
+      classifyChanges(
+        [
+          { status: 'A', path: 'tools/preload.js' },
+          { status: 'A', path: 'src/helpers.js' },
+        ],
+        base,
+        verified,
+      ).map((i) => [i.path, i.class]),
+    );
+    expect(got).toEqual({ 'tools/preload.js': 'harness', 'src/helpers.js': 'new' });
+  });
+
+  it('a child the test process starts runs tests too: the product CLI it runs is not runner-only', async () => {
+    const t = await trace(npmThenNode([`11 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 13 in strace's PID NS */`, `13 openat(AT_FDCWD, "${ROOT}/bin/cli.js", O_RDONLY) = 3`]));
+    expect(t.runnerOnly.has('bin/cli.js')).toBe(false);
+    expect(t.runnerOnly.has('package.json')).toBe(true);
+  });
+
+  it('attack: a top-level module named like one the base loaded from the toolchain is harness; control: the same name inside a package is not', async () => {
+    const py = (extra: string[]) => [
+      `20 execve("/usr/bin/python3", ["python3", "-m", "unittest"], 0x0) = 0`,
+      `20 openat(AT_FDCWD, "/usr/lib/python3.11/unittest/__init__.py", O_RDONLY|O_CLOEXEC) = 3`,
+      `20 openat(AT_FDCWD, "${ROOT}/test_calc.py", O_RDONLY|O_CLOEXEC) = 3`,
+      `20 openat(AT_FDCWD, "${ROOT}/calc.py", O_RDONLY|O_CLOEXEC) = 3`,
+      ...extra,
+    ];
+    const base = await trace(py([]));
+    const verified = await trace(py([`20 openat(AT_FDCWD, "${ROOT}/unittest.py", O_RDONLY) = 4`, `20 openat(AT_FDCWD, "${ROOT}/calc/unittest.py", O_RDONLY) = 4`]));
+    const got = classifyChanges(
+      [
+        { status: 'A', path: 'unittest.py' },
+        { status: 'A', path: 'calc/unittest.py' },
+      ],
+      base,
+      verified,
+    );
+    expect(got.map((g) => g.class)).toEqual(['harness', 'new']);
+  });
+
+  it('without any test file in the trace, nothing is called runner-only (nobody can tell)', async () => {
+    const t = await trace([`10 execve("/usr/bin/make", ["make"], 0x0) = 0`, `10 openat(AT_FDCWD, "${ROOT}/Makefile", O_RDONLY) = 3`]);
+    expect(t.runnerOnly.size).toBe(0);
+  });
+});
+
+describe('the counterfactual', () => {
+  it('takes out the product changes only, and runs only when something else was used by the checks', async () => {
+    const base = await trace(npmThenNode());
+    const onlyProduct = classifyChanges([{ status: 'M', path: 'src/ring.js' }], base, await trace(npmThenNode()));
+    expect(productPaths(onlyProduct)).toEqual(['src/ring.js']);
+    expect(counterfactualNeeded(onlyProduct, base)).toBe(false);
+    const verified = await trace(npmThenNode([`11 openat(AT_FDCWD, "${ROOT}/src/extra.js", O_RDONLY) = 22`]));
+    const withNew = classifyChanges(
+      [
+        { status: 'M', path: 'src/ring.js' },
+        { status: 'A', path: 'src/extra.js' },
+      ],
+      base,
+      verified,
+    );
+    expect(counterfactualNeeded(withNew, verified)).toBe(true);
+  });
+
+  const baseline = (tests: Record<string, 'pass' | 'fail'>, exitCode = 1): BaselineCheck => ({
+    command: 'npm test',
+    exitCode,
+    results: { formats: ['tap'], tests, passed: 0, failed: Object.values(tests).filter((s) => s === 'fail').length, skipped: 0 },
+  });
+  const judged = (tests: Record<string, 'pass' | 'fail'>, passed: boolean): CheckJudgement => ({
+    passed,
+    findings: [],
+    failingTests: [],
+    results: { formats: ['tap'], tests, passed: 0, failed: 0, skipped: 0 },
+  });
+
+  it('attack: what failed on the base passes without the product change → named; control: it fails again → nothing', () => {
+    const b = baseline({ a: 'pass', b: 'fail' });
+    expect(passedWithoutProduct(b, judged({ a: 'pass', b: 'pass' }, true))).toEqual(['b']);
+    expect(passedWithoutProduct(b, judged({ a: 'pass', b: 'fail' }, false))).toEqual([]);
+  });
+
+  it('a runner that names no test is judged as a whole', () => {
+    const b: BaselineCheck = { command: 'make check', exitCode: 2, results: { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 } };
+    expect(failedOnBase(b)).toBe(true);
+    expect(passedWithoutProduct(b, { ...judged({}, true), results: b.results })).toEqual(['`make check` as a whole']);
+    expect(failedOnBase({ ...b, exitCode: 0 })).toBe(false);
+  });
+
+  it('a stored trace reads back the same', async () => {
+    const t = await trace(npmThenNode());
+    const back = loadTrace(JSON.parse(JSON.stringify(storeTrace(t))));
+    expect(back).toEqual(t);
+    expect(mergeTraces([t, back]).inside.get('src/ring.js')).toEqual(new Set(['read']));
+  });
+});
