@@ -110,12 +110,15 @@ export function policySection(rows: PolicyRow[]): string[] {
 
 export function checksSection(rows: import('./checks.js').CheckRow[]): string[] {
   return [
-    heading('Checks: the same command run directly and in the sandbox (cold cache, then the warm per-repo cache)'),
-    `${'repo'.padEnd(10)} ${'command'.padEnd(16)} ${'direct'.padStart(10)} ${'sandbox cold'.padStart(13)} ${'sandbox warm'.padStart(13)}   exit codes`,
+    heading(
+      'Checks: the same command run directly, in the sandbox (cold cache, then the warm per-repo cache), and as the verifier runs it (warm, traced, preloads)',
+    ),
+    `${'repo'.padEnd(10)} ${'command'.padEnd(21)} ${'direct'.padStart(10)} ${'sandbox cold'.padStart(13)} ${'sandbox warm'.padStart(13)} ${'verifier'.padStart(10)} ${'read trace'.padStart(11)}   exit codes`,
     ...rows.map(
       (r) =>
-        `${r.repo.padEnd(10)} ${r.command.padEnd(16)} ${ms(r.directMs).padStart(10)} ${ms(r.sandboxColdMs).padStart(13)} ${ms(r.sandboxWarmMs).padStart(13)}   ${r.exitCodes.join(' / ')}`,
+        `${r.repo.padEnd(10)} ${r.command.padEnd(21)} ${ms(r.directMs).padStart(10)} ${ms(r.sandboxColdMs).padStart(13)} ${ms(r.sandboxWarmMs).padStart(13)} ${ms(r.verifierMs).padStart(10)} ${ms(r.readTraceMs).padStart(11)}   ${r.exitCodes.join(' / ')}`,
     ),
     'The fixtures have failing tests on purpose: exit 1 is theirs; 127 would mean the sandbox could not find the toolchain.',
+    'The counterfactual, when it runs, costs one more setup and run of the checks that failed on the base.',
   ];
 }
