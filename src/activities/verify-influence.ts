@@ -5,7 +5,8 @@
  * out. A harness change or a pass the product change did not earn goes to a person.
  */
 import { failedOnBase, passedWithoutProduct } from '../checks/counterfactual.js';
-import { classifyChanges, counterfactualNeeded, loadTrace, productPaths, type Influence } from '../checks/influence.js';
+import { classifyChanges, counterfactualNeeded, loadTrace, productPaths, rewrittenByChecks, type Influence } from '../checks/influence.js';
+import { git } from '../git/run.js';
 import { judgeCheck } from '../checks/judge.js';
 import type { ProtectedSet } from '../checks/protected.js';
 import type { CheckTrace } from '../checks/trace.js';
@@ -51,10 +52,18 @@ export async function judgeInfluence(o: {
     : changes.map((c) => ({ path: c.path, class: c.status === 'A' ? 'new' : 'product', how: 'the base was not traced: judged by whether the base had it' }));
   await o.say(`[influence: ${influence.map((i) => `${i.path} ${i.class} (${i.how})`).join('; ')}]\n`);
 
-  const harness = influence.filter((i) => i.class === 'harness');
+  const rewritten =
+    o.baseline.trace && o.verified
+      ? rewrittenByChecks(
+          new Set((await git(o.repo, ['ls-tree', '-r', '-z', '--name-only', o.tree.tree])).split('\0').filter(Boolean)),
+          loadTrace(o.baseline.trace),
+          o.verified,
+        )
+      : [];
+  const harness = [...influence.filter((i) => i.class === 'harness'), ...rewritten];
   if (harness.length) {
     return {
-      influence,
+      influence: [...influence, ...rewritten],
       problems: [`the patch changes how the tests run (harness, a person decides): ${harness.map((h) => `${h.path}: ${h.how}`).join('; ')}`],
     };
   }

@@ -120,3 +120,17 @@ export const loadTrace = (s: StoredTrace): CheckTrace => ({
   runnerOnly: new Set(s.runnerOnly ?? []),
   unplaced: s.unplaced,
 });
+
+/**
+ * Files the tree had before the checks ran that the verified run wrote and the base's run did not:
+ * code under test that rewrites a test (or anything else the tests judge by) on disk while the
+ * checks run changes how they run, whichever process did it.
+ */
+export function rewrittenByChecks(tracked: ReadonlySet<string>, base: CheckTrace, verified: CheckTrace): Influence[] {
+  const out: Influence[] = [];
+  for (const [path, access] of verified.inside) {
+    if (!access.has('write') || !tracked.has(path) || base.inside.get(path)?.has('write')) continue;
+    out.push({ path, class: 'harness', how: "written while the checks ran (the base's run did not write it)" });
+  }
+  return out;
+}

@@ -7,7 +7,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyChanges, counterfactualNeeded, loadTrace, mergeTraces, productPaths, storeTrace, type Change } from '../../../src/checks/influence.js';
+import {
+  classifyChanges,
+  counterfactualNeeded,
+  loadTrace,
+  mergeTraces,
+  productPaths,
+  rewrittenByChecks,
+  storeTrace,
+  type Change,
+} from '../../../src/checks/influence.js';
 import { readTrace, type CheckTrace } from '../../../src/checks/trace.js';
 import { failedOnBase, passedWithoutProduct } from '../../../src/checks/counterfactual.js';
 import type { BaselineCheck, CheckJudgement } from '../../../src/checks/judge.js';
@@ -80,10 +89,7 @@ describe('harness: how the tests run, whatever the file is called', () => {
   it('attack: a file only the runner uses (no process that loaded a test read it) is harness; control: a new module the tests import is not', async () => {
     const base = await trace(npmThenNode());
     const verified = await trace(
-      npmThenNode([
-        `10 openat(AT_FDCWD, "${ROOT}/tools/preload.js", O_RDONLY) = 21`,
-        `11 openat(AT_FDCWD, "${ROOT}/src/helpers.js", O_RDONLY) = 22`,
-      ]),
+      npmThenNode([`10 openat(AT_FDCWD, "${ROOT}/tools/preload.js", O_RDONLY) = 21`, `11 openat(AT_FDCWD, "${ROOT}/src/helpers.js", O_RDONLY) = 22`]),
     );
     const got = Object.fromEntries(
       classifyChanges(
@@ -99,7 +105,9 @@ describe('harness: how the tests run, whatever the file is called', () => {
   });
 
   it('a child the test process starts runs tests too: the product CLI it runs is not runner-only', async () => {
-    const t = await trace(npmThenNode([`11 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 13 in strace's PID NS */`, `13 openat(AT_FDCWD, "${ROOT}/bin/cli.js", O_RDONLY) = 3`]));
+    const t = await trace(
+      npmThenNode([`11 clone(child_stack=NULL, flags=SIGCHLD) = 3 /* 13 in strace's PID NS */`, `13 openat(AT_FDCWD, "${ROOT}/bin/cli.js", O_RDONLY) = 3`]),
+    );
     expect(t.runnerOnly.has('bin/cli.js')).toBe(false);
     expect(t.runnerOnly.has('package.json')).toBe(true);
   });
@@ -113,7 +121,9 @@ describe('harness: how the tests run, whatever the file is called', () => {
       ...extra,
     ];
     const base = await trace(py([]));
-    const verified = await trace(py([`20 openat(AT_FDCWD, "${ROOT}/unittest.py", O_RDONLY) = 4`, `20 openat(AT_FDCWD, "${ROOT}/calc/unittest.py", O_RDONLY) = 4`]));
+    const verified = await trace(
+      py([`20 openat(AT_FDCWD, "${ROOT}/unittest.py", O_RDONLY) = 4`, `20 openat(AT_FDCWD, "${ROOT}/calc/unittest.py", O_RDONLY) = 4`]),
+    );
     const got = classifyChanges(
       [
         { status: 'A', path: 'unittest.py' },
@@ -123,6 +133,14 @@ describe('harness: how the tests run, whatever the file is called', () => {
       verified,
     );
     expect(got.map((g) => g.class)).toEqual(['harness', 'new']);
+  });
+
+  it('attack: code under test that rewrites a test file on disk while the checks run; control: a file the base run wrote too, and an untracked output', async () => {
+    const wrote = (p: string) => `11 openat(AT_FDCWD, "${ROOT}/${p}", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 23`;
+    const base = await trace(npmThenNode([wrote('fixtures/db.sqlite')]));
+    const verified = await trace(npmThenNode([wrote('test_more.js'), wrote('fixtures/db.sqlite'), wrote('out/report.txt')]));
+    const tracked = new Set(['test.js', 'test_more.js', 'src/ring.js', 'fixtures/db.sqlite', 'package.json']);
+    expect(rewrittenByChecks(tracked, base, verified).map((i) => i.path)).toEqual(['test_more.js']);
   });
 
   it('without any test file in the trace, nothing is called runner-only (nobody can tell)', async () => {
