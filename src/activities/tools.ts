@@ -39,6 +39,7 @@ import type { ActivityDeps } from './deps.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
 import { runCache } from '../checks/caches.js';
+import { protectedPaths } from './protected-mounts.js';
 import {
   MAX_CHANGED_PATHS,
   type Look,
@@ -113,11 +114,15 @@ function startedPath(repo: string, runId: string, id: string): string {
 }
 
 /** What every command of the run is run with (runCommand adds its own); the readers' kept sandbox is made for it. */
-async function commandBase(rec: RunRecord, deps: ActivityDeps): Promise<Pick<CommandOptions, 'workspace' | 'readOnlyPaths' | 'sensitive' | 'cacheDir'>> {
+async function commandBase(
+  rec: RunRecord,
+  deps: ActivityDeps,
+): Promise<Pick<CommandOptions, 'workspace' | 'readOnlyPaths' | 'sensitive' | 'cacheDir' | 'protectedPaths'>> {
   // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
   const cacheDir = await runCache(rec.input.repo, rec.input.runId);
-  const sensitive = sandboxSensitive((await runPolicy(rec, deps.env)).config);
-  return { workspace: rec.worktree, readOnlyPaths: rec.linked, sensitive, cacheDir };
+  const { config } = await runPolicy(rec, deps.env);
+  const sensitive = sandboxSensitive(config);
+  return { workspace: rec.worktree, readOnlyPaths: rec.linked, sensitive, cacheDir, protectedPaths: await protectedPaths(rec, config) };
 }
 
 /**

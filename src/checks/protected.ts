@@ -170,3 +170,35 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
     return undefined;
   }
 }
+
+/** A name no real file has: a folder whose every possible child is protected is protected whole. */
+const ANY_CHILD = '\u0000kiln-any-child';
+
+/**
+ * What to hold read-only in a worktree for the protected set, given the worktree's files (relative
+ * paths): a folder that the set protects with everything in it (`test/`, `.github/`) as one path,
+ * so a new file there fails too; any other protected file on its own. `.git` and `.kiln` always.
+ */
+export function protectedMounts(set: ProtectedSet, files: readonly string[]): string[] {
+  const out = new Set<string>(['.git', '.kiln']);
+  const wholeDir = new Map<string, boolean>();
+  const isWhole = (dir: string) => {
+    let v = wholeDir.get(dir);
+    if (v === undefined) wholeDir.set(dir, (v = set.isProtected(`${dir}/${ANY_CHILD}`)));
+    return v;
+  };
+  for (const f of files) {
+    if (!set.isProtected(f)) continue;
+    const parts = f.split('/');
+    let chosen = f;
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (isWhole(dir)) {
+        chosen = dir;
+        break;
+      }
+    }
+    out.add(chosen);
+  }
+  return [...out].sort();
+}

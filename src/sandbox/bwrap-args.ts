@@ -34,6 +34,8 @@ export interface BwrapArgsInput {
   emptyFile: string;
   /** outside paths bound read-only after the masks (absolute, existing): what `.kiln/config` links in */
   readOnlyPaths?: string[];
+  /** paths inside the worktree (absolute) bound read-only over its writable bind: the protected set */
+  protectedPaths?: string[];
   /** toolchains outside the system directories (absolute, existing), bound read-only */
   extraReadOnly?: string[];
   /** run in a user namespace; with `uid`, as that unprivileged user inside */
@@ -256,6 +258,9 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   // bound only as what they are: a linked path that is (or sits under) a symlink would bind its
   // target, wherever on the host that points (prepare stores real paths; this catches a late swap)
   for (const p of input.readOnlyPaths ?? []) if (isAbsolute(p) && isRealPath(p) && !isUnder(p, ws)) args.push('--ro-bind', p, p);
+  // a symlink is bound as nothing: its target could be anywhere, and the link itself cannot be rebound
+  if (!input.workspaceReadOnly)
+    for (const p of input.protectedPaths ?? []) if (isAbsolute(p) && p !== ws && isUnder(p, ws) && isRealPath(p)) args.push('--ro-bind', p, p);
   for (const p of gitReadOnlyPaths(ws)) {
     args.push('--ro-bind', p, p);
     const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;

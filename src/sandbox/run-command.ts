@@ -223,6 +223,7 @@ async function bwrapPlan(config: RunnerConfig, opts: CommandOptions, workspace: 
         ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
         ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}),
         ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
+        ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
         ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
       }),
     ],

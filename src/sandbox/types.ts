@@ -34,6 +34,11 @@ export interface CommandOptions {
    */
   readOnlyPaths?: string[];
   /**
+   * paths inside the worktree (absolute) the command cannot write, whatever it runs: the kernel
+   * holds them read-only (EROFS), a folder with everything in it, new files included
+   */
+  protectedPaths?: string[];
+  /**
    * the run's sensitive-file policy (extra globs, explicit exceptions): matching files in the
    * worktree are masked; without it, Kiln's built-in list applies
    */

@@ -1,6 +1,6 @@
 /** The protected set covers every ecosystem's tests, runner configs, check definitions and CI. */
 import { describe, expect, it } from 'vitest';
-import { changedIniSections, changedJsonKeys, protectedSet, restoreJsonKeys } from '../../../src/checks/protected.js';
+import { changedIniSections, changedJsonKeys, protectedSet, restoreJsonKeys, protectedMounts } from '../../../src/checks/protected.js';
 
 describe('protectedSet', () => {
   const p = protectedSet([], ['npm test', 'make check', './scripts/ci.sh']);
@@ -78,5 +78,23 @@ describe('protected sections', () => {
     const before = '[project]\nname = "m"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n';
     expect(changedIniSections(before, before.replace('-q"', "-q -k 'not slow'\""), /^tool\.pytest/)).toEqual(['tool.pytest.ini_options']);
     expect(changedIniSections(before, before.replace('name = "m"', 'name = "n"'), /^tool\.pytest/)).toEqual([]);
+  });
+});
+
+describe('protectedMounts: what the kernel holds read-only in a worktree', () => {
+  it('a protected folder is one mount (new files in it fail too); a protected file elsewhere is its own; product code is never held', () => {
+    const set = protectedSet([], ['npm test', 'make check']);
+    const files = [
+      'src/ring.js',
+      'src/ring.test.js',
+      'test/a.js',
+      'test/fixtures/x.json',
+      '.github/workflows/ci.yml',
+      'Makefile',
+      'package.json',
+      'lib/util.py',
+      'tests/test_util.py',
+    ];
+    expect(protectedMounts(set, files)).toEqual(['.git', '.github', '.kiln', 'Makefile', 'src/ring.test.js', 'test', 'tests']);
   });
 });
