@@ -11,21 +11,32 @@ import { git } from '../git/run.js';
 import type { PolicyConfig } from '../policy/types.js';
 import type { RunRecord } from './run-files.js';
 
-/** per run and base: the base's files do not change under a run */
+/** per run and base, for a record made before prepare kept them: the base's files do not change under a run */
 const cache = new Map<string, Promise<string[]>>();
 const MAX_CACHED = 256;
 
+/** The worktree-relative paths to hold read-only, from the base commit's files. */
+export async function protectedPathsAtBase(
+  repo: string,
+  base: string,
+  checks: string[],
+  config: Pick<PolicyConfig, 'protected' | 'unprotect'>,
+  pinned: string[],
+): Promise<string[]> {
+  const files = (await git(repo, ['ls-tree', '-r', '-z', '--name-only', base])).split('\0').filter(Boolean);
+  return protectedMounts(protectedSet(config.protected, checks, { unprotect: config.unprotect, pinned }), files);
+}
+
 export function protectedPaths(rec: RunRecord, config: Pick<PolicyConfig, 'protected' | 'unprotect'>): Promise<string[]> {
   if (rec.input.allowTestEdits) return Promise.resolve([]);
+  if (rec.protectedPaths) return Promise.resolve(rec.protectedPaths.map((rel) => join(rec.worktree, rel)));
   const key = `${rec.input.runId}\0${rec.baseCommit}\0${rec.worktree}`;
   let p = cache.get(key);
   if (!p) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    p = (async () => {
-      const files = (await git(rec.input.repo, ['ls-tree', '-r', '-z', '--name-only', rec.baseCommit])).split('\0').filter(Boolean);
-      const set = protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
-      return protectedMounts(set, files).map((rel) => join(rec.worktree, rel));
-    })();
+    p = protectedPathsAtBase(rec.input.repo, rec.baseCommit, rec.checks, config, rec.input.protect ?? []).then((rels) =>
+      rels.map((rel) => join(rec.worktree, rel)),
+    );
     p.catch(() => cache.delete(key));
     cache.set(key, p);
   }

@@ -31,6 +31,8 @@ export interface RunRecord {
   setup?: string[];
   /** `.kiln/config` include and link as this run honours them (only a trusted repo's), fixed at prepare */
   brought?: { include: string[]; link: string[] };
+  /** worktree paths every command sees read-only (protected-mounts.ts), fixed at prepare (absent in older runs: computed) */
+  protectedPaths?: string[];
 }
 
 export function runDir(repo: string, runId: string): string {

@@ -24,6 +24,7 @@ import { git, hardenedGit } from '../git/run.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
+import { protectedPathsAtBase } from './protected-mounts.js';
 import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
@@ -102,6 +103,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       exclude: excludeList(config.exclude),
       setup: settings.setup,
       brought: { include: settings.include, link: settings.link },
+      protectedPaths: input.allowTestEdits ? [] : await protectedPathsAtBase(repo, base, checks, settings.policy, input.protect ?? []),
     };
     await saveRun(rec);
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
