@@ -1,7 +1,7 @@
 /** The verdict on a check is about its tests against the base, not its exit code. */
 import { describe, expect, it } from 'vitest';
 import { baselineOf, judgeCheck, type CheckRun } from '../../../src/checks/judge.js';
-import { parseTestOutput } from '../../../src/checks/results.js';
+import { parseTestOutput } from '../../../src/checks/results/text.js';
 
 const tap = (tests: Array<[string, boolean]>) =>
   [

@@ -1,31 +1,14 @@
 /**
- * What a check's output says about each test: the runners Kiln knows (TAP/node:test, vitest,
- * jest, mocha, pytest, unittest, go test) are read for per-test results and their summary counts, so the
- * verdict can be about tests and not about an exit code a script can fake.
+ * Per-test results read from a check's printed output, for every runner Kiln knows (TAP and
+ * node:test, vitest, jest, mocha, ava, pytest, unittest, go test, cargo test). Text is the
+ * fallback: where a runner also wrote a structured report (reports.ts), that is read first.
  */
-export type TestStatus = 'pass' | 'fail' | 'skip';
-
-export interface TestResults {
-  /** the runners whose output was recognised; empty: no known format */
-  formats: string[];
-  /** per-test results by name, where the runner names them (a failure wins over a pass) */
-  tests: Record<string, TestStatus>;
-  passed: number;
-  failed: number;
-  skipped: number;
-}
-
-const MAX_TESTS = 2000;
+import { ava } from './ava.js';
+import { libtest } from './libtest.js';
+import { mocha } from './mocha.js';
+import { add, collectError, countNames, merge, newResults, type TestResults, type TestStatus } from './model.js';
 
 type Parser = (out: string, r: TestResults) => boolean;
-
-function add(r: TestResults, name: string, status: TestStatus): void {
-  const n = name.trim().replace(/\s+/g, ' ').slice(0, 200);
-  if (!n) return;
-  if (!(n in r.tests) && Object.keys(r.tests).length >= MAX_TESTS) return;
-  if (r.tests[n] === 'fail') return;
-  r.tests[n] = status;
-}
 
 const num = (s: string | undefined) => (s ? Number(s) : 0);
 
@@ -59,12 +42,7 @@ const tap: Parser = (out, r) => {
     r.passed += num(pass?.[1]);
     r.failed += num(fail?.[1]);
     r.skipped += num(skip?.[1]);
-  } else {
-    const all = Object.values(r.tests);
-    r.passed += all.filter((s) => s === 'pass').length;
-    r.failed += all.filter((s) => s === 'fail').length;
-    r.skipped += all.filter((s) => s === 'skip').length;
-  }
+  } else countNames(r);
   return true;
 };
 
@@ -94,18 +72,6 @@ const jest: Parser = (out, r) => {
   return true;
 };
 
-/** mocha: "  3 passing (5ms)", "  1 failing", "  ✔ name", "  1) suite name:". */
-const mocha: Parser = (out, r) => {
-  const passing = /^\s*(\d+) passing\b/m.exec(out);
-  if (!passing) return false;
-  r.passed += num(passing[1]);
-  r.failed += num(/^\s*(\d+) failing\b/m.exec(out)?.[1]);
-  r.skipped += num(/^\s*(\d+) pending\b/m.exec(out)?.[1]);
-  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\(\d+ms\))?\s*$/gm)) add(r, f[1]!, 'pass');
-  for (const f of out.matchAll(/^\s+\d+\) (.+?)\s*$/gm)) if (!f[1]!.endsWith(':')) add(r, f[1]!, 'fail');
-  return true;
-};
-
 /** pytest: "=== 1 failed, 3 passed in 0.1s ===", "FAILED t.py::test_b - …", "PASSED t.py::test_a" (-rA). */
 const pytest: Parser = (out, r) => {
   // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
@@ -117,6 +83,8 @@ const pytest: Parser = (out, r) => {
   r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]) + num(/(\d+) errors?/.exec(m[1]!)?.[1]);
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
   r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m[1]!)?.[1]);
+  // "ERROR tests/test_x.py" (no test id): the module could not be collected
+  for (const f of out.matchAll(/^ERROR (\S+\.py)(?: - .*)?\s*$/gm)) collectError(r, f[1]!);
   for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm))
     add(r, f[2]!, f[1] === 'PASSED' ? 'pass' : f[1] === 'FAILED' || f[1] === 'ERROR' ? 'fail' : 'skip');
   for (const f of out.matchAll(/^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED)\b/gm))
@@ -127,7 +95,7 @@ const pytest: Parser = (out, r) => {
 /** go test: "--- FAIL: TestX (0.00s)", "--- PASS: TestX" (-v), "ok  pkg", "FAIL\tpkg". */
 const goTest: Parser = (out, r) => {
   const results = [...out.matchAll(/^\s*--- (PASS|FAIL|SKIP): (\S+)/gm)];
-  const pkgs = [...out.matchAll(/^(ok|FAIL|\?)\s+\S+(?:\s|$)/gm)];
+  const pkgs = [...out.matchAll(/^(ok|FAIL|\?) *\t\S+/gm)];
   if (!results.length && !pkgs.some((p) => p[1] === 'ok' || /^FAIL\t/.test(p[0]))) return false;
   for (const f of results) add(r, f[2]!, f[1] === 'PASS' ? 'pass' : f[1] === 'FAIL' ? 'fail' : 'skip');
   const all = results.map((f) => f[1]);
@@ -174,18 +142,25 @@ const PARSERS: Array<[string, Parser]> = [
   ['jest', jest],
   ['vitest', vitest],
   ['mocha', mocha],
+  ['ava', ava],
+  ['cargo test', libtest],
   ['tap', tap],
 ];
 
-export function parseTestOutput(output: string): TestResults {
-  const r: TestResults = { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 };
-  // eslint-disable-next-line no-control-regex -- ANSI colour codes are exactly what this strips
-  const text = output.replace(/\x1b\[[0-9;]*m/g, '');
-  for (const [name, parse] of PARSERS) if (parse(text, r)) r.formats.push(name);
-  return r;
+// eslint-disable-next-line no-control-regex -- ANSI colour codes are exactly what this strips
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/** Each recognised runner's results on its own, so a report can stand in for one runner's. */
+export function parseEach(output: string): Array<[string, TestResults]> {
+  const text = output.replace(ANSI, '');
+  const parts: Array<[string, TestResults]> = [];
+  for (const [name, parse] of PARSERS) {
+    const r = newResults();
+    if (parse(text, r)) parts.push([name, r]);
+  }
+  return parts;
 }
 
-/** The number of tests the runner says it ran (skips excluded). */
-export function testsRan(r: TestResults): number {
-  return r.passed + r.failed;
+export function parseTestOutput(output: string): TestResults {
+  return merge(parseEach(output));
 }
