@@ -114,11 +114,13 @@ function compare(before: TestResults, now: TestResults, exitOk: boolean, finding
   if (ranNow < ranBefore) findings.push(`fewer tests ran than on the base (${ranNow} < ${ranBefore})`);
 
   // a skip is the runner's own word: certain, whatever else could not be matched
+  const collectErrors = new Set(before.collectErrors);
   const failedThenSkipped: string[] = [];
   const passedThenSkipped: string[] = [];
   for (const n in before.tests) {
     const b = before.tests[n];
-    if (b !== 'skip' && hasTest(now, n) && now.tests[n] === 'skip') (b === 'fail' ? failedThenSkipped : passedThenSkipped).push(n);
+    if (b === 'skip' || !hasTest(now, n) || now.tests[n] !== 'skip' || collectErrors.has(n)) continue;
+    (b === 'fail' ? failedThenSkipped : passedThenSkipped).push(n);
   }
   if (failedThenSkipped.length) findings.push(`test(s) that failed on the base were skipped, not passed: ${list(failedThenSkipped)}`);
   if (passedThenSkipped.length) findings.push(`test(s) that passed on the base are skipped now: ${list(passedThenSkipped)}`);
@@ -141,7 +143,7 @@ function compare(before: TestResults, now: TestResults, exitOk: boolean, finding
     const b = before.tests[n];
     if (b === 'skip' || hasTest(now, n)) continue;
     // a file that failed to load (or a hook that failed) on the base reports its tests under their own names once it works
-    if (b === 'fail' && (FILE_NAME.test(n) || HOOK.test(n) || before.collectErrors?.includes(n)) && now.failed === 0) continue;
+    if (b === 'fail' && (FILE_NAME.test(n) || HOOK.test(n) || collectErrors.has(n)) && now.failed === 0) continue;
     const k = stableKey(n);
     const had = keysBefore.get(k)!;
     const has = keysNow.get(k);
@@ -169,11 +171,12 @@ function compare(before: TestResults, now: TestResults, exitOk: boolean, finding
  * for certain; where it went on, any skip it did not have is.
  */
 function newSkipsAfterBrokenBase(before: TestResults, now: TestResults, findings: string[]): void {
-  const broken = [...new Set([...(before.collectErrors ?? []), ...namesOf(before, 'fail').filter((n) => FILE_NAME.test(n))])];
+  const brokenSet = new Set([...(before.collectErrors ?? []), ...namesOf(before, 'fail').filter((n) => FILE_NAME.test(n))]);
+  const broken = [...brokenSet];
   if (!broken.length) return;
   const stopped = testsRan(before) <= broken.length;
-  const skips = namesOf(now, 'skip').filter((n) => !hasTest(before, n));
-  const named = stopped ? skips.filter((n) => broken.some((f) => n === f || n.startsWith(`${f}::`))) : skips;
+  const skips = namesOf(now, 'skip').filter((n) => !hasTest(before, n) || before.tests[n] === 'fail');
+  const named = stopped ? skips.filter((n) => brokenSet.has(n.split('::')[0]!)) : skips;
   if (named.length) findings.push(`the base could not load ${list(broken)}; after the change test(s) are skipped there: ${list(named)}`);
   else if (!skips.length && !Object.keys(now.tests).length && now.skipped > before.skipped)
     findings.push(`the base could not load ${list(broken)}; after the change ${now.skipped - before.skipped} more test(s) are skipped`);

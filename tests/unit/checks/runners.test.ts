@@ -1,0 +1,74 @@
+/** ava and cargo test (libtest), from real output: read by name, so their verdict is not the exit code alone. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { baselineOf, judgeCheck, type CheckRun } from '../../../src/checks/judge.js';
+import { parseTestOutput } from '../../../src/checks/results/text.js';
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const run = (output: string, exitCode: number, command = 'npm test'): CheckRun => ({ command, exitCode, timedOut: false, output });
+
+describe('ava', () => {
+  it('reads passes, the failure, skips and known failures (test.failing is not a pass)', () => {
+    const r = parseTestOutput(fixture('ava-fail.txt'));
+    expect(r.formats).toEqual(['ava']);
+    expect(r.tests).toEqual({
+      'math › later': 'skip',
+      'math › adds': 'pass',
+      'math › subtracts': 'fail',
+      'math › known bug': 'skip',
+      'math › nested › title': 'pass',
+      'other › other passes': 'pass',
+    });
+    expect([r.passed, r.failed, r.skipped]).toEqual([3, 1, 2]);
+  });
+
+  it('the fix passes', () => {
+    const j = judgeCheck(run(fixture('ava-pass.txt'), 0), baselineOf(run(fixture('ava-fail.txt'), 1)));
+    expect(j).toMatchObject({ passed: true, findings: [] });
+  });
+
+  it('attack: the failing test marked test.failing ("expected fail") fails, though ava exits 0', () => {
+    const cheat = fixture('ava-pass.txt')
+      .replace('✔ math › subtracts', '✔ [expected fail] math › subtracts')
+      .replace('4 tests passed', '3 tests passed')
+      .replace('1 known failure', '2 known failures');
+    const j = judgeCheck(run(cheat, 0), baselineOf(run(fixture('ava-fail.txt'), 1)));
+    expect(j.passed).toBe(false);
+    expect(j.findings.join()).toMatch(/failed on the base were skipped, not passed: math › subtracts/);
+  });
+});
+
+describe('cargo test (libtest)', () => {
+  it('reads each binary\'s tests under its source, and the summed "test result" lines', () => {
+    const r = parseTestOutput(fixture('cargo-pass.txt'));
+    expect(r.formats).toEqual(['cargo test']);
+    expect(r.tests).toEqual({
+      'src/lib.rs::tests::adds': 'pass',
+      'src/lib.rs::tests::doubles': 'pass',
+      'src/lib.rs::tests::slow': 'skip',
+      'src/lib.rs::tests::nested::deep': 'pass',
+      'tests/it.rs::integration_works': 'pass',
+    });
+    expect([r.passed, r.failed, r.skipped]).toEqual([4, 0, 1]);
+    expect(parseTestOutput(fixture('cargo-fail.txt'))).toMatchObject({ passed: 2, failed: 1, skipped: 1 });
+  });
+
+  it('the fix passes (more binaries run once the first stops failing)', () => {
+    const j = judgeCheck(run(fixture('cargo-pass.txt'), 0, 'cargo test'), baselineOf(run(fixture('cargo-fail.txt'), 101, 'cargo test')));
+    expect(j).toMatchObject({ passed: true, findings: [] });
+  });
+
+  it('attack: the failing test #[ignore]d fails, though cargo exits 0', () => {
+    const cheat = fixture('cargo-pass.txt')
+      .replace('test tests::adds ... ok', 'test tests::adds ... ignored')
+      .replace('test result: ok. 3 passed; 0 failed; 1 ignored', 'test result: ok. 2 passed; 0 failed; 2 ignored');
+    const j = judgeCheck(run(cheat, 0, 'cargo test'), baselineOf(run(fixture('cargo-fail.txt'), 101, 'cargo test')));
+    expect(j.passed).toBe(false);
+    expect(j.findings.join()).toMatch(/failed on the base were skipped, not passed: src\/lib.rs::tests::adds/);
+  });
+
+  it('cargo test -q (no names): counts only', () => {
+    const r = parseTestOutput('running 3 tests\n..i\ntest result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s\n');
+    expect(r).toMatchObject({ passed: 2, failed: 0, skipped: 1, formats: ['cargo test'] });
+  });
+});
