@@ -9,16 +9,16 @@ import { newResults } from './results/model.js';
 
 const PATTERNS: RegExp[] = [
   // vitest / jest: " FAIL  src/a.test.ts > suite > name" (a test file, not go's "FAIL\tpkg") and " × name"
-  /^\s*FAIL {1,2}(\S*(?:\.test\.|\.spec\.|__tests__)\S*(?: > .+?)?)\s*$/gm,
-  /^\s*[×✗✕]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?\s*$/gm,
+  /^[ \t]*FAIL {1,2}(\S*(?:\.test\.|\.spec\.|__tests__)\S*(?: > .+?)?)[ \t\r]*$/gm,
+  /^[ \t]*[×✗✕]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?[ \t\r]*$/gm,
   // node:test TAP: "not ok 3 - name"
-  /^\s*not ok \d+ - (.+?)\s*$/gm,
+  /^[ \t]*not ok \d+ - (.+?)[ \t\r]*$/gm,
   // pytest: "FAILED tests/test_a.py::test_b - AssertionError" (not unittest's "FAILED (failures=2)")
   /^FAILED ([^\s(]\S*)/gm,
   // go test: "--- FAIL: TestName (0.00s)"
-  /^\s*--- FAIL: (\S+)/gm,
+  /^[ \t]*--- FAIL: (\S+)/gm,
   // unittest: "FAIL: test_add (test_calc.CalcTest.test_add)" and "ERROR: ..." headers
-  /^(?:FAIL|ERROR): (\w+ \([\w.]+\))\s*$/gm,
+  /^(?:FAIL|ERROR): (\w+ \([\w.]+\))[ \t\r]*$/gm,
 ];
 
 const MAX_NAMES = 50;

@@ -12,7 +12,7 @@ export function libtest(out: string, r: TestResults): boolean {
   let seen = false;
   let binary = '';
   for (const line of out.split('\n')) {
-    const running = /^\s*(?:Running (?:unittests )?(\S+)(?: \(|\s*$)|Doc-tests (\S+))/.exec(line);
+    const running = /^[ \t]*(?:Running (?:unittests )?(\S+)(?: \(|\s*$)|Doc-tests (\S+))/.exec(line);
     if (running) {
       binary = running[1] ?? `doc-tests ${running[2]}`;
       continue;

@@ -60,12 +60,12 @@ function summaryFailures(text: string): string[] {
 }
 
 export function mocha(out: string, r: TestResults): boolean {
-  const passing = /^\s*(\d+) passing\b/m.exec(out);
+  const passing = /^[ \t]*(\d+) passing\b/m.exec(out);
   if (!passing) return false;
   const summary = out.slice(passing.index);
   r.passed += Number(passing[1]);
-  r.failed += Number(/^\s*(\d+) failing\b/m.exec(summary)?.[1] ?? 0);
-  r.skipped += Number(/^\s*(\d+) pending\b/m.exec(summary)?.[1] ?? 0);
+  r.failed += Number(/^[ \t]*(\d+) failing\b/m.exec(summary)?.[1] ?? 0);
+  r.skipped += Number(/^[ \t]*(\d+) pending\b/m.exec(summary)?.[1] ?? 0);
   const listed = listing(out.slice(0, passing.index), r);
   if (listed === 0 && r.failed > 0) for (const name of summaryFailures(summary)) add(r, name, 'fail');
   else if (listed !== r.failed) doubt(r, `mocha's listing names ${listed} failure(s), its summary counts ${r.failed}`);

@@ -19,11 +19,11 @@ const tap: Parser = (out, r) => {
   // a node:test file reports its own subtests first, then itself as one test: leaves only
   const lines = out.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const m = /^(\s*)(not ok|ok) \d+ - (.+?)\s*$/.exec(lines[i]!);
+    const m = /^(\s*)(not ok|ok) \d+ - (.+?)[ \t\r]*$/.exec(lines[i]!);
     if (!m) continue;
     seen = true;
     const indent = m[1]!.length;
-    const hasChildren = i > 0 && /^\s*1\.\.\d+\s*$/.test(lines[i - 1]!) && lines[i - 1]!.match(/^\s*/)![0].length > indent;
+    const hasChildren = i > 0 && /^[ \t]*1\.\.\d+[ \t\r]*$/.test(lines[i - 1]!) && lines[i - 1]!.match(/^[ \t]*/)![0].length > indent;
     if (hasChildren) continue;
     let name = m[3]!;
     let status: TestStatus = m[2] === 'ok' ? 'pass' : 'fail';
@@ -48,14 +48,14 @@ const tap: Parser = (out, r) => {
 
 /** vitest: " Tests  2 failed | 3 passed (5)", " FAIL  a.test.ts > suite > name", " ✓ name". */
 const vitest: Parser = (out, r) => {
-  const m = /^\s*Tests\s+(.+?)\s*\(\d+\)\s*$/m.exec(out);
+  const m = /^[ \t]*Tests\s+(.+?)\s*\(\d+\)[ \t\r]*$/m.exec(out);
   if (!m || /Tests:/.test(m[0])) return false;
   r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
   r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
-  for (const f of out.matchAll(/^\s*FAIL\s+(\S+\.(?:test|spec)\.\S+ > .+?)\s*$/gm)) add(r, f[1]!, 'fail');
-  for (const f of out.matchAll(/^\s*[×✗✕]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?\s*$/gm)) add(r, f[1]!, 'fail');
-  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?\s*$/gm)) if (!/\(\d+ tests?\)/.test(f[1]!)) add(r, f[1]!, 'pass');
+  for (const f of out.matchAll(/^[ \t]*FAIL\s+(\S+\.(?:test|spec)\.\S+ > .+?)[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^[ \t]*[×✗✕]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) if (!/\(\d+ tests?\)/.test(f[1]!)) add(r, f[1]!, 'pass');
   return true;
 };
 
@@ -66,9 +66,9 @@ const jest: Parser = (out, r) => {
   r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
   r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
-  for (const f of out.matchAll(/^\s*● (.+? › .+?)\s*$/gm)) add(r, f[1]!, 'fail');
-  for (const f of out.matchAll(/^\s*[✓✔]\s+(.+?)(?:\s+\(\d+ ms\))?\s*$/gm)) add(r, f[1]!, 'pass');
-  for (const f of out.matchAll(/^\s*[✕×]\s+(.+?)(?:\s+\(\d+ ms\))?\s*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^[ \t]*● (.+? › .+?)[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
+  for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\(\d+ ms\))?[ \t\r]*$/gm)) add(r, f[1]!, 'pass');
+  for (const f of out.matchAll(/^[ \t]*[✕×]\s+(.+?)(?:\s+\(\d+ ms\))?[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
   return true;
 };
 
@@ -76,7 +76,7 @@ const jest: Parser = (out, r) => {
 const pytest: Parser = (out, r) => {
   // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
   const m =
-    /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?\s*$/m.exec(
+    /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?[ \t\r]*$/m.exec(
       out,
     );
   if (!m) return false;
@@ -84,7 +84,7 @@ const pytest: Parser = (out, r) => {
   r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
   r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m[1]!)?.[1]);
   // "ERROR tests/test_x.py" (no test id): the module could not be collected
-  for (const f of out.matchAll(/^ERROR (\S+\.py)(?: - .*)?\s*$/gm)) collectError(r, f[1]!);
+  for (const f of out.matchAll(/^ERROR (\S+\.py)(?: - .*)?[ \t\r]*$/gm)) collectError(r, f[1]!);
   for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm))
     add(r, f[2]!, f[1] === 'PASSED' ? 'pass' : f[1] === 'FAILED' || f[1] === 'ERROR' ? 'fail' : 'skip');
   for (const f of out.matchAll(/^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED)\b/gm))
@@ -94,7 +94,7 @@ const pytest: Parser = (out, r) => {
 
 /** go test: "--- FAIL: TestX (0.00s)", "--- PASS: TestX" (-v), "ok  pkg", "FAIL\tpkg". */
 const goTest: Parser = (out, r) => {
-  const results = [...out.matchAll(/^\s*--- (PASS|FAIL|SKIP): (\S+)/gm)];
+  const results = [...out.matchAll(/^[ \t]*--- (PASS|FAIL|SKIP): (\S+)/gm)];
   const pkgs = [...out.matchAll(/^(ok|FAIL|\?) *\t\S+/gm)];
   if (!results.length && !pkgs.some((p) => p[1] === 'ok' || /^FAIL\t/.test(p[0]))) return false;
   for (const f of results) add(r, f[2]!, f[1] === 'PASS' ? 'pass' : f[1] === 'FAIL' ? 'fail' : 'skip');
@@ -115,9 +115,9 @@ const goTest: Parser = (out, r) => {
  * -v each test's line "test_x (mod.Class.test_x) ... ok|FAIL|ERROR|skipped …"; "FAIL: test_x (mod.Class)".
  */
 const unittest: Parser = (out, r) => {
-  const ran = /^Ran (\d+) tests? in [\d.]+s\s*$/m.exec(out);
+  const ran = /^Ran (\d+) tests? in [\d.]+s[ \t\r]*$/m.exec(out);
   if (!ran) return false;
-  const verdict = /^(OK|FAILED)(?: \(([^)]*)\))?\s*$/m.exec(out.slice(ran.index));
+  const verdict = /^(OK|FAILED)(?: \(([^)]*)\))?[ \t\r]*$/m.exec(out.slice(ran.index));
   const counts = verdict?.[2] ?? '';
   const failed = num(/failures=(\d+)/.exec(counts)?.[1]) + num(/errors=(\d+)/.exec(counts)?.[1]) + num(/unexpected successes=(\d+)/.exec(counts)?.[1]);
   const skipped = num(/skipped=(\d+)/.exec(counts)?.[1]) + num(/expected failures=(\d+)/.exec(counts)?.[1]);
@@ -152,7 +152,9 @@ const ANSI = /\x1b\[[0-9;]*m/g;
 
 /** Each recognised runner's results on its own, so a report can stand in for one runner's. */
 export function parseEach(output: string): Array<[string, TestResults]> {
-  const text = output.replace(ANSI, '');
+  // a long run of blanks costs the patterns time for each position they try in it: kept short,
+  // every parse is linear in the output (indentation stays: no runner nests 32 levels)
+  const text = output.replace(ANSI, '').replace(/[ \t\r]{65,}/g, (run) => run.slice(0, 64));
   const parts: Array<[string, TestResults]> = [];
   for (const [name, parse] of PARSERS) {
     const r = newResults();

@@ -166,3 +166,13 @@ describe('size', () => {
     expect(j.findings.join()).toMatch(/fewer tests ran than on the base/);
   });
 });
+
+describe('output built to make the parser slow', () => {
+  it('many blank lines, and a line of a megabyte of spaces, parse in linear time', () => {
+    const t = performance.now();
+    parseTestOutput(`${'\n'.repeat(300_000)}--- PASS: TestA (0.00s)\nok  \tpkg\t0.1s\n`);
+    parseTestOutput(`ok 1 - a${' '.repeat(1_000_000)}b\n  ✓ c${' \t'.repeat(200_000)}d\n1..1\n# pass 1\n Tests  1 passed (1)\n`);
+    // quadratic, the first alone took minutes (40,000 blank lines: 3.5 s)
+    expect(performance.now() - t).toBeLessThan(3000);
+  });
+});
