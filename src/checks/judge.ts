@@ -127,8 +127,9 @@ function compare(before: TestResults, now: TestResults, exitOk: boolean, finding
 
   newSkipsAfterBrokenBase(before, now, findings);
 
-  const namesPasses = Object.values(before.tests).some((s) => s === 'pass');
-  // a runner that names only failures (vitest's default reporter) cannot show a pass by name: the counts decide there
+  // a runner that names only failures (vitest's default reporter) cannot show a pass by name: the
+  // counts decide there. A base where every test failed shows no pass either: the run after does
+  const namesPasses = Object.values(before.tests).some((s) => s === 'pass') || Object.values(now.tests).some((s) => s === 'pass');
   if (!namesPasses) return;
   const nowNamed = Object.keys(now.tests).length;
   if (nowNamed === 0 && sameFormats(before, now) && !now.doubts) {

@@ -304,3 +304,32 @@ describe('skipped is not passed', () => {
     ).toBe(true);
   });
 });
+
+describe('a base where every test failed', () => {
+  const base = baselineOf(
+    run(
+      tap([
+        ['fixes c', false],
+        ['fixes d', false],
+      ]),
+      1,
+    ),
+  );
+  it('still names a fail-to-pass test that did not run (the run after names its passes)', () => {
+    const j = judgeCheck(run(tap([['fixes c', true]])), base);
+    expect(j.findings.join()).toMatch(/did not run: fixes d/);
+  });
+  it('control: both run and pass', () => {
+    expect(
+      judgeCheck(
+        run(
+          tap([
+            ['fixes c', true],
+            ['fixes d', true],
+          ]),
+        ),
+        base,
+      ),
+    ).toMatchObject({ passed: true, findings: [], notes: [] });
+  });
+});
