@@ -1,11 +1,12 @@
 /**
  * Per-test results read from a check's printed output, for every runner Kiln knows (TAP and
- * node:test, vitest, jest, mocha, ava, pytest, unittest, go test, cargo test). Text is the
+ * node:test (TAP and spec), vitest, jest, mocha, ava, pytest, unittest, go test, cargo test). Text is the
  * fallback: where a runner also wrote a structured report (reports.ts), that is read first.
  */
 import { ava } from './ava.js';
 import { libtest } from './libtest.js';
 import { mocha } from './mocha.js';
+import { nodeSpec } from './node-spec.js';
 import { add, collectError, countNames, merge, newResults, type TestResults, type TestStatus } from './model.js';
 
 type Parser = (out: string, r: TestResults) => boolean;
@@ -145,6 +146,7 @@ const PARSERS: Array<[string, Parser]> = [
   ['ava', ava],
   ['cargo test', libtest],
   ['tap', tap],
+  ['node:test spec', nodeSpec],
 ];
 
 // eslint-disable-next-line no-control-regex -- ANSI colour codes are exactly what this strips

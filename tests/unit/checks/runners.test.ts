@@ -72,3 +72,24 @@ describe('cargo test (libtest)', () => {
     expect(r).toMatchObject({ passed: 2, failed: 0, skipped: 1, formats: ['cargo test'] });
   });
 });
+
+describe('node:test spec reporter', () => {
+  it('names the leaves, not the suites that close with their own result line', () => {
+    const r = parseTestOutput(fixture('node-spec-fail.txt'));
+    expect(r.formats).toEqual(['node:test spec']);
+    expect(r.tests).toEqual({ passes: 'pass', fails: 'fail', skipped: 'skip', top: 'pass', 'b passes': 'pass' });
+    expect([r.passed, r.failed, r.skipped]).toEqual([3, 1, 1]);
+  });
+
+  it('the fix passes; attack: the failing test skipped fails, though node exits 0', () => {
+    const base = baselineOf(run(fixture('node-spec-fail.txt'), 1, 'node --test'));
+    expect(judgeCheck(run(fixture('node-spec-pass.txt'), 0, 'node --test'), base)).toMatchObject({ passed: true, findings: [] });
+    const cheat = fixture('node-spec-pass.txt')
+      .replace(/✔ fails \([\d.]+ms\)/, '﹣ fails (0.1ms) # SKIP')
+      .replace('ℹ pass 4', 'ℹ pass 3')
+      .replace('ℹ skipped 1', 'ℹ skipped 2');
+    const j = judgeCheck(run(cheat, 0, 'node --test'), base);
+    expect(j.passed).toBe(false);
+    expect(j.findings.join()).toMatch(/failed on the base were skipped, not passed: fails/);
+  });
+});
