@@ -59,3 +59,38 @@ describe('mocha dot and list reporters', () => {
     expect(judgeCheck(run(fixture('mocha-dot-fail.txt'), 2), base).passed).toBe(false);
   });
 });
+
+describe('mocha run twice in one check', () => {
+  // e.g. `mocha test/unit && mocha test/integration`, or a workspace script running each package's
+  const twice = (a: string, b: string) => `${a}\n${b.replace(/Test byte/g, 'Other byte')}`;
+
+  it('reads both listings and sums both summaries, never a failure header as a test', () => {
+    const r = parseTestOutput(twice(fixture('mocha-spec-fail.txt'), fixture('mocha-spec-fail.txt')));
+    expect([r.passed, r.failed, r.skipped]).toEqual([8, 4, 2]);
+    expect(r.tests[`Other byte format function with options Should support custom thousands separator`]).toBe('fail');
+    expect(Object.keys(r.tests)).toHaveLength(14);
+    expect(r.doubts).toBeUndefined();
+  });
+
+  it("the fix in both passes; attack: the second run's failing test skipped fails", () => {
+    const base = baselineOf(run(twice(fixture('mocha-spec-fail.txt'), fixture('mocha-spec-fail.txt')), 2));
+    const fixed = fixture('mocha-spec-pass.txt');
+    expect(judgeCheck(run(twice(fixed, fixed), 0), base)).toMatchObject({ passed: true, findings: [] });
+    const skipped = fixed
+      .replace('✔ Should support custom thousands separator', '- Should support custom thousands separator')
+      .replace('6 passing', '5 passing')
+      .replace('1 pending', '2 pending');
+    const j = judgeCheck(run(twice(fixed, skipped), 0), base);
+    expect(j.findings.join()).toContain('skipped, not passed: Other byte format function with options Should support custom thousands separator');
+  });
+
+  it("dot twice: each run's failures named from its own summary", () => {
+    const r = parseTestOutput(twice(fixture('mocha-dot-fail.txt'), fixture('mocha-dot-fail.txt')));
+    expect(Object.keys(r.tests).sort()).toEqual([
+      'Other byte format function with options Should support custom thousands separator',
+      'Other byte parse function Should fail on garbage',
+      'Test byte format function with options Should support custom thousands separator',
+      'Test byte parse function Should fail on garbage',
+    ]);
+  });
+});
