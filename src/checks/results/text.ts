@@ -12,6 +12,8 @@ import { add, collectError, countNames, merge, newResults, type TestResults, typ
 type Parser = (out: string, r: TestResults) => boolean;
 
 const num = (s: string | undefined) => (s ? Number(s) : 0);
+/** A check may run a runner more than once: every summary line counts. */
+const sum = (out: string, re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
 
 /** node:test and any TAP producer: "ok 1 - name", "not ok 2 - name # SKIP", "# pass 3". */
 const tap: Parser = (out, r) => {
@@ -36,24 +38,23 @@ const tap: Parser = (out, r) => {
     add(r, name, status);
   }
   if (!seen && !summary) return false;
-  const pass = /^# pass (\d+)/m.exec(out);
-  const fail = /^# fail (\d+)/m.exec(out);
-  const skip = /^# (?:skipped|skip) (\d+)/m.exec(out);
-  if (pass || fail) {
-    r.passed += num(pass?.[1]);
-    r.failed += num(fail?.[1]);
-    r.skipped += num(skip?.[1]);
+  if (/^# (?:pass|fail) \d+/m.test(out)) {
+    r.passed += sum(out, /^# pass (\d+)/gm);
+    r.failed += sum(out, /^# fail (\d+)/gm);
+    r.skipped += sum(out, /^# (?:skipped|skip|todo) (\d+)/gm);
   } else countNames(r);
   return true;
 };
 
 /** vitest: " Tests  2 failed | 3 passed (5)", " FAIL  a.test.ts > suite > name", " ✓ name". */
 const vitest: Parser = (out, r) => {
-  const m = /^[ \t]*Tests\s+(.+?)\s*\(\d+\)[ \t\r]*$/m.exec(out);
-  if (!m || /Tests:/.test(m[0])) return false;
-  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
-  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
-  r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
+  const summaries = [...out.matchAll(/^[ \t]*Tests[ \t]+([^\n]+?)[ \t]*\(\d+\)[ \t\r]*$/gm)];
+  if (!summaries.length) return false;
+  for (const [, m] of summaries) {
+    r.failed += num(/(\d+) failed/.exec(m!)?.[1]);
+    r.passed += num(/(\d+) passed/.exec(m!)?.[1]);
+    r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m!)?.[1]);
+  }
   for (const f of out.matchAll(/^[ \t]*FAIL\s+(\S+\.(?:test|spec)\.\S+ > .+?)[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
   for (const f of out.matchAll(/^[ \t]*[×✗✕]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
   for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) if (!/\(\d+ tests?\)/.test(f[1]!)) add(r, f[1]!, 'pass');
@@ -62,11 +63,13 @@ const vitest: Parser = (out, r) => {
 
 /** jest: "Tests:       1 failed, 3 passed, 4 total", "● suite › name", "✓ name (3 ms)". */
 const jest: Parser = (out, r) => {
-  const m = /^Tests:\s+(.+?)$/m.exec(out);
-  if (!m) return false;
-  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]);
-  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
-  r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m[1]!)?.[1]);
+  const summaries = [...out.matchAll(/^Tests:[ \t]+([^\n]+)$/gm)];
+  if (!summaries.length) return false;
+  for (const [, m] of summaries) {
+    r.failed += num(/(\d+) failed/.exec(m!)?.[1]);
+    r.passed += num(/(\d+) passed/.exec(m!)?.[1]);
+    r.skipped += num(/(\d+) (?:skipped|todo)/.exec(m!)?.[1]);
+  }
   for (const f of out.matchAll(/^[ \t]*● (.+? › .+?)[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
   for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\(\d+ ms\))?[ \t\r]*$/gm)) add(r, f[1]!, 'pass');
   for (const f of out.matchAll(/^[ \t]*[✕×]\s+(.+?)(?:\s+\(\d+ ms\))?[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
@@ -76,14 +79,17 @@ const jest: Parser = (out, r) => {
 /** pytest: "=== 1 failed, 3 passed in 0.1s ===", "FAILED t.py::test_b - …", "PASSED t.py::test_a" (-rA). */
 const pytest: Parser = (out, r) => {
   // "=== 1 failed, 3 passed in 0.1s ===", or bare at -q: "1 failed, 3 passed in 0.10s"
-  const m =
-    /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?[ \t\r]*$/m.exec(
-      out,
-    );
-  if (!m) return false;
-  r.failed += num(/(\d+) failed/.exec(m[1]!)?.[1]) + num(/(\d+) errors?/.exec(m[1]!)?.[1]);
-  r.passed += num(/(\d+) passed/.exec(m[1]!)?.[1]);
-  r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m[1]!)?.[1]);
+  const summaries = [
+    ...out.matchAll(
+      /^(?:=+ )?((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?[ \t\r]*$/gm,
+    ),
+  ];
+  if (!summaries.length) return false;
+  for (const [, m] of summaries) {
+    r.failed += num(/(\d+) failed/.exec(m!)?.[1]) + num(/(\d+) errors?/.exec(m!)?.[1]);
+    r.passed += num(/(\d+) passed/.exec(m!)?.[1]) + num(/(\d+) xpassed/.exec(m!)?.[1]);
+    r.skipped += num(/(\d+) (?:skipped|xfailed|deselected)/.exec(m!)?.[1]);
+  }
   // "ERROR tests/test_x.py" (no test id): the module could not be collected
   for (const f of out.matchAll(/^ERROR (\S+\.py)(?: - .*)?[ \t\r]*$/gm)) collectError(r, f[1]!);
   for (const f of out.matchAll(/^(FAILED|ERROR|PASSED|SKIPPED|XFAIL) (\S+::\S+)/gm))
@@ -116,18 +122,22 @@ const goTest: Parser = (out, r) => {
  * -v each test's line "test_x (mod.Class.test_x) ... ok|FAIL|ERROR|skipped …"; "FAIL: test_x (mod.Class)".
  */
 const unittest: Parser = (out, r) => {
-  const ran = /^Ran (\d+) tests? in [\d.]+s[ \t\r]*$/m.exec(out);
-  if (!ran) return false;
-  const verdict = /^(OK|FAILED)(?: \(([^)]*)\))?[ \t\r]*$/m.exec(out.slice(ran.index));
-  const counts = verdict?.[2] ?? '';
-  const failed = num(/failures=(\d+)/.exec(counts)?.[1]) + num(/errors=(\d+)/.exec(counts)?.[1]) + num(/unexpected successes=(\d+)/.exec(counts)?.[1]);
-  const skipped = num(/skipped=(\d+)/.exec(counts)?.[1]) + num(/expected failures=(\d+)/.exec(counts)?.[1]);
-  r.failed += failed;
-  r.skipped += skipped;
-  r.passed += Math.max(0, Number(ran[1]) - failed - skipped);
+  const runs = [...out.matchAll(/^Ran (\d+) tests? in [\d.]+s[ \t\r]*$/gm)];
+  if (!runs.length) return false;
+  for (const ran of runs) {
+    const after = /^(OK|FAILED)(?: \(([^)]*)\))?[ \t\r]*$/gm;
+    after.lastIndex = ran.index;
+    const verdict = after.exec(out);
+    const counts = verdict?.[2] ?? '';
+    const failed = num(/failures=(\d+)/.exec(counts)?.[1]) + num(/errors=(\d+)/.exec(counts)?.[1]) + num(/unexpected successes=(\d+)/.exec(counts)?.[1]);
+    const skipped = num(/skipped=(\d+)/.exec(counts)?.[1]) + num(/expected failures=(\d+)/.exec(counts)?.[1]);
+    r.failed += failed;
+    r.skipped += skipped;
+    r.passed += Math.max(0, Number(ran[1]) - failed - skipped);
+  }
   for (const f of out.matchAll(/^(test\w*) \(([\w.]+?)\) \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)/gm)) {
     const name = f[2]!.endsWith(`.${f[1]}`) ? f[2]! : `${f[2]}.${f[1]}`;
-    add(r, name, f[3] === 'ok' || f[3] === 'expected failure' ? 'pass' : f[3] === 'skipped' ? 'skip' : 'fail');
+    add(r, name, f[3] === 'ok' ? 'pass' : f[3] === 'skipped' || f[3] === 'expected failure' ? 'skip' : 'fail');
   }
   for (const f of out.matchAll(/^(?:FAIL|ERROR): (test\w*) \(([\w.]+?)\)/gm)) {
     const name = f[2]!.endsWith(`.${f[1]}`) ? f[2]! : `${f[2]}.${f[1]}`;

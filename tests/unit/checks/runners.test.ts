@@ -93,3 +93,47 @@ describe('node:test spec reporter', () => {
     expect(j.findings.join()).toMatch(/failed on the base were skipped, not passed: fails/);
   });
 });
+
+describe('a runner run more than once in one check: every summary counts', () => {
+  it('pytest, jest, vitest, unittest and TAP summaries are summed', () => {
+    expect(parseTestOutput('=== 2 passed in 0.1s ===\n...\n=== 1 failed, 3 passed in 0.2s ===\n')).toMatchObject({ passed: 5, failed: 1 });
+    expect(parseTestOutput('Tests:       2 passed, 2 total\nTests:       1 failed, 1 passed, 2 total\n')).toMatchObject({ passed: 3, failed: 1 });
+    expect(parseTestOutput('      Tests  2 passed (2)\n      Tests  1 failed | 1 passed (2)\n')).toMatchObject({ passed: 3, failed: 1 });
+    expect(parseTestOutput('Ran 2 tests in 0.001s\n\nOK\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n')).toMatchObject({ passed: 4, failed: 1 });
+    expect(parseTestOutput('ok 1 - a\n1..1\n# pass 1\n# fail 0\nok 1 - b\nnot ok 2 - c\n1..2\n# pass 1\n# fail 1\n')).toMatchObject({ passed: 2, failed: 1 });
+  });
+
+  it('attack: the second run losing its failing test lowers the count (only the first was read before)', () => {
+    const base = baselineOf(run('=== 2 passed in 0.1s ===\n=== 1 failed, 3 passed in 0.2s ===\n', 1, 'make test'));
+    expect(judgeCheck(run('=== 2 passed in 0.1s ===\n=== 3 passed in 0.2s ===\n', 0, 'make test'), base).findings.join()).toMatch(
+      /fewer tests ran than on the base \(5 < 6\)/,
+    );
+    expect(judgeCheck(run('=== 2 passed in 0.1s ===\n=== 4 passed in 0.2s ===\n', 0, 'make test'), base).passed).toBe(true);
+  });
+});
+
+describe('unittest: an expected failure is not a pass', () => {
+  const base = baselineOf(
+    run('test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... FAIL\n\nRan 2 tests in 0.001s\n\nFAILED (failures=1)\n', 1, 'python3 -m unittest -v'),
+  );
+  it('attack: the failing test marked @expectedFailure fails, though unittest says OK', () => {
+    const j = judgeCheck(
+      run(
+        'test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... expected failure\n\nRan 2 tests in 0.001s\n\nOK (expected failures=1)\n',
+        0,
+        'python3 -m unittest -v',
+      ),
+      base,
+    );
+    expect(j.passed).toBe(false);
+    expect(j.findings.join()).toMatch(/failed on the base were skipped, not passed: t.T.test_b/);
+  });
+  it('control: the fix passes', () => {
+    expect(
+      judgeCheck(run('test_a (t.T.test_a) ... ok\ntest_b (t.T.test_b) ... ok\n\nRan 2 tests in 0.001s\n\nOK\n', 0, 'python3 -m unittest -v'), base),
+    ).toMatchObject({
+      passed: true,
+      findings: [],
+    });
+  });
+});
