@@ -50,15 +50,20 @@ const CUT_OUTPUT = /^\[\.\.\. kiln: \d+ bytes of output cut/m;
 /**
  * A run's results: a runner's structured report stands in for what its text says, when both
  * count the same tests run; when they disagree, the text is kept and the names are in doubt.
+ * Any process of the check can write into the reports directory, so a report counts only when
+ * its runner's output vouches for it, or when the base — the repo's own code — wrote the same
+ * kind (a quiet `pytest -qq` prints no summary to vouch with). `base` undefined: this is the base.
  */
-export function resultsOf(run: Pick<CheckRun, 'output' | 'reports'>): TestResults {
+export function resultsOf(run: Pick<CheckRun, 'output' | 'reports'>, base?: TestResults): TestResults {
   const parts = parseEach(run.output);
   for (const report of parseReports(run.reports ?? [])) {
     const format = report.formats[0]!;
     const runner = format.replace(/ junit$/, '');
     const i = parts.findIndex(([f]) => f === runner);
-    // a report with no runner in the output to vouch for it could have been written by anything
-    if (i < 0) continue;
+    if (i < 0) {
+      if (!base || base.formats.includes(format)) parts.push([format, report]);
+      continue;
+    }
     const text = parts[i]![1];
     if (testsRan(text) === testsRan(report)) parts[i] = [format, report];
     else doubt(text, `${runner}'s report counts ${testsRan(report)} test(s) run, its printed summary ${testsRan(text)}`);
@@ -184,7 +189,7 @@ function newSkipsAfterBrokenBase(before: TestResults, now: TestResults, findings
 }
 
 export function judgeCheck(run: CheckRun, baseline: BaselineCheck | undefined): CheckJudgement {
-  const results = resultsOf(run);
+  const results = resultsOf(run, baseline?.results ?? { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 });
   const findings: string[] = [];
   const notes: string[] = [];
   const cannot = couldNotRun(run, results);

@@ -73,9 +73,21 @@ describe('pytest JUnit report first, text as the fallback', () => {
     expect(r.doubts?.join()).toMatch(/report counts 4 test\(s\) run, its printed summary 7/);
   });
 
-  it('attack: a report with no runner in the output to vouch for it is ignored', () => {
-    const r = resultsOf({ output: 'ok\n', reports: [junit(xml)] });
-    expect(r.formats).toEqual([]);
+  it('attack: a report written by a check whose base wrote none, with no runner in the output to vouch for it, is ignored', () => {
+    const mochaBase = baselineOf(run('  ✔ a\n  1) b\n\n  1 passing (1ms)\n  1 failing\n\n  1) b:\n     Error\n', 1));
+    const fake = judgeCheck(run('  ✔ a\n\n  1 passing (1ms)\n', 0, [junit(xml.replace(/<failure[^]*?<\/failure>/, ''))]), mochaBase);
+    expect(fake.results.formats).toEqual(['mocha']);
+    expect(fake.findings.join()).toMatch(/fewer tests ran than on the base \(1 < 2\)/);
+  });
+
+  it('control: a quiet pytest (-qq prints no counts) is read from its report when the base wrote one too', () => {
+    const quiet = (x: string) => run('.F.s\n', 1, [junit(x)]);
+    const base = baselineOf(quiet(xml));
+    expect(base.results.formats).toEqual(['pytest junit']);
+    const fixed = xml.replace(/(name="test_fails" time="[\d.]+")>[^]*?<\/testcase>/, '$1 />');
+    expect(judgeCheck(run('....\n', 0, [junit(fixed)]), base)).toMatchObject({ passed: true, findings: [] });
+    const dropped = fixed.replace(/<testcase classname="tests\.test_mod" name="test_fails"[^>]*\/>/, '');
+    expect(judgeCheck(run('....\n', 0, [junit(dropped)]), base).findings.join()).toMatch(/fewer tests ran than on the base \(6 < 7\)/);
   });
 
   it('attack: the failing test xfailed after the change fails; control: the fix passes', () => {
