@@ -6,7 +6,8 @@
  *
  *   node dist/bench/run.js [--turns 100] [--search-files 50000] [--search-runs 5]
  *                          [--sandbox bwrap|off] [--json]
- *                          [--only side-by-side,checkpoint,turns,search,redaction,policy]
+ *                          [--only side-by-side,checkpoint,turns,search,redaction,policy,checks,results]
+ *                          [--result-tests 50000]   (tests per suite in the results-parsing figures)
  *                          [--trials 5] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
  *                          [--think-ms 0]   (the mock thinks this long before each reply)
  *                          [--before OTHER/bin/kiln.js]   (another build timed beside this one)
@@ -24,6 +25,7 @@ import { benchSearch } from './search.js';
 import { benchTurns } from './turns.js';
 import { benchChecks } from './checks.js';
 import { benchCheckpoint, checkpointSection } from './checkpoint.js';
+import { benchResultsParsing, resultsParsingSection } from './results-parsing.js';
 import { benchSideBySide, sideBySideSection, type Harness } from './side-by-side.js';
 
 export interface BenchArgs {
@@ -37,12 +39,13 @@ export interface BenchArgs {
   sbsTurns: number;
   thinkMs: number;
   concurrent: number;
+  resultTests: number;
   harnesses: Harness[];
   /** another build's bin/kiln.js, timed beside this one in the side-by-side trials */
   before?: string;
 }
 
-const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks'] as const;
+const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks', 'results'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export function parseArgs(argv: string[]): BenchArgs {
@@ -58,6 +61,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     sbsTurns: 20,
     thinkMs: 0,
     concurrent: 50,
+    resultTests: 50_000,
     harnesses: [],
   };
   const num = (flag: string, v: string | undefined, min: number): number => {
@@ -75,6 +79,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     else if (a === '--sbs-turns') args.sbsTurns = num(a, argv[++i], 2);
     else if (a === '--think-ms') args.thinkMs = num(a, argv[++i], 0);
     else if (a === '--concurrent') args.concurrent = num(a, argv[++i], 0);
+    else if (a === '--result-tests') args.resultTests = num(a, argv[++i], 1);
     else if (a === '--harness') {
       const v = argv[++i] ?? '';
       const eq = v.indexOf('=');
@@ -95,7 +100,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       args.sandbox = v;
     } else
       throw new Error(
-        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --think-ms N --concurrent N --harness name=command --before OTHER/bin/kiln.js`,
+        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --think-ms N --concurrent N --result-tests N --harness name=command --before OTHER/bin/kiln.js`,
       );
   }
   return args;
@@ -165,6 +170,12 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
       const checks = await benchChecks({ sandbox: args.sandbox, log: progress });
       out.push(checksSection(checks));
       result.checks = checks;
+    }
+    if (want('results')) {
+      progress(`results: parse and judge ${args.resultTests} tests per suite, JUnit and text`);
+      const results = benchResultsParsing({ tests: args.resultTests, runs: 3, log: progress });
+      out.push(resultsParsingSection(results, heading));
+      result.resultsParsing = results;
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /** The verdict on a check is about its tests against the base, not its exit code. */
 import { describe, expect, it } from 'vitest';
 import { baselineOf, judgeCheck, type CheckRun } from '../../../src/checks/judge.js';
-import { parseTestOutput } from '../../../src/checks/results.js';
+import { parseTestOutput } from '../../../src/checks/results/text.js';
 
 const tap = (tests: Array<[string, boolean]>) =>
   [
@@ -201,5 +201,135 @@ describe('unittest output', () => {
       .replace('FAILED (failures=1)', 'OK')
       .replace(/^FAIL: .*$/m, '');
     expect(judgeCheck({ command: 'python3 -m unittest -v', exitCode: 0, timedOut: false, output: ok }, undefined).passed).toBe(true);
+  });
+});
+
+describe('skipped is not passed', () => {
+  const tapSkip = (tests: Array<[string, 'ok' | 'not ok' | 'skip']>) =>
+    [
+      'TAP version 13',
+      ...tests.map(([n, s], i) => (s === 'skip' ? `ok ${i + 1} - ${n} # SKIP` : `${s} ${i + 1} - ${n}`)),
+      `1..${tests.length}`,
+      `# pass ${tests.filter((t) => t[1] === 'ok').length}`,
+      `# fail ${tests.filter((t) => t[1] === 'not ok').length}`,
+      `# skipped ${tests.filter((t) => t[1] === 'skip').length}`,
+    ].join('\n');
+  const base = baselineOf(
+    run(
+      tapSkip([
+        ['keeps a', 'ok'],
+        ['keeps b', 'ok'],
+        ['fixes c', 'not ok'],
+      ]),
+      1,
+    ),
+  );
+
+  it('attack: the failing test skipped and a new passing test added (the counts hold) fails', () => {
+    const j = judgeCheck(
+      run(
+        tapSkip([
+          ['keeps a', 'ok'],
+          ['keeps b', 'ok'],
+          ['fixes c', 'skip'],
+          ['new d', 'ok'],
+        ]),
+      ),
+      base,
+    );
+    expect(j.passed).toBe(false);
+    expect(j.findings).toEqual(['test(s) that failed on the base were skipped, not passed: fixes c']);
+  });
+
+  it('attack: a test that passed on the base skipped now fails, though the counts hold', () => {
+    const j = judgeCheck(
+      run(
+        tapSkip([
+          ['keeps a', 'ok'],
+          ['keeps b', 'skip'],
+          ['fixes c', 'ok'],
+          ['new d', 'ok'],
+        ]),
+      ),
+      base,
+    );
+    expect(j.findings).toEqual(['test(s) that passed on the base are skipped now: keeps b']);
+  });
+
+  it('control: a new test skipped beside the fix passes (the base collected everything)', () => {
+    const j = judgeCheck(
+      run(
+        tapSkip([
+          ['keeps a', 'ok'],
+          ['keeps b', 'ok'],
+          ['fixes c', 'ok'],
+          ['new d', 'skip'],
+        ]),
+      ),
+      base,
+    );
+    expect(j).toMatchObject({ passed: true, findings: [], notes: [] });
+  });
+
+  it('attack: where a test file failed to load on the base, a new skip after the change fails', () => {
+    const broken = baselineOf(
+      run(
+        tapSkip([
+          ['src/money.test.js', 'not ok'],
+          ['cart total', 'ok'],
+        ]),
+        1,
+      ),
+    );
+    const j = judgeCheck(
+      run(
+        tapSkip([
+          ['formats cents', 'skip'],
+          ['cart total', 'ok'],
+        ]),
+      ),
+      broken,
+    );
+    expect(j.findings.join()).toMatch(/could not load src\/money.test.js; after the change test\(s\) are skipped there: formats cents/);
+    expect(
+      judgeCheck(
+        run(
+          tapSkip([
+            ['formats cents', 'ok'],
+            ['cart total', 'ok'],
+          ]),
+        ),
+        broken,
+      ).passed,
+    ).toBe(true);
+  });
+});
+
+describe('a base where every test failed', () => {
+  const base = baselineOf(
+    run(
+      tap([
+        ['fixes c', false],
+        ['fixes d', false],
+      ]),
+      1,
+    ),
+  );
+  it('still names a fail-to-pass test that did not run (the run after names its passes)', () => {
+    const j = judgeCheck(run(tap([['fixes c', true]])), base);
+    expect(j.findings.join()).toMatch(/did not run: fixes d/);
+  });
+  it('control: both run and pass', () => {
+    expect(
+      judgeCheck(
+        run(
+          tap([
+            ['fixes c', true],
+            ['fixes d', true],
+          ]),
+        ),
+        base,
+      ),
+    ).toMatchObject({ passed: true, findings: [], notes: [] });
   });
 });
