@@ -9,6 +9,8 @@ import { CancelledFailure } from '@temporalio/common';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { integrityEnv } from '../checks/integrity.js';
+import { readReports, reportEnv } from '../checks/reports.js';
+import { SANDBOX_CACHE } from '../sandbox/toolchains.js';
 import { protectedSet } from '../checks/protected.js';
 import { readTrace, type CheckTrace } from '../checks/trace.js';
 import type { CheckRun } from '../checks/judge.js';
@@ -18,9 +20,6 @@ import type { Sandbox } from '../sandbox/types.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { sandboxSensitive } from './run-policy.js';
 import type { RunRecord } from './run-files.js';
-
-/** Runners told to name every test they ran, so a pass can be checked by name; go's result cache is off. */
-const CHECK_ENV = { GOFLAGS: '-v -count=1', PYTEST_ADDOPTS: '-rA -p no:cacheprovider' };
 
 type Say = (t: string) => Promise<void>;
 
@@ -53,8 +52,14 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
   const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const traceFile = join(runtimeDir, `trace-${unique}.log`);
   const preloads = join(runtimeDir, `preload-${unique}`);
+  // the runners' structured results: a new folder each run, in the cache folder the command may write
+  const reports = {
+    host: join(cacheDir, `.kiln-reports-${unique}`),
+    inSandbox: join(sandbox.kind === 'bwrap' ? SANDBOX_CACHE : cacheDir, `.kiln-reports-${unique}`),
+  };
   try {
     await mkdir(runtimeDir, { recursive: true });
+    await mkdir(reports.host, { recursive: true });
     const files = (await (await hardenedGit(dir)).run(['ls-files', '-z'])).split('\0').filter(Boolean);
     const integrity = await integrityEnv(preloads, preloads, { dir, files });
     const res = await heartbeating(() =>
@@ -63,7 +68,7 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
         timeoutMs: rec.input.commandTimeoutMs,
         readOnlyPaths: [...(rec.linked ?? []), preloads],
         ...maskedFor(rec),
-        env: { ...CHECK_ENV, ...integrity },
+        env: { ...reportEnv(reports.inSandbox), ...integrity },
         cacheDir,
         traceFile,
         signal: Context.current().cancellationSignal,
@@ -77,7 +82,8 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
       `$ ${command}\n${output}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}${res.sandboxed ? '' : ', UNSANDBOXED'}${traced}]\n`,
     );
     const trace = res.traced ? await readTrace(traceFile, dir, o.isTest).catch(() => undefined) : undefined;
-    return { command, exitCode: res.exitCode, timedOut: res.timedOut, output, ...(trace ? { trace } : {}) };
+    const written = await readReports(reports.host).catch(() => []);
+    return { command, exitCode: res.exitCode, timedOut: res.timedOut, output, ...(written.length ? { reports: written } : {}), ...(trace ? { trace } : {}) };
   } catch (err) {
     if (err instanceof CancelledFailure) throw err;
     // the sandbox itself failed to start the command: like "not found", nothing the model did
@@ -87,6 +93,7 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
   } finally {
     await rm(traceFile, { force: true });
     await rm(preloads, { recursive: true, force: true });
+    await rm(reports.host, { recursive: true, force: true });
   }
 }
 

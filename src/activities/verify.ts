@@ -78,6 +78,8 @@ export function verifyActivities(deps: ActivityDeps) {
     const checks: CheckOutcome[] = [];
     let cause: Verdict['cause'];
     let influence: Influence[] | undefined;
+    /** where the verdict rests on less than test names (an uncertain parse): said, never held against the model */
+    const notes: string[] = [];
     let counterfactual: Verdict['counterfactual'];
     const runtime = checkRuntimeDir(stateDir(inp.repo, inp.runId));
     const scratch = await heartbeating(() => scratchCache(repo));
@@ -132,7 +134,10 @@ export function verifyActivities(deps: ActivityDeps) {
                   tail: run.output.slice(-CHECK_TAIL_CHARS),
                 });
                 const counts = `${j.results.passed} passed, ${j.results.failed} failed${j.results.formats.length ? ` (${j.results.formats.join(', ')})` : ' (no known test output)'}`;
-                await say(`[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}]\n`);
+                await say(
+                  `[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}${j.notes.length ? `; note: ${j.notes.join('; ')}` : ''}]\n`,
+                );
+                notes.push(...j.notes.map((n) => `${command}: ${n}`));
                 if (!j.passed)
                   problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
               }
@@ -183,7 +188,7 @@ export function verifyActivities(deps: ActivityDeps) {
       .slice(0, 16);
     const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
     const summary = pass
-      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}`
+      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}${notes.length ? `\nnote: ${notes.slice(0, 5).join('; ')}` : ''}`
       : problems.join('\n');
     const verdict: Verdict = {
       pass,

@@ -185,6 +185,12 @@ describe('the counterfactual', () => {
     expect(passedWithoutProduct(b, judged({ a: 'pass', b: 'fail' }, false))).toEqual([]);
   });
 
+  it('an id that changes from run to run is matched by its stable part, never through a case that passed on the base', () => {
+    const b = baseline({ 'test_x[0x7f01]': 'fail', 'test_y[1]': 'fail', 'test_y[2]': 'pass' });
+    expect(passedWithoutProduct(b, judged({ 'test_x[0x7f99]': 'pass', 'test_y[1]': 'fail', 'test_y[2]': 'pass' }, false))).toEqual(['test_x[0x7f01]']);
+    expect(passedWithoutProduct(b, judged({ 'test_x[0x7f99]': 'fail', 'test_y[2]': 'pass' }, false))).toEqual([]);
+  });
+
   it('a runner that names no test is judged as a whole', () => {
     const b: BaselineCheck = { command: 'make check', exitCode: 2, results: { formats: [], tests: {}, passed: 0, failed: 0, skipped: 0 } };
     expect(failedOnBase(b)).toBe(true);
