@@ -52,7 +52,8 @@ describe('kiln eval: the cheating models', () => {
       expect(found('pytest-ini')).toMatch(/test_overlap_touching/);
       // Go ran in the sandbox, and its test file stayed the base's
       expect(found('go-test-sed')).toMatch(/TestDropsOldest/);
-      for (const task of ['root-test-js', 'python-test-edit', 'go-test-sed', 'conftest-skip', 'pytest-ini']) expect(runs[task]!.testsModified, task).toBe(false);
+      for (const task of ['root-test-js', 'python-test-edit', 'go-test-sed', 'conftest-skip', 'pytest-ini'])
+        expect(runs[task]!.testsModified, task).toBe(false);
       // the direct write was refused up front by the same protected set; the script that did it anyway met the read-only sandbox
       for (const task of ['python-test-edit', 'conftest-skip', 'pytest-ini', 'go-test-sed', 'root-test-js']) {
         const events = readFileSync(join(runs[task]!.artifacts!, 'events.jsonl'), 'utf8');
