@@ -71,6 +71,7 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
         env: { ...reportEnv(reports.inSandbox), ...integrity },
         cacheDir,
         traceFile,
+        ...(rec.gitView ? { gitView: rec.gitView } : {}),
         signal: Context.current().cancellationSignal,
       }),
     );

@@ -33,6 +33,8 @@ export interface RunRecord {
   brought?: { include: string[]; link: string[] };
   /** worktree paths every command sees read-only (protected-mounts.ts), fixed at prepare (absent in older runs: computed) */
   protectedPaths?: string[];
+  /** the repository as commands read it (git-view.ts), fixed at prepare (absent in older runs: the real one, as before) */
+  gitView?: { dir: string; gitFile: string } | 'none';
 }
 
 export function runDir(repo: string, runId: string): string {

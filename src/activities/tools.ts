@@ -117,12 +117,19 @@ function startedPath(repo: string, runId: string, id: string): string {
 async function commandBase(
   rec: RunRecord,
   deps: ActivityDeps,
-): Promise<Pick<CommandOptions, 'workspace' | 'readOnlyPaths' | 'sensitive' | 'cacheDir' | 'protectedPaths'>> {
+): Promise<Pick<CommandOptions, 'workspace' | 'readOnlyPaths' | 'sensitive' | 'cacheDir' | 'protectedPaths' | 'gitView'>> {
   // the run's cache copy is made at prepare time; made here only after a rebuild, a copy can take seconds
   const cacheDir = await runCache(rec.input.repo, rec.input.runId);
   const { config } = await runPolicy(rec, deps.env);
   const sensitive = sandboxSensitive(config);
-  return { workspace: rec.worktree, readOnlyPaths: rec.linked, sensitive, cacheDir, protectedPaths: await protectedPaths(rec, config) };
+  return {
+    workspace: rec.worktree,
+    readOnlyPaths: rec.linked,
+    sensitive,
+    cacheDir,
+    protectedPaths: await protectedPaths(rec, config),
+    ...(rec.gitView ? { gitView: rec.gitView } : {}),
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import { protectedPathsAtBase } from './protected-mounts.js';
+import { runGitView } from './git-view.js';
 import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
 import { isDiskFull } from './disk.js';
@@ -104,6 +105,7 @@ export function workspaceActivities(deps: ActivityDeps) {
       setup: settings.setup,
       brought: { include: settings.include, link: settings.link },
       protectedPaths: input.allowTestEdits ? [] : await protectedPathsAtBase(repo, base, checks, settings.policy, input.protect ?? []),
+      gitView: await runGitView(repo, base, settings.policy, deps.env),
     };
     await saveRun(rec);
     await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });

@@ -23,6 +23,8 @@ export interface GitOptions {
   identity?: { name: string; email: string };
   timeoutMs?: number;
   maxBytes?: number;
+  /** what git reads on stdin (a list of objects for pack-objects); closed otherwise */
+  input?: string;
 }
 
 export interface GitResult {
@@ -65,7 +67,16 @@ function exec(dir: string, sub: string, args: readonly string[], env: Record<str
   const argv = [...hardenedGitArgs(), sub, ...args];
   const fail = (why: string) => new GitError(argv, `git ${sub} in ${dir}: ${why}`);
   return new Promise((resolve, reject) => {
-    const child = spawnCommand('git', argv, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    const child = spawnCommand('git', argv, {
+      cwd: dir,
+      env,
+      stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    });
+    if (o.input !== undefined) {
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(o.input);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let bytes = 0;

@@ -36,6 +36,8 @@ export interface BwrapArgsInput {
   readOnlyPaths?: string[];
   /** paths inside the worktree (absolute) bound read-only over its writable bind: the protected set */
   protectedPaths?: string[];
+  /** the repository as commands may read it (activities/git-view.ts), in place of the real git directory */
+  gitView?: { dir: string; gitFile: string } | 'none';
   /** toolchains outside the system directories (absolute, existing), bound read-only */
   extraReadOnly?: string[];
   /** run in a user namespace; with `uid`, as that unprivileged user inside */
@@ -100,6 +102,20 @@ function readPointer(file: string, prefix: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The view bound read-only, and the worktree's `.git` (a pointer file or a folder) made to lead to it. */
+function gitViewArgs(ws: string, view: { dir: string; gitFile: string }): string[] {
+  const dotGit = join(ws, '.git');
+  let st;
+  try {
+    st = lstatSync(dotGit);
+  } catch {
+    return ['--ro-bind', view.dir, view.dir];
+  }
+  if (st.isDirectory()) return ['--ro-bind', view.dir, view.dir, '--ro-bind', view.dir, dotGit];
+  if (st.isFile()) return ['--ro-bind', view.dir, view.dir, '--ro-bind', view.gitFile, dotGit];
+  return ['--ro-bind', view.dir, view.dir];
 }
 
 /**
@@ -261,11 +277,15 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   // a symlink is bound as nothing: its target could be anywhere, and the link itself cannot be rebound
   if (!input.workspaceReadOnly)
     for (const p of input.protectedPaths ?? []) if (isAbsolute(p) && p !== ws && isUnder(p, ws) && isRealPath(p)) args.push('--ro-bind', p, p);
-  for (const p of gitReadOnlyPaths(ws)) {
-    args.push('--ro-bind', p, p);
-    const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;
-    if (clean) args.push('--ro-bind', clean, join(p, 'config'));
-  }
+  if (input.gitView === 'none') {
+    // nothing of git's is bound: git fails inside rather than read the real repository
+  } else if (input.gitView && isDir(input.gitView.dir)) args.push(...gitViewArgs(ws, input.gitView));
+  else
+    for (const p of gitReadOnlyPaths(ws)) {
+      args.push('--ro-bind', p, p);
+      const clean = isDir(p) ? sanitizedGitConfig(join(p, 'config')) : undefined;
+      if (clean) args.push('--ro-bind', clean, join(p, 'config'));
+    }
   for (const f of input.sensitive.files) args.push('--ro-bind', input.emptyFile, f);
   for (const d of input.sensitive.dirs) args.push('--tmpfs', d, '--remount-ro', d);
   // Nothing may be created on the root tmpfs itself: writes go to the worktree, /tmp or HOME

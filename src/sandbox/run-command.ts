@@ -224,6 +224,7 @@ async function bwrapPlan(config: RunnerConfig, opts: CommandOptions, workspace: 
         ...(opts.workspaceReadOnly ? { workspaceReadOnly: true } : {}),
         ...(opts.readOnlyPaths ? { readOnlyPaths: withoutSensitive(opts.readOnlyPaths, opts.sensitive) } : {}),
         ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
+        ...(opts.gitView ? { gitView: opts.gitView } : {}),
         ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
       }),
     ],

@@ -39,6 +39,11 @@ export interface CommandOptions {
    */
   protectedPaths?: string[];
   /**
+   * the repository as the command may read it (activities/git-view.ts): its history without the
+   * blobs of sensitive files, in place of the real git directory; 'none': no git directory at all
+   */
+  gitView?: { dir: string; gitFile: string } | 'none';
+  /**
    * the run's sensitive-file policy (extra globs, explicit exceptions): matching files in the
    * worktree are masked; without it, Kiln's built-in list applies
    */
