@@ -176,7 +176,7 @@ describe('verification and retries', () => {
     expect(readFileSync(r.patchPath, 'utf8')).toContain('.filter((s) => !s.revokedAt)');
   });
 
-  it('the verifier refuses a change to a protected test file, even when the checks pass', async () => {
+  it('a command cannot rewrite a protected test (the sandbox holds it read-only), and the verifier judges the base tests', async () => {
     const repo = exampleRepo();
     // a repo script that rewrites the tests: the coder reaches the test file through a command
     writeFileSync(
@@ -186,19 +186,49 @@ describe('verification and retries', () => {
     commitAll(repo, 'add a script');
     const script = scriptFor('edits-tests', [
       { tool_use: [{ name: 'run_command', input: { command: 'node relax-tests.js', reason: 'update the tests' } }] },
-      { tool_use: [test] },
-      { expect: { tool_result_contains: '# fail 0' }, tool_use: [finish] },
+      { expect: { tool_result_contains: 'EROFS' }, tool_use: [test] },
+      { tool_use: [finish] },
     ]);
     const h = await t.start(testInput({ repo, model: `scripted:${script}`, maxAttempts: 1 }));
     const st = await t.waitFor(h, (s) => s.phase === 'needs_human');
     expect(st.verdict?.pass).toBe(false);
-    // the checks ran on the base's tests, put back in the verified tree: the real failures show
-    expect(st.verdict?.checks[0]?.passed).toBe(false);
     expect(st.verdict?.checks[0]?.failingTests).toEqual(expect.arrayContaining(['should reject revoked session']));
-    expect(st.verdict?.protectedChanged).toEqual(['test/session.test.js']);
-    expect(st.verdict?.tree).toMatch(/^[0-9a-f]{40}$/);
+    expect(st.verdict?.protectedChanged).toEqual([]);
     await h.cancel();
   });
+
+  it('the verifier refuses a change to a protected test file that reached the worktree anyway, even when the checks pass there', async () => {
+    // the sandbox holds tests read-only; something on the host (an editor, a hook) is the way left
+    const real = await defaultDeps().sandbox('bwrap');
+    const repo = exampleRepo('kiln-protected-');
+    const hostWrite: Sandbox = {
+      kind: real.kind,
+      probe: real.probe,
+      async run(command, opts) {
+        if (command === 'node relax-tests.js') writeFileSync(join(opts.workspace, 'test', 'session.test.js'), "require('node:test')('ok', () => {});\n");
+        return real.run(command, opts);
+      },
+    };
+    const script = scriptFor('edits-tests-host', [
+      { tool_use: [{ name: 'run_command', input: { command: 'node relax-tests.js', reason: 'update the tests' } }] },
+      { tool_use: [test] },
+      { expect: { tool_result_contains: '# fail 0' }, tool_use: [finish] },
+    ]);
+    const env = await workflowTestEnv('kiln-protected-tests', { sandbox: async () => hostWrite });
+    try {
+      const h = await env.start(testInput({ repo, model: `scripted:${script}`, maxAttempts: 1 }));
+      const st = await env.waitFor(h, (s) => s.phase === 'needs_human');
+      expect(st.verdict?.pass).toBe(false);
+      // the checks ran on the base's tests, put back in the verified tree: the real failures show
+      expect(st.verdict?.checks[0]?.passed).toBe(false);
+      expect(st.verdict?.checks[0]?.failingTests).toEqual(expect.arrayContaining(['should reject revoked session']));
+      expect(st.verdict?.protectedChanged).toEqual(['test/session.test.js']);
+      expect(st.verdict?.tree).toMatch(/^[0-9a-f]{40}$/);
+      await h.cancel();
+    } finally {
+      await env.stop();
+    }
+  }, 300_000);
 
   it('attack: a write to the worktree while the checks run is never shipped as succeeded; control: the verified tree ships', async () => {
     // Something on the host (an editor, a stray process) writes into the model's worktree while
