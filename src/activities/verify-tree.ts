@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { changedIniSections, changedJsonKeys, PROTECTED_SECTIONS, restoreJsonKeys, type ProtectedSet } from '../checks/protected.js';
 import { kilnDir } from '../shared/paths.js';
@@ -62,6 +62,22 @@ async function blob(repo: string, treeish: string, path: string): Promise<string
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Checkouts a run's earlier verification left when its worker was killed (label `RUN-…`): a run
+ * verifies one tree at a time, so any there when its next verification starts are leftovers.
+ */
+export async function removeLeftoverCheckouts(repo: string, runId: string): Promise<string[]> {
+  const root = join(kilnDir(repo), 'verify');
+  const names = await readdir(root).catch(() => [] as string[]);
+  const prefix = `${runId}-`;
+  const left = names.filter((n) => n.startsWith(prefix) && /^(?:\d+|base|cf)-[0-9a-f]{8}$/.test(n.slice(prefix.length)));
+  for (const n of left) {
+    await git(repo, ['worktree', 'remove', '--force', '--force', join(root, n)]).catch(() => rm(join(root, n), { recursive: true, force: true }));
+  }
+  if (left.length) await git(repo, ['worktree', 'prune']).catch(() => undefined);
+  return left;
 }
 
 /** A fresh linked worktree of `base` under the repo's .kiln folder; removed by the caller. */

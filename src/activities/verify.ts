@@ -25,7 +25,7 @@ import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
-import { bringIncludes, buildVerifyTree, pristineCheckout, worktreeTree } from './verify-tree.js';
+import { bringIncludes, buildVerifyTree, pristineCheckout, removeLeftoverCheckouts, worktreeTree } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
 const CHECK_TAIL_CHARS = 1500;
@@ -64,6 +64,8 @@ export function verifyActivities(deps: ActivityDeps) {
     const protect = rec.input.allowTestEdits
       ? null
       : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
+    const leftovers = await removeLeftoverCheckouts(repo, rec.input.runId);
+    if (leftovers.length) await say(`removed checkouts an earlier verification left: ${leftovers.join(', ')}\n`);
     const tree = await buildVerifyTree({
       repo,
       worktree: rec.worktree,

@@ -4,10 +4,10 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { protectedSet } from '../../../src/checks/protected.js';
-import { buildVerifyTree, type VerifyTree } from '../../../src/activities/verify-tree.js';
+import { buildVerifyTree, pristineCheckout, removeLeftoverCheckouts, type VerifyTree } from '../../../src/activities/verify-tree.js';
 import { git, repoWith } from '../../helpers/repo.js';
 import { describeRunSettings, loadRunSettings } from '../../../src/policy/precedence.js';
 import { trustRepo } from '../../../src/policy/trust.js';
@@ -145,5 +145,25 @@ describe('a repo that releases a protected file by name (.kiln/policy.json "unpr
     } finally {
       rmSync(g.home, { recursive: true, force: true });
     }
+  });
+});
+
+describe('checkouts a killed verification left', () => {
+  it("are removed when the run's next verification starts, with their git worktree entries; another run's stay", async () => {
+    const repo = repoWith({ 'a.txt': 'a\n' });
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    const mine = [
+      await pristineCheckout(repo, base, 'run-7-1'),
+      await pristineCheckout(repo, base, 'run-7-cf'),
+      await pristineCheckout(repo, base, 'run-7-base'),
+    ];
+    const other = await pristineCheckout(repo, base, 'run-7-2-1');
+    const removed = await removeLeftoverCheckouts(repo, 'run-7');
+    expect(removed.sort()).toEqual(mine.map((c) => basename(c.dir)).sort());
+    for (const c of mine) expect(existsSync(c.dir)).toBe(false);
+    expect(existsSync(other.dir)).toBe(true);
+    const listed = git(repo, 'worktree', 'list');
+    for (const c of mine) expect(listed).not.toContain(c.dir);
+    expect(listed).toContain(other.dir);
   });
 });
