@@ -4,7 +4,24 @@
  * seen of it. Only the syscalls that name a file or a process's start are stopped at (strace's
  * seccomp-bpf mode), which keeps the cost to the file lookups themselves.
  */
+import { spawnSync } from 'node:child_process';
 import { dieWithParent, findSystemBinary } from './system-paths.js';
+
+let usable: string | null | undefined;
+
+/**
+ * strace, once it has shown it can trace here: a host that forbids ptrace (a container without
+ * the capability, Yama's strictest mode) gets untraced checks and the verifier says so, rather
+ * than checks that cannot start.
+ */
+function usableStrace(): string | undefined {
+  if (usable === undefined) {
+    const strace = findSystemBinary('strace');
+    const ok = strace && spawnSync(strace, ['-f', '--seccomp-bpf', '--pidns-translation', '-qq', '-o', '/dev/null', '--', '/bin/true'], { timeout: 10_000 }).status === 0;
+    usable = ok ? strace : null;
+  }
+  return usable ?? undefined;
+}
 
 /** Syscalls that open, look up or execute a path, plus what a path is resolved against (cwd, forks). */
 const TRACED = [
@@ -37,7 +54,7 @@ const TRACED = [
  * (--die-with-parent), so a worker that is killed leaves no traced check running.
  */
 export function tracerArgv(file: string): string[] | undefined {
-  const strace = findSystemBinary('strace');
+  const strace = usableStrace();
   if (!strace) return undefined;
   return [
     ...dieWithParent('SIGKILL'),
