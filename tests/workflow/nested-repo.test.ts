@@ -39,10 +39,11 @@ async function untilDecided(h: RunHandle): Promise<RunState> {
   }
 }
 
-async function runWith(name: string, setup: unknown[]) {
+/** `setupSays`: what the set-up command's result must hold (the next step fails the run if not) */
+async function runWith(name: string, setup: unknown[], setupSays: string) {
   const script = scriptFor(name, [
     { tool_use: setup },
-    { tool_use: [fix] },
+    { expect: { tool_result_contains: setupSays }, tool_use: [fix] },
     { tool_use: [test] },
     { expect: { tool_result_contains: '# fail 0' }, tool_use: [finish] },
   ]);
@@ -55,7 +56,11 @@ async function runWith(name: string, setup: unknown[]) {
 
 describe('a nested git repository in the worktree', () => {
   it('with no commit (git init vendor/fmt) beside an honest fix: succeeded in one attempt, left out of the patch', async () => {
-    const { r, patch } = await runWith('nested-empty', [run('mkdir -p vendor/fmt && echo "int x;" > vendor/fmt/fmt.c && git init -q vendor/fmt')]);
+    const { r, patch } = await runWith(
+      'nested-empty',
+      [run('mkdir -p vendor/fmt && echo "int x;" > vendor/fmt/fmt.c && git init vendor/fmt && ls vendor/fmt/.git')],
+      'HEAD',
+    );
     expect(r.state).toBe('succeeded');
     expect(r.attempts).toBe(1);
     expect(patch).toContain('.filter((s) => !s.revokedAt)');
@@ -63,7 +68,7 @@ describe('a nested git repository in the worktree', () => {
   }, 240_000);
 
   it('control: the same files without git init are the run’s change, in the patch', async () => {
-    const { r, patch } = await runWith('nested-control', [run('mkdir -p vendor/fmt && echo "int x;" > vendor/fmt/fmt.c')]);
+    const { r, patch } = await runWith('nested-control', [run('mkdir -p vendor/fmt && echo "int x;" > vendor/fmt/fmt.c && ls vendor/fmt')], 'fmt.c');
     expect(r.state).toBe('succeeded');
     expect(patch).toContain('.filter((s) => !s.revokedAt)');
     expect(patch).toContain('+++ b/vendor/fmt/fmt.c');
