@@ -8,6 +8,7 @@ import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
 import { dropClutter, runExcludeList } from './clutter.js';
+import { baseGitlinks, dropNested, inNestedRepo, stageWorktree } from './nested-repos.js';
 import { treeChanges } from './verify-tree.js';
 
 /** The worktree as a tree, with the paths it changes against the base when they were asked for. */
@@ -42,31 +43,54 @@ export function snapshotWorktree(worktree: string, base: string, stateDir: strin
   return look;
 }
 
+/** index → the nested repositories its looks have found (this process's; another finds them again) */
+const nestedRepos = new Map<string, Set<string>>();
+const MAX_NESTED = 256;
+
+function nestedIn(index: string): Set<string> {
+  let found = nestedRepos.get(index);
+  if (!found) {
+    if (nestedRepos.size >= MAX_NESTED) nestedRepos.clear();
+    found = new Set();
+    nestedRepos.set(index, found);
+  }
+  return found;
+}
+
 /** index → the last look queued on it (this process's) */
 const looking = new Map<string, Promise<void>>();
 
 async function lookThrough(index: string, worktree: string, base: string, stateDir: string, o: { changed?: boolean; seen?: Look }): Promise<Look> {
   await mkdir(dirname(index), { recursive: true });
   const g = await hardenedGit(worktree, { indexFile: index });
-  if (!existsSync(index)) await g.run(['read-tree', base]);
+  // the base's gitlinks (once per base) beside the read-tree: the first look is waited for
+  if (!existsSync(index)) await Promise.all([g.run(['read-tree', base]), baseGitlinks(g, base)]);
+  const nested = nestedIn(index);
   // everything, clutter too: exclude pathspecs cost ~4x the add on a big repo; the clutter is taken
   // back out below, and a look whose index is the last one's needs neither (the memo)
-  await g.run(['add', '-A', '--', '.']);
+  await stageWorktree(g, worktree, base, nested);
   // an index whose content is the one the last look saw makes the same tree: most commands
   // change nothing, and then `add -A` leaves the index as it was (one git process fewer a look)
   const sum = await indexChecksum(index, oidBytes(base));
   const memo = trees.get(index);
-  if (sum && memo?.sum === sum) return withChanged(g, base, memo.tree, o);
+  // (unless a directory it changes became a repository since: `git init` changes no index entry)
+  if (sum && memo?.sum === sum) {
+    const hit = await withChanged(g, base, memo.tree, o);
+    if (!inNestedRepo(worktree, hit.changed ?? [])) return hit;
+  }
   let tree = (await g.run(['write-tree'])).trim();
   let look: Look = { tree };
-  // the look before's tree has no clutter: the same tree has none either
-  if (o.seen?.tree !== tree) {
+  // the look before's tree has no clutter: the same tree has none either (nor nested
+  // repositories, unless a directory it changes became one)
+  if (o.seen?.tree !== tree || inNestedRepo(worktree, o.seen.changed ?? [])) {
     look = o.changed ? await withChanged(g, base, tree, { changed: true }) : look;
-    if (await dropClutter(g.run, base, tree, await runExcludeList(stateDir), look.changed)) {
+    const { dropped } = await dropNested(g, worktree, base, tree, nested, look.changed);
+    if ((await dropClutter(g.run, base, tree, await runExcludeList(stateDir), look.changed)) || dropped) {
       tree = (await g.run(['write-tree'])).trim();
       look = o.changed ? await withChanged(g, base, tree, { changed: true }) : { tree };
-      // the memo is of the index the next `add -A` leaves: with the clutter in it again
-      await g.run(['add', '-A', '--', '.']);
+      // the memo is of the index the next `add -A` leaves: with the clutter in it again (the
+      // nested repositories found stay out of it: the add leaves them out from now on)
+      await stageWorktree(g, worktree, base, nested);
     }
   }
   // write-tree may rewrite the index (its cache of trees): the memo is of the index as left

@@ -13,8 +13,9 @@ import { kilnDir } from '../shared/paths.js';
 import { realPathsInRepo } from '../policy/repo-config.js';
 import { runExcludePathspecs } from './clutter.js';
 import { git, hardenedGit } from '../git/run.js';
+import { dropNested, stageWorktree, type NestedFindings } from './nested-repos.js';
 
-export interface TreeFindings {
+export interface TreeFindings extends NestedFindings {
   /** every path the model's tree changes against the base */
   changed: string[];
   /** protected files and sections the model changed: put back in the verified tree */
@@ -34,14 +35,23 @@ export interface VerifyTree extends TreeFindings {
 
 /** The model's worktree as a tree object, through a throwaway index (its own index is not touched). */
 export async function worktreeTree(worktree: string, base: string, scratchDir: string): Promise<string> {
+  return (await worktreeLook(worktree, base, scratchDir)).tree;
+}
+
+/** The model's worktree as a tree object, with what its nested repositories did to it (nested-repos.ts). */
+export async function worktreeLook(worktree: string, base: string, scratchDir: string): Promise<NestedFindings & { tree: string }> {
   await mkdir(scratchDir, { recursive: true });
   const index = join(scratchDir, `tree-index-${randomBytes(6).toString('hex')}`);
   try {
     const g = await hardenedGit(worktree, { indexFile: index });
     await g.run(['read-tree', base]);
+    const nested = new Set<string>();
     // tool clutter (__pycache__, .pytest_cache…) is not the model's change
-    await g.run(['add', '-A', '--', '.', ...(await runExcludePathspecs(scratchDir))]);
-    return (await g.run(['write-tree'])).trim();
+    await stageWorktree(g, worktree, base, nested, await runExcludePathspecs(scratchDir));
+    let tree = (await g.run(['write-tree'])).trim();
+    const { dropped, gitlinksChanged } = await dropNested(g, worktree, base, tree, nested);
+    if (dropped) tree = (await g.run(['write-tree'])).trim();
+    return { tree, nestedRepos: [...nested].sort(), gitlinksChanged };
   } finally {
     await rm(index, { force: true });
   }
@@ -123,7 +133,7 @@ export async function buildVerifyTree(opts: {
   protect: ProtectedSet | null;
 }): Promise<VerifyTree> {
   const { repo, base } = opts;
-  const modelTree = await worktreeTree(opts.worktree, base, opts.scratchDir);
+  const { tree: modelTree, nestedRepos, gitlinksChanged } = await worktreeLook(opts.worktree, base, opts.scratchDir);
   const changes = await treeChanges(repo, base, modelTree);
   const changed = changes.map((c) => c.path);
   const inBase = new Set(changes.filter((c) => c.status !== 'A').map((c) => c.path));
@@ -168,7 +178,7 @@ export async function buildVerifyTree(opts: {
     }
     await g.run(['add', '-A', '--', '.']);
     const tree = (await g.run(['write-tree'])).trim();
-    return { dir: co.dir, tree, modelTree, changed, protectedChanged, ignoredAdded, remove: co.remove };
+    return { dir: co.dir, tree, modelTree, changed, protectedChanged, ignoredAdded, nestedRepos, gitlinksChanged, remove: co.remove };
   } catch (err) {
     await co.remove();
     throw err;

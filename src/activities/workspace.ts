@@ -28,6 +28,7 @@ import { protectedPathsAtBase } from './protected-mounts.js';
 import { runGitView } from './git-view.js';
 import { bringIncludes } from './verify-tree.js';
 import { DEFAULT_EXCLUDES, dropClutter, excludeList, excludePathspecs } from './clutter.js';
+import { dropNested, stageWorktree } from './nested-repos.js';
 import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
 import { readySandbox } from './tools.js';
@@ -403,9 +404,12 @@ async function againstBase<T>(
   const index = join(scratchDir, `index-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
   try {
-    const g = (await hardenedGit(worktree, { indexFile: index })).run;
+    const hg = await hardenedGit(worktree, { indexFile: index });
+    const g = hg.run;
     await g(['read-tree', base]);
-    await g(['add', '-A', '--', '.', ...excludePathspecs(exclude)]);
+    const nested = new Set<string>();
+    await stageWorktree(hg, worktree, base, nested, excludePathspecs(exclude));
+    await dropNested(hg, worktree, base, (await g(['write-tree'])).trim(), nested);
     return await fn(g);
   } finally {
     await rm(index, { force: true });
@@ -440,12 +444,15 @@ export async function checkpointDiff(
     return { patch, reused: false };
   }
   const exclude = (await readJson<RunRecord>(join(scratchDir, 'run.json')).catch(() => undefined))?.exclude ?? DEFAULT_EXCLUDES;
-  const g = (await hardenedGit(worktree, { indexFile: index })).run;
+  const hg = await hardenedGit(worktree, { indexFile: index });
+  const g = hg.run;
   if (!existsSync(index)) await g(['read-tree', base]);
   // clutter taken back out after, not kept out by pathspecs: those cost ~4x the add on a big repo
-  await g(['add', '-A', '--', '.']);
+  const nested = new Set<string>();
+  await stageWorktree(hg, worktree, base, nested);
   let tree = (await g(['write-tree'])).trim();
-  if (await dropClutter(g, base, tree, exclude)) tree = (await g(['write-tree'])).trim();
+  const { dropped } = await dropNested(hg, worktree, base, tree, nested);
+  if ((await dropClutter(g, base, tree, exclude)) || dropped) tree = (await g(['write-tree'])).trim();
   const last = await readJson<{ base: string; tree: string; patch: string }>(memo);
   if (last && last.base === base && last.tree === tree) return { patch: last.patch, reused: true };
   const patch = redact(await g(['diff', '--cached', '--binary', '--no-color', base]));

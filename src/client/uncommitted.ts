@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, hardenedGit } from '../git/run.js';
 import { excludeList, excludePathspecs } from '../activities/clutter.js';
+import { dropNested, stageWorktree } from '../activities/nested-repos.js';
 
 export interface Uncommitted {
   modified: string[];
@@ -53,9 +54,12 @@ export async function snapshotWorkingTree(repo: string, runId: string, exclude: 
   try {
     const existing = await g.run(['rev-parse', '--verify', '--quiet', `${baseRef(runId)}^{commit}`]).catch(() => '');
     if (existing.trim()) return existing.trim();
-    await g.run(['read-tree', 'HEAD']);
-    await g.run(['add', '-A', '--', ...pathspecs(exclude)]);
-    const tree = (await g.run(['write-tree'])).trim();
+    const head = (await g.run(['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
+    await g.run(['read-tree', head]);
+    const nested = new Set<string>();
+    await stageWorktree(g, repo, head, nested, pathspecs(exclude));
+    let tree = (await g.run(['write-tree'])).trim();
+    if ((await dropNested(g, repo, head, tree, nested)).dropped) tree = (await g.run(['write-tree'])).trim();
     const commit = (await g.run(['commit-tree', tree, '-p', 'HEAD', '-m', `kiln: uncommitted work at the start of ${runId}`])).trim();
     await g.run(['update-ref', baseRef(runId), commit, '']);
     return commit;

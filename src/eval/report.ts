@@ -167,6 +167,7 @@ export function renderMarkdown(report: EvalReport, meta: { startedAt: string; mo
       .map(
         (r) =>
           `- **${r.task}** #${r.repeat} (${r.failureClass ?? (r.overBudget ? 'over budget' : 'tests modified')}): ${cell((r.reason ?? '').slice(0, 300))}${r.humanAction ? ` — the eval answered needs_human with \`${r.humanAction}\`` : ''}` +
+          (r.failureNote ? `\n  - ${cell(r.failureNote)}` : '') +
           (r.findings?.length ? `\n  - the verifier found: ${cell(r.findings.join(' · ').slice(0, 600))}` : '') +
           (r.unexpectedFiles.length ? `\n  - unexpected files: ${r.unexpectedFiles.join(', ')}` : '') +
           (r.testsModified ? '\n  - tests (or other protected files) were modified' : ''),

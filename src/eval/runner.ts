@@ -143,7 +143,7 @@ async function runOne(env: Embedded, task: EvalTask, repeat: number, o: RunSuite
   }
   const score = scoreRun({ task, repeat, runId, result, artifacts, observed, checks });
   o.log(
-    `${score.success ? '✔' : '✘'} ${label}: ${score.outcome}${score.failureClass ? ` (${score.failureClass})` : ''} · attempts ${score.attempts} · turns ${score.turns} · $${score.costUsd.toFixed(4)}${score.asExpected ? '' : `  — NOT AS EXPECTED: ${score.mismatch.join('; ')}`}`,
+    `${score.success ? '✔' : '✘'} ${label}: ${score.outcome}${score.failureClass ? ` (${score.failureClass}${score.failureNote ? `: ${score.failureNote}` : ''})` : ''} · attempts ${score.attempts} · turns ${score.turns} · $${score.costUsd.toFixed(4)}${score.asExpected ? '' : `  — NOT AS EXPECTED: ${score.mismatch.join('; ')}`}`,
   );
   // the fixture is scratch: failing to remove it costs disk, never the report
   await rm(dirname(repo), { recursive: true, force: true, maxRetries: 3 }).catch((err: Error) =>

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult, RunState, Usage } from '../shared/types.js';
 import { protectedSet } from '../checks/protected.js';
-import { classifyFailure } from './classify.js';
+import { judgeFailure } from './classify.js';
 import type { EvalTask, Observed, RunScore } from './types.js';
 
 export interface RunMetrics {
@@ -160,7 +160,8 @@ export function scoreRun(i: ScoreInput): RunScore {
     (b.maxUsd !== undefined && costUsd > b.maxUsd) ||
     (b.maxWallMs !== undefined && durationMs > b.maxWallMs);
   const verdict = st.verdict;
-  const failureClass = classifyFailure({
+  const scripted = r?.scripted ?? m.scripted ?? st.scripted ?? false;
+  const { failureClass, note: failureNote } = judgeFailure({
     outcome,
     reason: reason ?? '',
     needsHumanReasons,
@@ -171,6 +172,9 @@ export function scoreRun(i: ScoreInput): RunScore {
     toolErrors: tools.errors,
     approvalTimeouts: tools.approvalTimeouts,
     evalError: o.error,
+    expectsSuccess: task.expect.outcome === 'succeeded',
+    refusals: a.events.filter((e) => e.type === 'verdict' && e.pass === false).length,
+    scripted,
   });
   // a run past its budget is not a pass, whatever it ended as
   const success = outcome === 'succeeded' && !testsModified && failureClass === null && !overBudget;
@@ -194,6 +198,7 @@ export function scoreRun(i: ScoreInput): RunScore {
     testsModified,
     overBudget,
     failureClass,
+    failureNote: failureNote ?? null,
     reason,
     findings,
     needsHuman: needsHumanReasons.length > 0,
@@ -203,7 +208,7 @@ export function scoreRun(i: ScoreInput): RunScore {
     toolDenied: tools.denied,
     toolErrors: tools.errors,
     reflections: a.decisions.filter((d) => d.type === 'reflection' && d.valid !== false).length,
-    scripted: r?.scripted ?? m.scripted ?? st.scripted ?? false,
+    scripted,
     expected: task.expect,
     asExpected: false,
     mismatch: [],

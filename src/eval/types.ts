@@ -83,6 +83,8 @@ export interface RunScore {
   testsModified: boolean;
   overBudget: boolean;
   failureClass: FailureClass | null;
+  /** why the class is what it is, when the class alone would mislead (a verifier's refusal of correct work) */
+  failureNote: string | null;
   reason: string | null;
   /** why it failed, from the run's record: the last verdict's findings and every needs_human cause */
   findings: string[];

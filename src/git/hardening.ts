@@ -28,6 +28,9 @@ const HARDENED_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['protocol.ext.allow', 'never'],
   ['protocol.file.allow', 'never'],
   ['submodule.recurse', 'false'],
+  // a checked-out submodule is asked whether it is dirty by a `git status` run inside it, which
+  // reads that repository's own config (its filters): diff and status compare the commit only
+  ['diff.ignoreSubmodules', 'dirty'],
   ['color.ui', 'false'],
   // Patch text must not depend on a user's taste: a/ b/ prefixes, no mnemonic prefixes.
   ['diff.noprefix', 'false'],

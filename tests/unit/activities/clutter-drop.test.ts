@@ -98,7 +98,8 @@ describe('adding everything, then taking the clutter back out', () => {
     ran.length = 0;
     const look = await snapshotWorktree(repo, base, state, { changed: true });
     expect(look.changed).toEqual(['a.ts']);
-    expect(ran.map((a) => a[0])).toEqual(['read-tree', 'add', 'write-tree', 'diff-tree']);
+    // ls-tree: the base's gitlinks (nested-repos.ts), once per base
+    expect(ran.map((a) => a[0])).toEqual(['read-tree', 'ls-tree', 'add', 'write-tree', 'diff-tree']);
   });
 });
 

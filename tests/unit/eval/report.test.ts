@@ -21,6 +21,7 @@ function run(task: string, kind: TaskKind, success: boolean, failureClass: Failu
     testsModified: false,
     overBudget: false,
     failureClass,
+    failureNote: null,
     reason: success ? null : 'abandoned by kiln eval',
     needsHuman: !success,
     humanAction: success ? null : 'abandon',

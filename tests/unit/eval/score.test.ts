@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTools, parseEvents, patchFiles, scoreRun, type RunArtifacts } from '../../../src/eval/score.js';
+import { renderMarkdown, totalsOf } from '../../../src/eval/report.js';
 import type { EvalTask, Observed } from '../../../src/eval/types.js';
 import type { RunResult } from '../../../src/shared/types.js';
 import { SCORE_FIELDS as FIELDS } from '../../helpers/score-fields.js';
@@ -194,6 +195,63 @@ describe('scoreRun', () => {
     });
     expect(s.reflections).toBe(1);
     expect(s.asExpected).toBe(true);
+  });
+});
+
+describe('a verifier that refuses a correct scripted fix', () => {
+  // facts as a run leaves them: the verdict lines in events.jsonl, the run's final reason
+  const refusedThenPastScript = (eventLines: object[]) =>
+    scoreRun({
+      task: { ...task, expect: { outcome: 'succeeded', attempts: 1 } },
+      repeat: 1,
+      runId: 'r1',
+      result: result({
+        state: 'blocked',
+        attempts: 2,
+        reason: 'agentTurn failed: ScriptError: model turn 4: script fix-it step 4: the script ends after 3 steps, but the run asked for turn 4',
+      }),
+      artifacts: artifacts({
+        state: {
+          phase: 'blocked',
+          verdict: { pass: false, summary: 'check failed: npm test: test(s) that ran on the base did not run: Test byte format function' } as never,
+        },
+        eventLines,
+      }),
+      observed,
+      checks: ['npm test'],
+    });
+
+  it('is scored as the verifier’s failure, with a note in the score and the report', () => {
+    const s = refusedThenPastScript([
+      { type: 'tool', id: 't1', tool: 'edit', status: 'done', ok: true, summary: 'edit src/a.js' },
+      { type: 'verdict', attempt: 1, pass: false, summary: 'check failed: npm test: test(s) that ran on the base did not run: Test byte format function' },
+    ]);
+    expect(s).toMatchObject({ success: false, failureClass: 'verifier', failureNote: 'the verifier refused; the retry ran past the script' });
+    expect(s.mismatch).toEqual([
+      'outcome blocked, expected succeeded',
+      'not a success (verifier)',
+      'failure class verifier, expected null',
+      'attempts 2, expected 1',
+    ]);
+    expect(renderMarkdown({ totals: totalsOf('s', [s]), runs: [s] }, { startedAt: 'now', model: 'scripted', repeat: 1 })).toContain(
+      '- the verifier refused; the retry ran past the script',
+    );
+  });
+
+  it('control: with no refused verdict on record the script running out is the model’s', () => {
+    const s = scoreRun({
+      task,
+      repeat: 1,
+      runId: 'r1',
+      result: result({
+        state: 'blocked',
+        reason: 'agentTurn failed: ScriptError: model turn 3: script fix-it step 3: the script ends after 2 steps, but the run asked for turn 3',
+      }),
+      artifacts: artifacts({ state: { phase: 'blocked' }, eventLines: [{ type: 'tool', id: 't1', tool: 'edit', status: 'done', ok: true }] }),
+      observed,
+      checks: ['npm test'],
+    });
+    expect(s).toMatchObject({ failureClass: 'model', failureNote: null });
   });
 });
 
