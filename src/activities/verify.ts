@@ -25,6 +25,7 @@ import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
+import { nestedRepoNotes } from './nested-repos.js';
 import { bringIncludes, buildVerifyTree, pristineCheckout, removeLeftoverCheckouts, worktreeTree } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
@@ -75,6 +76,8 @@ export function verifyActivities(deps: ActivityDeps) {
       protect,
     });
     await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
+    const nestedNotes = nestedRepoNotes(tree);
+    if (nestedNotes.length) await say(`${nestedNotes.join('\n')}\n`);
 
     const problems: string[] = [];
     const checks: CheckOutcome[] = [];
@@ -190,7 +193,7 @@ export function verifyActivities(deps: ActivityDeps) {
       .slice(0, 16);
     const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
     const summary = pass
-      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}${notes.length ? `\nnote: ${notes.slice(0, 5).join('; ')}` : ''}`
+      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}${[...nestedNotes, ...notes].length ? `\nnote: ${[...nestedNotes, ...notes].slice(0, 5).join('; ')}` : ''}`
       : problems.join('\n');
     const verdict: Verdict = {
       pass,
@@ -216,6 +219,7 @@ export function verifyActivities(deps: ActivityDeps) {
       cause: cause ?? null,
       failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20),
       influence: verdict.influence ?? null,
+      nested: nestedNotes,
       counterfactual: counterfactual ?? null,
     });
     return verdict;

@@ -174,6 +174,22 @@ export function renderMarkdown(report: EvalReport, meta: { startedAt: string; mo
       ),
     ...(runs.some((r) => !r.success) ? [] : ['None.']),
     '',
+    '## How the tests reached each patch',
+    '',
+    'Per run, the files of the last verified patch that its checks reached, classed by how (docs/verification.md), and the counterfactual run: the product changes taken out, what failed on the base must fail again.',
+    '',
+    ...runs.map((r) => {
+      const files = (r.influence ?? []).map((i) => `${i.path} — ${i.class} (${i.how})`);
+      const cf = r.counterfactual
+        ? r.counterfactual.ran
+          ? r.counterfactual.passedWithoutProduct.length
+            ? `passed without the product change: ${r.counterfactual.passedWithoutProduct.join(', ')}`
+            : `failed again without the product change (${r.counterfactual.reverted.join(', ') || 'nothing'} taken out)`
+          : `not judged: ${r.counterfactual.note ?? 'did not run'}`
+        : 'not needed (only product code was used, or nothing failed on the base)';
+      return `- **${r.task}** #${r.repeat}: ${files.length ? cell(files.join('; ')) : 'no influencing file recorded'}\n  - counterfactual: ${cell(cf)}`;
+    }),
+    '',
   ].join('\n');
 }
 

@@ -201,6 +201,8 @@ export function scoreRun(i: ScoreInput): RunScore {
     failureNote: failureNote ?? null,
     reason,
     findings,
+    influence: verdict?.influence ?? null,
+    counterfactual: verdict?.counterfactual ?? null,
     needsHuman: needsHumanReasons.length > 0,
     humanAction: o.humanAction,
     autoApproved: o.autoApproved,

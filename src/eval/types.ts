@@ -1,5 +1,5 @@
 /** What an eval reads (suite and tasks) and what it writes (one score per run, totals). */
-import type { Phase, Usage } from '../shared/types.js';
+import type { Phase, Usage, Verdict } from '../shared/types.js';
 
 export const TASK_KINDS = ['bugfix', 'feature', 'refactor'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
@@ -88,6 +88,10 @@ export interface RunScore {
   reason: string | null;
   /** why it failed, from the run's record: the last verdict's findings and every needs_human cause */
   findings: string[];
+  /** the patch's files the last verdict's checks reached, with their class and the observation behind it */
+  influence: Verdict['influence'] | null;
+  /** the last verdict's counterfactual run (the product changes taken out), if it ran */
+  counterfactual: Verdict['counterfactual'] | null;
   needsHuman: boolean;
   humanAction: 'abandon' | null;
   autoApproved: string[];
