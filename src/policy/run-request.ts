@@ -9,6 +9,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { RunInput } from '../shared/types.js';
 import { KilnInputError, UsageError } from '../shared/errors.js';
 import { runInputProblem, runInputSchema } from '../shared/run-input-schema.js';
+import { DEFAULT_RUN_CEILINGS, overCeilings, runCeilingsFrom, type RunCeilings } from './run-ceilings.js';
 
 /** What the worker's operator allows clients to ask for. Set on the worker, never in the input. */
 export interface OperatorConfig {
@@ -21,11 +22,13 @@ export interface OperatorConfig {
   repoRoots?: string[];
   /** KILN_ALLOW_CLIENT_SETUP=0: a request's own setup commands (they run with network) are refused */
   allowClientSetup?: boolean;
+  /** KILN_RUN_CEILINGS: the most a run may ask for (budgets, timeouts); unset, DEFAULT_RUN_CEILINGS */
+  ceilings?: RunCeilings;
 }
 
 /** Bad operator settings stop the worker at start, naming the variable. */
 export function operatorConfigFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
-  const o: OperatorConfig = { allowSandboxOff: env.KILN_ALLOW_SANDBOX_OFF === '1' };
+  const o: OperatorConfig = { allowSandboxOff: env.KILN_ALLOW_SANDBOX_OFF === '1', ceilings: runCeilingsFrom(env.KILN_RUN_CEILINGS) };
   const roots = env.KILN_REPO_ROOTS?.split(':').filter((r) => r.trim() !== '');
   if (roots?.length) {
     o.repoRoots = roots.map((r) => {
@@ -65,6 +68,12 @@ export function checkRunRequest(raw: unknown, operator: OperatorConfig): RunInpu
   const problem = runInputProblem(raw);
   if (problem) throw new RunRequestRefused(`run input refused by the worker: ${problem}`);
   const r = runInputSchema.parse(raw);
+  const over = overCeilings(r as RunInput, operator.ceilings ?? DEFAULT_RUN_CEILINGS);
+  if (over.length) {
+    throw new RunRequestRefused(
+      `run input refused by the worker: ${over.join('; ')}; ask for less, or ask the worker's operator to raise it (KILN_RUN_CEILINGS)`,
+    );
+  }
   if (r.sandbox === 'off' && !operator.allowSandboxOff) {
     throw new RunRequestRefused(
       'run input refused by the worker: sandbox "off" is not allowed on this worker; its operator must start it with `kiln worker --allow-sandbox-off` (or KILN_ALLOW_SANDBOX_OFF=1)',

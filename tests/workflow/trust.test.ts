@@ -62,6 +62,20 @@ describe('a run request is bounded by the worker', () => {
     expect(path.reason).toMatch(/refused by the workflow: runId/);
   });
 
+  it('attack: a client asks for 1e9 dollars, 1e9 turns and a 1e12 ms command timeout: refused, each field named, nothing run', async () => {
+    const { mark, command } = hostMark();
+    const good = testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}`, setup: [command] });
+    const h = await t.start({ ...good, budgets: { ...good.budgets, maxUsd: 1e9, maxTurns: 1e9 }, commandTimeoutMs: 1e12 });
+    const r = await outcome(h);
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/run input refused by the worker: /);
+    expect(r.reason).toMatch(/budgets\.maxTurns 1000000000 is above this worker's ceiling/);
+    expect(r.reason).toMatch(/budgets\.maxUsd 1000000000 is above/);
+    expect(r.reason).toMatch(/commandTimeoutMs 1000000000000 is above/);
+    expect(r.turns).toBe(0);
+    expect(existsSync(mark)).toBe(false);
+  });
+
   it('control: the same setup with the sandbox on runs, inside the sandbox, and the run goes on', async () => {
     const { mark } = hostMark();
     const input = testInput({
