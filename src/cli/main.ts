@@ -101,7 +101,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--port <n>', 'port to listen on', '8080')
     .option('--host <addr>', 'address to bind (loopback by default: put a TLS proxy in front to serve beyond this host)', '127.0.0.1')
     .option('--tenants <file>', 'tenant settings (default: $KILN_HOME/server/tenants.json)')
-    .action(async (o: { port: string; host: string; tenants?: string }) => {
+    .option('--allow-scripted-model', 'accept scripted:FILE models, which read a file on this host: for development only (also KILN_SERVE_ALLOW_SCRIPTED=1)')
+    .action(async (o: { port: string; host: string; tenants?: string; allowScriptedModel?: boolean }) => {
       const { runServe } = await import('./commands/serve.js');
       await runServe(o, out);
     });
