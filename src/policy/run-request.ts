@@ -4,8 +4,8 @@
  * configuration before it touches a disk. Unknown fields are refused, not ignored: a field that
  * the worker does not know is a field it cannot bound.
  */
-import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { lstatSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { RunInput } from '../shared/types.js';
 import { KilnInputError, UsageError } from '../shared/errors.js';
 import { runInputProblem, runInputSchema } from '../shared/run-input-schema.js';
@@ -56,6 +56,47 @@ function realOrResolved(p: string): string {
 function under(p: string, root: string): boolean {
   const rel = relative(root, p);
   return rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel));
+}
+
+/** A place a run on a repo reads or writes (activities/repo-places.ts), named for the refusal. */
+export interface RepoPlace {
+  what: string;
+  path: string;
+}
+
+/** Where a path really is: through every symlink; a path not there yet, where it would be made. */
+function realPlace(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    // not there (yet), or a link that leads nowhere
+  }
+  try {
+    // a dangling symlink would be followed when the path is made: nowhere to place it
+    if (lstatSync(p).isSymbolicLink()) return undefined;
+  } catch {
+    // not there at all: placed where its parent really is
+  }
+  const parent = dirname(p);
+  if (parent === p) return p;
+  const realParent = realPlace(parent);
+  return realParent === undefined ? undefined : join(realParent, basename(p));
+}
+
+/**
+ * KILN_REPO_ROOTS against every place a run on the repo touches, as real paths: a repo under a
+ * root whose `.git` is a file or symlink to a repository outside ran on that repository.
+ */
+export function checkRepoPlaces(places: readonly RepoPlace[], operator: OperatorConfig): void {
+  const roots = operator.repoRoots;
+  if (!roots) return;
+  for (const place of places) {
+    const real = realPlace(place.path);
+    if (real !== undefined && roots.some((root) => under(real, root))) continue;
+    throw new RunRequestRefused(
+      `run input refused by the worker: the repo's ${place.what} ${place.path}${real && real !== place.path ? ` (really ${real})` : ''} is outside the repositories this worker serves (KILN_REPO_ROOTS=${roots.join(':')}); a .git file, symlink or alternates that lead out of them are not followed`,
+    );
+  }
 }
 
 /** A request this worker's operator does not allow: asking again changes nothing (non-retryable). */
