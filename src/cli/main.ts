@@ -181,6 +181,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       // bad flags are said before anything starts (a Temporal Runtime would keep the process alive after the error)
       const { checkBuildId, deploymentNameFor } = await import('../temporal/deployment.js');
       const { temporalSettings } = await import('../temporal/connection.js');
+      const { runCeilingsFrom } = await import('../policy/run-ceilings.js');
+      if (o.runCeilings !== undefined) runCeilingsFrom(o.runCeilings, '--run-ceilings');
+      else runCeilingsFrom(process.env.KILN_RUN_CEILINGS);
       const versioned = o.versioning && process.env.KILN_VERSIONING !== 'off';
       const envBuild = process.env.KILN_BUILD_ID?.trim();
       const buildId = !versioned

@@ -54,16 +54,16 @@ const isField = (k: string): k is keyof RunCeilings => Object.hasOwn(FIELDS, k);
  * e.g. `budgets.maxUsd=50,commandTimeoutMs=1800000`; fields left out keep their default.
  * A misspelt field or a value that is not a positive number stops the worker at start.
  */
-export function runCeilingsFrom(spec: string | undefined): RunCeilings {
+export function runCeilingsFrom(spec: string | undefined, source = 'KILN_RUN_CEILINGS'): RunCeilings {
   const out = { ...DEFAULT_RUN_CEILINGS };
   for (const pair of (spec ?? '').split(',')) {
     if (pair.trim() === '') continue;
     const m = /^\s*([\w.]+)\s*=\s*(\S+)\s*$/.exec(pair);
-    if (!m) throw new UsageError(`KILN_RUN_CEILINGS: "${pair.trim()}" is not field=value`);
+    if (!m) throw new UsageError(`${source}: "${pair.trim()}" is not field=value`);
     const [, field, raw] = m;
-    if (!isField(field!)) throw new UsageError(`KILN_RUN_CEILINGS: unknown field ${field}; one of ${Object.keys(FIELDS).join(', ')}`);
+    if (!isField(field!)) throw new UsageError(`${source}: unknown field ${field}; one of ${Object.keys(FIELDS).join(', ')}`);
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`KILN_RUN_CEILINGS: ${field} must be a positive number, got "${raw}"`);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${source}: ${field} must be a positive number, got "${raw}"`);
     out[field] = n;
   }
   return out;
