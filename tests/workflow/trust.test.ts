@@ -4,7 +4,7 @@
  * a run started with `sandbox: "off"` and its own setup command ran that command on the host.
  * Real dev server, real worker, real sandbox; the scripted model is never reached.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,16 @@ describe('a run request is bounded by the worker', () => {
     expect(r.reason).toMatch(/commandTimeoutMs 1000000000000 is above/);
     expect(r.turns).toBe(0);
     expect(existsSync(mark)).toBe(false);
+  });
+
+  it("attack: a client names a file of the worker's host as its scripted model: the run says it is not a script, never what it holds", async () => {
+    const { dir } = hostMark();
+    const secret = join(dir, 'shadow');
+    writeFileSync(secret, 'root:$6$SECRETHASHc0ffee:19000:0:99999:7:::\n');
+    const r = await outcome(await t.start(testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${secret}` })));
+    expect(r.state).not.toBe('succeeded');
+    expect(r.reason).toMatch(/not valid JSON/);
+    expect(JSON.stringify(r)).not.toMatch(/root|SECRETHASH|c0ffee/);
   });
 
   it('control: the same setup with the sandbox on runs, inside the sandbox, and the run goes on', async () => {
