@@ -126,7 +126,8 @@ async function expectDecision(command: string) {
   expect(JSON.parse(json)).toMatchObject({ decision: d.decision });
   // the explanation grows with the command, not with its square
   expect(json.length).toBeLessThan(200_000 + 40 * command.length);
-  expect(performance.now() - started).toBeLessThan(10_000);
+  // generous for a loaded machine: 20,000 stray ')' alone took 51 s before the parse had a time limit
+  expect(performance.now() - started).toBeLessThan(30_000);
   return d;
 }
 
