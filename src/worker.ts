@@ -13,6 +13,7 @@ import { createActivities, defaultDeps, type ActivityDeps } from './activities/i
 import { useSpawner } from './process/spawn.js';
 import { createSandbox, discardKeptSandboxes, probeSummary } from './sandbox/index.js';
 import type { OperatorConfig } from './policy/run-request.js';
+import { DEFAULT_RUN_CEILINGS } from './policy/run-ceilings.js';
 import { DEFAULT_TASK_QUEUE } from './shared/constants.js';
 import { temporalSettings, type TemporalSettings } from './temporal/connection.js';
 import { retryTrace } from './activities/retry-trace.js';
@@ -63,7 +64,9 @@ export function operatorStatus(o: OperatorConfig): string {
   const repos = o.repoRoots ? `repos under ${o.repoRoots.join(', ')} only` : 'any repo this worker can read (bound with KILN_REPO_ROOTS)';
   const setup =
     o.allowClientSetup === false ? "a client's own setup commands refused" : "a client's own setup commands allowed (refuse with KILN_ALLOW_CLIENT_SETUP=0)";
-  return `${sandbox}; ${repos}; ${setup}`;
+  const c = o.ceilings ?? DEFAULT_RUN_CEILINGS;
+  const ceilings = `a run may ask for up to ${c['budgets.maxTurns']} turns, $${c['budgets.maxUsd']}, ${c['budgets.maxWallMs'] / 3_600_000} h, ${c.commandTimeoutMs / 60_000} min a command (KILN_RUN_CEILINGS)`;
+  return `${sandbox}; ${repos}; ${setup}; ${ceilings}`;
 }
 
 /**

@@ -8,7 +8,8 @@ import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/prom
 import { dirname, join, resolve } from 'node:path';
 import { KilnConfigError, loadRepoConfig, realPathsInRepo } from '../policy/repo-config.js';
 import { loadRunSettings } from '../policy/precedence.js';
-import { checkRunRequest } from '../policy/run-request.js';
+import { checkRepoPlaces, checkRunRequest } from '../policy/run-request.js';
+import { repoPlaces } from './repo-places.js';
 import { kilnHomeDir } from '../policy/trust.js';
 import { registerRunSecrets } from './secrets.js';
 import { sandboxSensitive } from './run-policy.js';
@@ -64,6 +65,8 @@ export function workspaceActivities(deps: ActivityDeps) {
   async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions): Promise<PrepareResult> {
     const input = honouredRequest(request, deps);
     const repo = resolve(input.repo);
+    // before anything is read or written through the repo: where its git and .kiln really are
+    if (deps.operator?.repoRoots) checkRepoPlaces(await repoPlaces(repo), deps.operator);
     const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
     const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
     await excludeKilnDir(resolve(repo, found.common));

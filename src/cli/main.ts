@@ -18,6 +18,15 @@ import type { Client } from '@temporalio/client';
 const runsModule = () => import('../client/runs.js');
 const connectClient = async () => (await import('../temporal/connection.js')).connectClient();
 type RunHandle = ReturnType<Awaited<ReturnType<typeof runsModule>>['handleFor']>;
+interface WorkerFlags {
+  allowSandboxOff?: boolean;
+  buildId?: string;
+  deployment?: string;
+  takeNewRuns?: boolean;
+  versioning: boolean;
+  metrics?: string;
+  runCeilings?: string;
+}
 
 /** How long `kiln worker` waits for its tasks in hand on SIGTERM/SIGINT before it exits anyway. */
 const SHUTDOWN_GRACE_MS = Number(process.env.KILN_SHUTDOWN_GRACE_MS) || 15_000;
@@ -92,7 +101,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--port <n>', 'port to listen on', '8080')
     .option('--host <addr>', 'address to bind (loopback by default: put a TLS proxy in front to serve beyond this host)', '127.0.0.1')
     .option('--tenants <file>', 'tenant settings (default: $KILN_HOME/server/tenants.json)')
-    .action(async (o: { port: string; host: string; tenants?: string }) => {
+    .option('--allow-scripted-model', 'accept scripted:FILE models, which read a file on this host: for development only (also KILN_SERVE_ALLOW_SCRIPTED=1)')
+    .action(async (o: { port: string; host: string; tenants?: string; allowScriptedModel?: boolean }) => {
       const { runServe } = await import('./commands/serve.js');
       await runServe(o, out);
     });
@@ -166,10 +176,14 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--take-new-runs', 'make this build current at start even if another one is (default: only when none is)')
     .option('--no-versioning', 'run unversioned: runs are not pinned to a build (also KILN_VERSIONING=off)')
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics (also KILN_METRICS_ADDR)')
-    .action(async (o: { allowSandboxOff?: boolean; buildId?: string; deployment?: string; takeNewRuns?: boolean; versioning: boolean; metrics?: string }) => {
+    .option('--run-ceilings <field=value,...>', 'the most a run may ask for, e.g. budgets.maxUsd=50 (also KILN_RUN_CEILINGS; docs/threat-model.md)')
+    .action(async (o: WorkerFlags) => {
       // bad flags are said before anything starts (a Temporal Runtime would keep the process alive after the error)
       const { checkBuildId, deploymentNameFor } = await import('../temporal/deployment.js');
       const { temporalSettings } = await import('../temporal/connection.js');
+      const { runCeilingsFrom } = await import('../policy/run-ceilings.js');
+      if (o.runCeilings !== undefined) runCeilingsFrom(o.runCeilings, '--run-ceilings');
+      else runCeilingsFrom(process.env.KILN_RUN_CEILINGS);
       const versioned = o.versioning && process.env.KILN_VERSIONING !== 'off';
       const envBuild = process.env.KILN_BUILD_ID?.trim();
       const buildId = !versioned
@@ -202,7 +216,11 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { startWorker, sandboxStatus, operatorStatus, modelStatus } = await import('../worker.js');
       const { defaultDeps } = await import('../activities/index.js');
       await connectClient().then(({ connection }) => connection.close());
-      const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
+      const deps = defaultDeps({
+        ...process.env,
+        ...(o.allowSandboxOff ? { KILN_ALLOW_SANDBOX_OFF: '1' } : {}),
+        ...(o.runCeilings !== undefined ? { KILN_RUN_CEILINGS: o.runCeilings } : {}),
+      });
       const w = await startWorker({
         deps,
         versioning: {

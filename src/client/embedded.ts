@@ -10,6 +10,7 @@ import { startWorker, type RunningWorker } from '../worker.js';
 import { defaultDeps } from '../activities/deps.js';
 import type { OperatorConfig } from '../policy/run-request.js';
 import { findTemporalCli } from '../temporal/binary.js';
+import type { GuardedCodec } from '../temporal/ui-guard.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from '../temporal/dev-server.js';
 
@@ -28,6 +29,8 @@ export interface Embedded {
   client: Client;
   worker?: RunningWorker;
   operator: OperatorConfig;
+  /** with `codec`: the link that lets a browser see encrypted runs decrypted */
+  codecLogin?: string;
   stop(): Promise<void>;
 }
 
@@ -42,8 +45,10 @@ export async function startEmbedded(o: {
   uiPort?: number;
   worker: boolean;
   allowSandboxOff?: boolean;
-  /** the Web UI's remote codec endpoint (`kiln codec-server`), so it shows encrypted runs */
+  /** the Web UI's remote codec endpoint, as a person gave it (`kiln dev --codec-endpoint`) */
   codecEndpoint?: string;
+  /** Kiln's own codec server, which the UI reaches through the guard (ui-guard.ts) */
+  codec?: GuardedCodec;
   log?: (s: string) => void;
 }): Promise<Embedded> {
   const converter = await kilnDataConverter();
@@ -53,14 +58,18 @@ export async function startEmbedded(o: {
   let address: string;
   let uiUrl: string;
   let stopServer: () => Promise<void>;
+  let codecLogin: string | undefined;
   if (binary) {
-    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint, log: o.log });
+    const server = await startDevServer({ binary, dbFile: o.dbFile, port, uiPort, codecEndpoint: o.codecEndpoint, codec: o.codec, log: o.log });
     address = server.address;
     uiUrl = server.uiUrl;
+    codecLogin = server.codecLogin;
     if (server.exposure) o.log?.(`warning: ${server.exposure}`);
     stopServer = () => server.stop();
   } else {
     o.log?.('no Temporal CLI found (run `npm run setup` to build it offline); trying the SDK download');
+    // that server's UI has no guard to carry the codec on its own origin: its UI shows ciphertext
+    if (o.codec) o.log?.('the Web UI of that server shows encrypted runs as ciphertext (no guard to reach the codec through)');
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
@@ -99,6 +108,7 @@ export async function startEmbedded(o: {
     client,
     worker,
     operator: deps.operator,
+    ...(codecLogin ? { codecLogin } : {}),
     // each part is stopped even when one before it fails, and a failure is said, not thrown: the
     // work is done by now (a demo or an eval whose worker overran its shutdown grace under CI load
     // lost its report and exited 1)

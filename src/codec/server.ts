@@ -18,12 +18,6 @@ const PayloadMsg = proto.temporal.api.common.v1.Payload;
 export interface CodecServer {
   /** where the codec listens, without the token */
   url: string;
-  /**
-   * The endpoint for a UI that cannot send an Authorization header (the dev UI has no login):
-   * the token as the first path segment, which the protocol allows ("only the final part of the
-   * URL names the operation").
-   */
-  uiEndpoint: string;
   token: string;
   close(): Promise<void>;
 }
@@ -134,7 +128,6 @@ export async function startCodecServer(o: { codec: PayloadCodec; port: number; h
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     url,
-    uiEndpoint: `${url}/${o.token}`,
     token: o.token,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

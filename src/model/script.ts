@@ -94,7 +94,8 @@ function describePath(issuePath: ReadonlyArray<PropertyKey>): string {
 
 /** Validates and expands a script's text. Pure; `file` is only used in names and messages. */
 export function parseScript(text: string, file: string): Script {
-  const data = parseJsonText(text, ScriptFileSchema, (problem) => new ScriptError(file, problem), { where: describePath });
+  // the file is named by whoever starts the run, and read by the worker: its error names places, never content
+  const data = parseJsonText(text, ScriptFileSchema, (problem) => new ScriptError(file, problem), { where: describePath, hideContent: true });
   const steps: ScriptStep[] = [];
   data.steps.forEach(({ repeat, ...step }, i) => {
     const times = repeat ?? 1;

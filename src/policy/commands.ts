@@ -5,7 +5,7 @@ import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
 import { expandGlob, GlobBudget, GLOB_BUDGET_MS, GLOB_MAX_MATCHES } from './glob-expand.js';
 import { physicalPath } from './paths.js';
-import { lit, parseShell, ShellParseError, type ShellCommand, type Word } from './shell/parse.js';
+import { lit, parseShell, ShellParseError, ShellTooComplexError, type ShellCommand, type Word } from './shell/parse.js';
 import type { CommandSegment, PolicyContext } from './types.js';
 import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
 import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';
@@ -24,6 +24,28 @@ const SAFE_MODULES =
 
 // bash -c inside bash -c inside ...: deeper than this is not a command anyone writes by hand
 const MAX_NESTING = 4;
+
+/** Substitution syntax as plain text: harmless to print, code once bash evaluates the text again. */
+const CODE_IN_TEXT = /\$[({[]|`|[<>]\(/;
+/** Builtins that take variable names, subscripts or arithmetic as arguments and evaluate them. */
+const EVALUATING_BUILTINS = new Set([
+  'declare',
+  'typeset',
+  'local',
+  'export',
+  'readonly',
+  'let',
+  'unset',
+  'printf',
+  'read',
+  'mapfile',
+  'readarray',
+  'test',
+  '[',
+  'getopts',
+]);
+/** Builtins whose operands name variables they fill with text from input. */
+const FILLING_BUILTINS = new Set(['read', 'mapfile', 'readarray']);
 
 function words(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
@@ -74,6 +96,11 @@ class CommandJudge implements ProgramJudge {
   private readonly checkArgvs: string[];
   /** what this command's globs may still list */
   private readonly globBudget = new GlobBudget();
+  /** variables read as arithmetic anywhere in the command */
+  private readonly evaluated = new Set<string>();
+  /** variables the command fills with values only known when it runs */
+  private readonly unknownValues = new Set<string>();
+  private reevaluationAsked = false;
 
   constructor(readonly ctx: PolicyContext) {
     this.cwd = physicalPath(ctx.workspace) ?? resolve(ctx.workspace);
@@ -91,7 +118,11 @@ class CommandJudge implements ProgramJudge {
       cmds = await parseShell(src, via);
     } catch (e) {
       if (!(e instanceof ShellParseError)) throw e;
-      if (e.syntax) {
+      if (e instanceof ShellTooComplexError)
+        this.verdicts.push(
+          deny('command.too-complex', `The command is too large to judge: ${e.message}. Split it into smaller commands, or write the script to a file.`),
+        );
+      else if (e.syntax) {
         const where = depth > 0 ? `The shell code passed to ${via[via.length - 1]} does not parse` : 'The command does not parse as shell';
         this.verdicts.push(deny('command.parse-error', `${where} (${e.message}); fix the quoting or split it up.`));
       } else
@@ -112,6 +143,56 @@ class CommandJudge implements ProgramJudge {
       prev = c;
     }
     this.forkBombs(cmds);
+    this.reevaluation();
+  }
+
+  /** What bash evaluates twice: a value read from a file or output, then used as arithmetic. */
+  private reevaluation(): void {
+    if (this.reevaluationAsked) return;
+    const name = [...this.evaluated].find((n) => this.unknownValues.has(n));
+    if (!name) return;
+    this.reevaluationAsked = true;
+    this.verdicts.push(
+      ask(
+        'command.reevaluated',
+        `The command uses $${name}, whose value is only known when it runs, as arithmetic or a subscript: bash evaluates such a value again, and a subscript in it runs commands. A person must read it.`,
+      ),
+    );
+  }
+
+  /** The ways a simple command sets variables or hands bash text it evaluates again as code. */
+  private tracksValues(c: ShellCommand): Verdict | undefined {
+    for (const n of c.evaluates ?? []) this.evaluated.add(n);
+    const code = (w: Word) => !w.dynamic && CODE_IN_TEXT.test(w.value);
+    const asks = (w: Word) =>
+      ask(
+        'command.reevaluated',
+        `${JSON.stringify(w.value.slice(0, 60))} is shell code written as plain text where bash may evaluate it again (a subscript, arithmetic or an array value); a person must read it.`,
+      );
+    if (c.binds) {
+      if (c.binds.words.some((w) => w.dynamic || w.glob)) this.unknownValues.add(c.binds.name);
+      const hidden = c.binds.words.find(code);
+      return hidden && asks(hidden);
+    }
+    for (const a of c.assigns) {
+      const name = assignmentName(a.value);
+      if (name && a.dynamic) this.unknownValues.add(name);
+      if (code(a)) return asks(a);
+    }
+    const prog = c.words[0]?.value;
+    if (!prog || !EVALUATING_BUILTINS.has(prog)) return undefined;
+    const args = c.words.slice(1);
+    for (const w of args) {
+      const name = assignmentName(w.value);
+      if (name && w.dynamic) this.unknownValues.add(name);
+    }
+    if (FILLING_BUILTINS.has(prog)) for (const w of args) if (!w.value.startsWith('-')) this.unknownValues.add(w.value);
+    const v = prog === 'printf' ? args.findIndex((w) => w.value === '-v') : -1;
+    if (v >= 0 && args[v + 1]) this.unknownValues.add(args[v + 1]!.value);
+    // printf's format and values are text it prints; only its -v name is evaluated
+    const evaluatedArgs = prog === 'printf' ? (v >= 0 && args[v + 1] ? [args[v + 1]!] : []) : args;
+    const hidden = evaluatedArgs.find(code);
+    return hidden && asks(hidden);
   }
 
   private forkBombs(cmds: ShellCommand[]): void {
@@ -311,6 +392,8 @@ class CommandJudge implements ProgramJudge {
   }
 
   private async command(c: ShellCommand, depth: number, pipedFrom: ShellCommand | undefined): Promise<void> {
+    const reevaluated = this.tracksValues(c);
+    if (reevaluated) this.verdicts.push(reevaluated);
     if (c.binds) {
       this.vars.set(c.binds.name, c.binds.words);
       return;

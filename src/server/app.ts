@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { signApproval, signRunStart } from '../auth/attestation.js';
 import { buildRunInput, newRunId } from '../client/run-options.js';
-import { DEFAULT_MODEL } from '../model/models.js';
+import { DEFAULT_MODEL, isScriptedSpec } from '../model/models.js';
 import { currentPatch } from '../client/patch.js';
 import { KilnInputError, UsageError } from '../shared/errors.js';
+import { ScriptError } from '../model/script.js';
 import { artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, RunState } from '../shared/types.js';
 import type { RunBackend, RunInfo } from './backend.js';
@@ -40,6 +41,12 @@ export interface AppOptions {
   now?: () => Date;
   /** how often the event stream asks the run for news */
   pollMs?: number;
+  /**
+   * `kiln serve --allow-scripted-model`: a scripted model names a file the server and the worker
+   * read, so a tenant who may name one may probe any file they can read; off unless the operator
+   * turns it on, for development
+   */
+  allowScriptedModels?: boolean;
 }
 
 type Env = { Variables: { id: Identity } };
@@ -157,6 +164,14 @@ export function createApp(o: AppOptions): Hono<Env> {
         'repo',
       );
     }
+    if (req.model !== undefined && isScriptedSpec(req.model.trim()) && !o.allowScriptedModels) {
+      throw new HttpError(
+        403,
+        'model_not_allowed',
+        'scripted models are a development tool, and this server does not accept them: its operator enables them with `kiln serve --allow-scripted-model`',
+        'model',
+      );
+    }
     if (tenant?.models && !tenant.models.includes(req.model ?? DEFAULT_MODEL)) {
       throw new HttpError(403, 'model_not_allowed', `tenant ${id.tenant} may use the models ${tenant.models.join(', ')}`, 'model');
     }
@@ -187,6 +202,11 @@ export function createApp(o: AppOptions): Hono<Env> {
       maxWall: req.maxWall,
       approvalTimeout: req.approvalTimeout,
       id: runId,
+    }).catch((err: unknown) => {
+      // what a script file holds, and whether a path exists, are the server host's business
+      if (!(err instanceof ScriptError)) throw err;
+      console.error(`kiln serve: POST /runs: ${err.message}`);
+      throw new HttpError(400, 'bad_request', 'the scripted model cannot be used; the server log says why', 'model');
     });
     // the git top level may differ from the path given: it must be allowed too
     if (!repoAllowed(tenant, input.repo)) throw new HttpError(403, 'repo_not_allowed', `tenant ${id.tenant} may not start runs on ${input.repo}`, 'repo');

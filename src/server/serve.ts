@@ -13,6 +13,8 @@ export interface ServeOptions {
   port?: string;
   host?: string;
   tenants?: string;
+  /** `--allow-scripted-model` (or KILN_SERVE_ALLOW_SCRIPTED=1): accept `scripted:FILE` models, for development */
+  allowScriptedModel?: boolean;
 }
 
 export async function runServer(o: ServeOptions, print: (line: string) => void): Promise<{ server: ServerType; close: () => Promise<void> }> {
@@ -34,6 +36,7 @@ export async function runServer(o: ServeOptions, print: (line: string) => void):
     // read per request: an operator's edit applies without a restart
     tenants: () => loadTenants(tenantsFile),
     approvalKey: loadApprovalKey({ create: true })!,
+    allowScriptedModels: o.allowScriptedModel === true || process.env.KILN_SERVE_ALLOW_SCRIPTED === '1',
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));

@@ -13,6 +13,19 @@ export interface IssueWording {
   root?: string;
   /** a reader's own names for places ("step 3: tool_use[0].name"); '' leaves the place out */
   where?: (path: readonly PropertyKey[]) => string;
+  /**
+   * say where and what was expected, never what the text holds: for a file named by someone other
+   * than its owner (a scripted model named in a run request), whose error that someone reads
+   */
+  hideContent?: boolean;
+}
+
+/** JSON.parse's complaint without the text it quotes ("Unexpected token 'r', "root:x:0"…"): the place only. */
+function jsonSyntaxPlace(text: string, err: Error): string {
+  const at = /at position (\d+)/.exec(err.message);
+  if (!at) return /end of JSON input/.test(err.message) ? 'it ends early' : 'an unexpected character';
+  const before = text.slice(0, Number(at[1])).split('\n');
+  return `at line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
 }
 
 /** `steps[0].status`, or `root` for the value itself. */
@@ -85,10 +98,10 @@ export function parseJsonText<T extends z.ZodType>(text: string, schema: T, refu
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw refuse(`not valid JSON (${(err as Error).message})`);
+    throw refuse(`not valid JSON (${w.hideContent ? jsonSyntaxPlace(text, err as Error) : (err as Error).message})`);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw refuse(describeIssues(parsed.error, { input: raw, ...w }));
+  if (!parsed.success) throw refuse(describeIssues(parsed.error, w.hideContent ? w : { input: raw, ...w }));
   return parsed.data;
 }
 

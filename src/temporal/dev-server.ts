@@ -12,7 +12,7 @@ import { dieWithParent } from '../sandbox/system-paths.js';
 import { ownedTempDir } from '../process/owned-dirs.js';
 import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
-import { startUiGuard } from './ui-guard.js';
+import { startUiGuard, UI_CODEC_PATH, type GuardedCodec } from './ui-guard.js';
 
 /**
  * Dynamic config for agent workloads. An agent run is a long chain of back-to-back tasks; the
@@ -88,8 +88,10 @@ export interface DevServerOptions {
   port: number;
   uiPort: number;
   namespace?: string;
-  /** the Web UI's remote codec endpoint (`kiln codec-server`) */
+  /** the Web UI's remote codec endpoint, as a person gave it (`kiln dev --codec-endpoint`) */
   codecEndpoint?: string;
+  /** Kiln's own codec server: the UI reaches it through the guard, on the UI's origin (ui-guard.ts) */
+  codec?: GuardedCodec;
   /** where a crashed start that is tried again is said */
   log?: (s: string) => void;
 }
@@ -100,6 +102,8 @@ export interface DevServer {
   process: ResultPromise;
   /** set when the UI could not be put in a network namespace: what a person should know */
   exposure?: string;
+  /** with `codec`: the link that lets a browser see encrypted runs decrypted (ui-guard.ts) */
+  codecLogin?: string;
   stop(): Promise<void>;
 }
 
@@ -165,7 +169,8 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
     ...sqlitePragmaArgs(),
     ...agentDynamicConfigArgs(),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
-    ...(o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : []),
+    // a path on the UI's origin, never a URL with a secret: the arguments are readable by every local user
+    ...(o.codec ? ['--ui-codec-endpoint', UI_CODEC_PATH] : o.codecEndpoint ? ['--ui-codec-endpoint', o.codecEndpoint] : []),
   ];
   // execa's cleanup covers an exit; a SIGKILLed `kiln dev` or `kiln run` left its server running
   // for good (six strays after one test pass): the kernel stops it with its parent instead
@@ -173,7 +178,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   let grpcBridge: HostBridge | undefined;
   if ('argv' in isolated) grpcBridge = await startHostBridge(ip, o.port, join(sockDir, 'grpc.sock'));
   const [file = o.binary, ...argv] = [...dieWithParent('SIGTERM'), ...('argv' in isolated ? isolated.argv : [o.binary, ...args])];
-  const child = execa(file, argv, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true });
+  const child = execa(file, argv, { reject: false, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', cleanup: true, env: serverEnv(), extendEnv: false });
   let stderr = '';
   // a panic's headline comes first, then every goroutine's stack: keep both ends
   let stderrHead = '';
@@ -209,7 +214,12 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
   }
   let guard;
   try {
-    guard = await startUiGuard({ port: o.uiPort, upstreamPort: innerUiPort, ...(grpcBridge ? { upstreamSocket: join(sockDir, 'ui.sock') } : {}) });
+    guard = await startUiGuard({
+      port: o.uiPort,
+      upstreamPort: innerUiPort,
+      ...(grpcBridge ? { upstreamSocket: join(sockDir, 'ui.sock') } : {}),
+      ...(o.codec ? { codec: o.codec } : {}),
+    });
   } catch (err) {
     await giveUp();
     throw new Error(`the Web UI port ${o.uiPort} is not free on 127.0.0.1: ${(err as Error).message}`, { cause: err });
@@ -218,6 +228,7 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
     address,
     uiUrl: guard.url,
     process: child,
+    ...(guard.codecLogin ? { codecLogin: guard.codecLogin } : {}),
     ...('problem' in isolated
       ? {
           exposure: `the Web UI's own port ${innerUiPort} is on the host's loopback, unguarded (${isolated.problem}): any local process or page that finds it gets past the guard`,
@@ -235,6 +246,17 @@ async function startOnce(o: DevServerOptions): Promise<DevServer> {
       await rm(sockDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The dev server's environment: what a process needs to run, nothing of Kiln's (codec keys, the
+ * model's API key, tokens): it needs none of them, and a process's environment outlives the
+ * moment it was read for.
+ */
+function serverEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && /^(PATH|HOME|USER|LOGNAME|TMPDIR|TZ|LANG|LC_\w+)$/.test(k)) out[k] = v;
+  return out;
 }
 
 /** Ports this process was handed lately: free until their user binds them, the OS may hand one out again. */

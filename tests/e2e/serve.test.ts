@@ -109,7 +109,7 @@ beforeAll(async () => {
   tokens.bob = await token('bob', 'approver');
   tokens.gina = await token('gina', 'approver', 'globex');
   apiPort = await freePort();
-  serve = spawnKiln(['serve', '--port', String(apiPort)], { env });
+  serve = spawnKiln(['serve', '--port', String(apiPort), '--allow-scripted-model'], { env });
   await serve.waitFor('API and inbox on', 60_000);
   base = `http://127.0.0.1:${apiPort}`;
   shots = artifactsDir('serve');

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,9 +85,15 @@ describe.skipIf(!binary)('encrypted history', () => {
     writeFileSync(keysFile, JSON.stringify({ active: 'k1', keys: { k1: randomBytes(32).toString('base64') } }));
     converter = dataConverterFor(await loadKeyring({ KILN_CODEC_KEYS_FILE: keysFile }));
     const uiPort = await freePort();
-    // what `kiln dev` does with keys set: a codec server for the UI's origin, its endpoint given to the UI
+    // what `kiln dev` does with keys set: a codec server, which the UI reaches through the guard on its own origin
     codecServer = await openCodecServer({ port: 0, origin: `http://127.0.0.1:${uiPort}`, env: { KILN_CODEC_KEYS_FILE: keysFile } });
-    server = await startDevServer({ binary: binary!, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort, codecEndpoint: codecServer.uiEndpoint });
+    server = await startDevServer({
+      binary: binary!,
+      dbFile: join(dir, 'temporal.db'),
+      port: await freePort(),
+      uiPort,
+      codec: { url: codecServer.url, token: codecServer.token },
+    });
     native = await NativeConnection.connect({ address: server.address });
     connection = await Connection.connect({ address: server.address });
     client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
@@ -159,6 +165,58 @@ describe.skipIf(!binary)('encrypted history', () => {
     expect(decoded).toContain(TOOL_CANARY);
   });
 
+  it("attack: the codec's token is in no process's arguments or environment, and not in the UI's settings", async () => {
+    const secrets = [codecServer.token, new URL(server.codecLogin!).searchParams.get('code')!];
+    const seen: string[] = [];
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      for (const file of ['cmdline', 'environ']) {
+        let text: string;
+        try {
+          text = readFileSync(`/proc/${pid}/${file}`, 'utf8');
+        } catch {
+          continue; // gone, or not ours to read
+        }
+        if (secrets.some((s) => text.includes(s))) seen.push(`${pid}/${file}: ${text.replace(/\0/g, ' ').slice(0, 200)}`);
+      }
+    }
+    expect(seen).toEqual([]);
+    // the dev server was told where the codec is, without a secret
+    const cmdline = readFileSync(`/proc/${server.process.pid}/cmdline`, 'utf8').split('\0');
+    expect(cmdline[cmdline.indexOf('--ui-codec-endpoint') + 1]).toBe('/kiln-codec');
+    const settings = await fetch(`${server.uiUrl}/api/v1/settings`);
+    const body = await settings.text();
+    expect(settings.status).toBe(200);
+    expect(JSON.parse(body).Codec.Endpoint).toBe('/kiln-codec');
+    for (const s of secrets) expect(body).not.toContain(s);
+  });
+
+  it("attack: a local process posting to the UI's codec path without the browser's cookie decodes nothing; the login link's cookie does", async () => {
+    const payloads = payloadsOf(rawHistory(runId));
+    const post = (cookie?: string) =>
+      fetch(`${server.uiUrl}/kiln-codec/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...(cookie ? { cookie } : {}) },
+        body: JSON.stringify({ payloads }),
+      });
+    expect((await post()).status).toBe(401);
+    expect((await post('kiln-codec=guess')).status).toBe(401);
+    expect((await post(`kiln-codec=${codecServer.token}`)).status).toBe(401);
+    const wrong = await fetch(`${server.uiUrl}/kiln-codec/login?code=guess`, { redirect: 'manual' });
+    expect(wrong.status).toBe(403);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    // control: the browser that opened the printed link
+    const login = await fetch(server.codecLogin!, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly; SameSite=Strict; Path=\/kiln-codec\//);
+    const ok = await post(cookie.split(';')[0]);
+    expect(ok.status).toBe(200);
+    const decoded = ((await ok.json()) as { payloads: { data?: string }[] }).payloads
+      .map((p) => Buffer.from(p.data ?? '', 'base64').toString('utf8'))
+      .join('\n');
+    expect(decoded).toContain(GOAL_CANARY);
+  });
+
   it('the CLI reads the run with the keys, and without them says which key it lacks', async () => {
     // the built CLI (npm test builds first), as a user runs it against this server
     const env = (over: Record<string, string>) => userEnv({ TEMPORAL_ADDRESS: server.address, ...over });
@@ -202,6 +260,8 @@ describe.skipIf(!binary)('encrypted history', () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      // the link `kiln dev` prints: it sets the cookie the guard asks codec requests for
+      await page.goto(server.codecLogin!);
       await page.goto(`${server.uiUrl}/namespaces/default/workflows/${runId}`);
       await page.getByText(GOAL_CANARY).first().waitFor({ timeout: 60_000 });
       const shot = join(artifactsDir('encrypted-history'), 'web-ui-decoded.png');

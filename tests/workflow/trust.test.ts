@@ -4,7 +4,7 @@
  * a run started with `sandbox: "off"` and its own setup command ran that command on the host.
  * Real dev server, real worker, real sandbox; the scripted model is never reached.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,30 @@ describe('a run request is bounded by the worker', () => {
     expect(bad.reason).toMatch(/budgets\.maxUsd/);
     const path = await outcome(await t.start({ ...testInput({ repo: good.repo, model: good.model }), runId: '..' }));
     expect(path.reason).toMatch(/refused by the workflow: runId/);
+  });
+
+  it('attack: a client asks for 1e9 dollars, 1e9 turns and a 1e12 ms command timeout: refused, each field named, nothing run', async () => {
+    const { mark, command } = hostMark();
+    const good = testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${EXAMPLE_SCRIPT}`, setup: [command] });
+    const h = await t.start({ ...good, budgets: { ...good.budgets, maxUsd: 1e9, maxTurns: 1e9 }, commandTimeoutMs: 1e12 });
+    const r = await outcome(h);
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/run input refused by the worker: /);
+    expect(r.reason).toMatch(/budgets\.maxTurns 1000000000 is above this worker's ceiling/);
+    expect(r.reason).toMatch(/budgets\.maxUsd 1000000000 is above/);
+    expect(r.reason).toMatch(/commandTimeoutMs 1000000000000 is above/);
+    expect(r.turns).toBe(0);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  it("attack: a client names a file of the worker's host as its scripted model: the run says it is not a script, never what it holds", async () => {
+    const { dir } = hostMark();
+    const secret = join(dir, 'shadow');
+    writeFileSync(secret, 'root:$6$SECRETHASHc0ffee:19000:0:99999:7:::\n');
+    const r = await outcome(await t.start(testInput({ repo: repoWith({ 'a.txt': 'x\n' }), model: `scripted:${secret}` })));
+    expect(r.state).not.toBe('succeeded');
+    expect(r.reason).toMatch(/not valid JSON/);
+    expect(JSON.stringify(r)).not.toMatch(/root|SECRETHASH|c0ffee/);
   });
 
   it('control: the same setup with the sandbox on runs, inside the sandbox, and the run goes on', async () => {

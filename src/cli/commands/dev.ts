@@ -22,14 +22,14 @@ export async function runDev(
     keyring && !o.codecEndpoint
       ? await openCodecServer({ port: await freePort([o.uiPort, o.port]), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
       : undefined;
-  const codecEndpoint = o.codecEndpoint ?? codec?.uiEndpoint;
   const env = await startEmbedded({
     dbFile,
     port: o.port,
     uiPort: o.uiPort,
     worker: o.worker,
     allowSandboxOff: o.allowSandboxOff,
-    codecEndpoint,
+    codecEndpoint: o.codecEndpoint,
+    ...(codec ? { codec: { url: codec.url, token: codec.token } } : {}),
     log: out,
   }).catch(async (err: unknown) => {
     await codec?.close();
@@ -38,7 +38,7 @@ export async function runDev(
   out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);
   out(`Web UI:              ${env.uiUrl}`);
   out(`                     ${codecStatus(dataConverterFor(keyring))}`);
-  if (codec) out(`codec server:        ${codec.url} for the Web UI (token in the UI's endpoint setting)`);
+  if (env.codecLogin) out(`codec:               open ${env.codecLogin} once in your browser to see encrypted runs decrypted in the Web UI`);
   else if (o.codecEndpoint) out(`codec endpoint:      ${o.codecEndpoint}`);
   out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
   if (env.worker) out(`                     ${await sandboxStatus()}`);

@@ -1,4 +1,4 @@
-import { parseShell, ShellParseError, syntaxTree, type ShellCommand, type Word } from './parse.js';
+import { parseShell, ShellParseError, ShellTooComplexError, syntaxTree, type ShellCommand, type Word } from './parse.js';
 
 function flags(w: Word): string {
   const f = [
@@ -40,7 +40,8 @@ export async function explainCommand(src: string): Promise<string[]> {
     for (const c of await parseShell(src)) lines.push(`  ${show(c)}`);
   } catch (e) {
     if (!(e instanceof ShellParseError)) throw e;
-    lines.push(`  (none: ${e.syntax ? 'does not parse' : 'not judged'}: ${e.message})`);
+    const why = e instanceof ShellTooComplexError ? 'too large to judge' : e.syntax ? 'does not parse' : 'not judged';
+    lines.push(`  (none: ${why}: ${e.message})`);
   }
   return lines;
 }

@@ -1,5 +1,5 @@
 import { KilnError } from '../../shared/errors.js';
-import { bashParser, type BashParser, type SyntaxNode } from './grammar.js';
+import { bashParser, PARSE_TIMEOUT_MS, type BashParser, type SyntaxNode, type SyntaxTree } from './grammar.js';
 
 /**
  * The one shell parser of the policy: tree-sitter-bash's typed tree, flattened into every simple
@@ -19,6 +19,27 @@ export class ShellParseError extends KilnError {
     readonly syntax: boolean,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Past these a text is not a command a person writes or reads, and judging it would cost the
+ * judge itself: the walk recurses once per level of the tree (a few hundred thousand levels of
+ * `$(` overflow the stack), and tree-sitter's own recursive calls trap in wasm far sooner.
+ */
+export const SHELL_LIMITS = {
+  /** characters of shell text (a here-document writing a file counts too) */
+  chars: 100_000,
+  /** levels of the syntax tree: `$(` adds three, a `&&` chain one per command */
+  depth: 150,
+  /** nodes of the syntax tree */
+  nodes: 20_000,
+};
+
+/** The text is past one of SHELL_LIMITS: refused as a whole, never walked. */
+export class ShellTooComplexError extends ShellParseError {
+  constructor(message: string) {
+    super(message, false);
   }
 }
 
@@ -75,6 +96,12 @@ export interface ShellCommand {
   binds?: { name: string; words: Word[] };
   /** the tree-sitter node kind the command came from, shown by `kiln policy check --explain` */
   node: string;
+  /**
+   * variables this command (or a substitution walked just before it) reads in arithmetic, a
+   * subscript or a numeric test: bash evaluates their values again as expressions, and a
+   * subscript inside a value runs the `$(…)` in it
+   */
+  evaluates?: string[];
 }
 
 const ANSI_C: Record<string, string> = {
@@ -153,13 +180,30 @@ const WORD = new Set([
   'regex',
 ]);
 
+/** `[[ ]]` operators that evaluate both sides as arithmetic */
+const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
+
 class Walker {
   readonly out: ShellCommand[] = [];
+  /** variables read as arithmetic since the last command was pushed */
+  private readonly evaluated = new Set<string>();
 
   constructor(
     private readonly src: string,
     private readonly parser: BashParser,
+    /** levels of tree already walked above this text (the code around a backtick substitution) */
+    private depth = 0,
   ) {}
+
+  /** Runs `f` one level deeper, refusing past the depth a tree may have. */
+  private deeper<T>(f: () => T): T {
+    if (++this.depth > SHELL_LIMITS.depth) throw tooDeep();
+    try {
+      return f();
+    } finally {
+      this.depth--;
+    }
+  }
 
   private unsupported(n: SyntaxNode): never {
     throw new ShellParseError(`the construct ${n.type} ("${n.text.slice(0, 40)}") is not one Kiln judges`, false);
@@ -171,6 +215,10 @@ class Walker {
 
   /** One statement; returns nothing, pushes every command it runs onto `out`. */
   statement(n: SyntaxNode, via: string[]): void {
+    this.deeper(() => this.statementAt(n, via));
+  }
+
+  private statementAt(n: SyntaxNode, via: string[]): void {
     const start = this.out.length;
     switch (n.type) {
       case 'comment':
@@ -215,7 +263,7 @@ class Walker {
         break;
       }
       case 'test_command':
-        for (const c of n.namedChildren) this.expression(c, via);
+        for (const c of n.namedChildren) this.expression(c, via, false);
         this.push(n, via, { builtinTest: true });
         break;
       case 'variable_assignment':
@@ -377,18 +425,37 @@ class Walker {
     return { raw: value, value, dynamic: false, glob: false, tilde: false };
   }
 
-  /** `(( ))`, `$(( ))`, `[[ ]]` contents: no program runs, but substitutions inside do. */
-  private expression(n: SyntaxNode, via: string[]): void {
+  /**
+   * `(( ))`, `$(( ))`, `[[ ]]` contents: no program runs, but substitutions inside do.
+   * `arith`: the operands are evaluated as arithmetic (everywhere but a `[[ ]]` string test).
+   */
+  private expression(n: SyntaxNode, via: string[], arith = true): void {
+    this.deeper(() => this.expressionAt(n, via, arith));
+  }
+
+  private expressionAt(n: SyntaxNode, via: string[], arith: boolean): void {
+    if (arith) {
+      if (n.type === 'variable_name') this.evaluated.add(n.text);
+      else if (n.type === 'simple_expansion' || n.type === 'expansion') {
+        const name = n.namedChildren.find((c) => c.type === 'variable_name');
+        if (name) this.evaluated.add(name.text);
+      }
+    }
     if (WORD.has(n.type) && n.type !== 'arithmetic_expansion') {
       this.word(n, via);
       return;
     }
     if (n.type !== 'arithmetic_expansion' && !EXPRESSION.has(n.type)) this.unsupported(n);
-    for (const c of n.namedChildren) this.expression(c, via);
+    const numeric = arith || (n.type === 'binary_expression' && n.children.some((c) => ARITHMETIC_TESTS.has(c.text)));
+    for (const c of n.namedChildren) this.expression(c, via, numeric);
   }
 
   /** One word: its value after quote removal, with every command it substitutes walked. */
   word(n: SyntaxNode, via: string[]): Word {
+    return this.deeper(() => this.wordAt(n, via));
+  }
+
+  private wordAt(n: SyntaxNode, via: string[]): Word {
     const w = this.literal(n.text);
     switch (n.type) {
       case 'word':
@@ -495,11 +562,10 @@ class Walker {
    */
   private backticks(inner: string, via: string[]): void {
     const text = inner.replace(/\\([\\`$])/g, '$1');
-    const tree = this.parser.parse(text);
-    if (!tree) throw new ShellParseError('the parser gave no tree', true);
+    const tree = parseBounded(this.parser, text, this.depth);
     try {
       if (tree.rootNode.hasError) throw new ShellParseError(`the code inside backticks does not parse: ${text.slice(0, 40)}`, true);
-      const nested = new Walker(text, this.parser);
+      const nested = new Walker(text, this.parser, this.depth);
       nested.statements(tree.rootNode.namedChildren, via);
       this.out.push(...nested.out);
     } finally {
@@ -519,8 +585,51 @@ class Walker {
       node: n.type,
       ...fields,
     };
+    if (this.evaluated.size) {
+      c.evaluates = [...this.evaluated];
+      this.evaluated.clear();
+    }
     this.out.push(c);
     return c;
+  }
+}
+
+const tooDeep = () =>
+  new ShellTooComplexError(`it nests more than ${SHELL_LIMITS.depth} levels deep (substitutions, subshells, groups or a chain of commands)`);
+
+/**
+ * Parses `src` and measures the tree without recursion before anything recurses over it: one
+ * over-deep tree given to a recursive call inside tree-sitter traps in wasm and leaves the
+ * parser unusable for every later command in the process.
+ */
+function parseBounded(parser: BashParser, src: string, depthAbove = 0): SyntaxTree {
+  if (src.length > SHELL_LIMITS.chars) throw new ShellTooComplexError(`it is ${src.length} characters long, more than ${SHELL_LIMITS.chars}`);
+  const deadline = performance.now() + PARSE_TIMEOUT_MS;
+  const tree = parser.parse(src, null, { progressCallback: () => performance.now() > deadline });
+  if (!tree) {
+    parser.reset();
+    throw new ShellTooComplexError(`it takes longer than ${PARSE_TIMEOUT_MS} ms to parse`);
+  }
+  const cursor = tree.walk();
+  try {
+    let depth = depthAbove;
+    let nodes = 1;
+    for (;;) {
+      if (cursor.gotoFirstChild()) {
+        if (++depth > SHELL_LIMITS.depth) throw tooDeep();
+      } else {
+        while (!cursor.gotoNextSibling()) {
+          if (!cursor.gotoParent()) return tree;
+          depth--;
+        }
+      }
+      if (++nodes > SHELL_LIMITS.nodes) throw new ShellTooComplexError(`it has more than ${SHELL_LIMITS.nodes} parts`);
+    }
+  } catch (e) {
+    tree.delete();
+    throw e;
+  } finally {
+    cursor.delete();
   }
 }
 
@@ -556,8 +665,7 @@ function lineCol(src: string, index: number): string {
 /** Every simple command `src` runs, in the order bash would start them (substitutions first). */
 export async function parseShell(src: string, via: string[] = []): Promise<ShellCommand[]> {
   const parser = await bashParser();
-  const tree = parser.parse(src);
-  if (!tree) throw new ShellParseError('the parser gave no tree', true);
+  const tree = parseBounded(parser, src);
   try {
     const root = tree.rootNode;
     if (root.hasError) {
@@ -574,14 +682,50 @@ export async function parseShell(src: string, via: string[] = []): Promise<Shell
   }
 }
 
-/** The typed tree itself, for `kiln policy check --explain`. */
+/**
+ * The typed tree itself, for `kiln policy check --explain`, in tree-sitter's own notation; printed
+ * from a cursor, since tree-sitter's printer recurses.
+ */
 export async function syntaxTree(src: string): Promise<string> {
   const parser = await bashParser();
-  const tree = parser.parse(src);
-  if (!tree) return '';
+  let tree: SyntaxTree;
   try {
-    return tree.rootNode.toString();
+    tree = parseBounded(parser, src);
+  } catch (e) {
+    if (e instanceof ShellTooComplexError) return `(not shown: ${e.message})`;
+    throw e;
+  }
+  const cursor = tree.walk();
+  try {
+    let out = '';
+    // for each open level: whether it printed a node (named ones do), so its close is printed too
+    const open: boolean[] = [];
+    const enter = () => {
+      const shown = cursor.nodeIsNamed || cursor.nodeIsMissing;
+      if (shown) {
+        const field = cursor.currentFieldName;
+        const kind = cursor.nodeIsMissing ? `MISSING ${cursor.nodeType}` : cursor.nodeType;
+        out += `${out && !out.endsWith('(') ? ' ' : ''}${field ? `${field}: ` : ''}(${kind}`;
+      }
+      open.push(shown);
+    };
+    const leave = () => {
+      if (open.pop()) out += ')';
+    };
+    enter();
+    for (;;) {
+      if (cursor.gotoFirstChild()) enter();
+      else {
+        leave();
+        while (!cursor.gotoNextSibling()) {
+          if (!cursor.gotoParent()) return out;
+          leave();
+        }
+        enter();
+      }
+    }
   } finally {
+    cursor.delete();
     tree.delete();
   }
 }

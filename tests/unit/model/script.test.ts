@@ -21,6 +21,21 @@ describe('loadScript', () => {
     expect((await loadError(file)).message).toMatch(new RegExp(`^script ${file}: not valid JSON`));
   });
 
+  it('attack: a file that is not a script (a password file, a JSON credential) is named, its content never quoted', async () => {
+    // the worker reads whatever a run request names, and the requester reads the error
+    const shadow = await scriptFile('root:$6$SECRETHASHc0ffee:19000:0:99999:7:::\n');
+    const shadowErr = (await loadError(shadow)).message;
+    expect(shadowErr).toMatch(new RegExp(`^script ${shadow}: not valid JSON \\(`));
+    expect(shadowErr).not.toMatch(/root|SECRET|c0ffee/);
+    const creds = await scriptFile({ steps: 'AKIAIOSFODNN7EXAMPLE-wJalrXUtnFEMI', type: 'service_account' });
+    const credsErr = (await loadError(creds)).message;
+    expect(credsErr).toMatch(/steps: expected array/);
+    expect(credsErr).not.toMatch(/AKIA|wJalr/);
+    // control: a broken script of one's own still says where it breaks
+    const broken = await scriptFile('{\n  "steps" []}');
+    expect((await loadError(broken)).message).toMatch(/not valid JSON \(at line 2, column 11\)/);
+  });
+
   it('names the step and field that is wrong, counting steps from 1', async () => {
     const file = await scriptFile({ steps: [{ text: 'ok' }, { text: 'x', tool_use: [{ name: 7 }] }] });
     const err = await loadError(file);

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_RUN_CEILINGS } from '../../../src/policy/run-ceilings.js';
 import { checkRunRequest, operatorConfigFromEnv } from '../../../src/policy/run-request.js';
 import { testInput } from '../../helpers/run-input.js';
 
@@ -71,5 +72,46 @@ describe("the worker's operator bounds repos and a client's setup", () => {
   it('bad operator settings are named, not guessed at', () => {
     expect(() => operatorConfigFromEnv({ KILN_REPO_ROOTS: 'src/repos' })).toThrow(/KILN_REPO_ROOTS: "src\/repos" is not an absolute path/);
     expect(() => operatorConfigFromEnv({ KILN_ALLOW_CLIENT_SETUP: 'no' })).toThrow(/KILN_ALLOW_CLIENT_SETUP: expected 0 or 1, got "no"/);
+  });
+});
+
+describe("the worker's operator caps budgets and timeouts", () => {
+  it('attack: a request straight through Temporal for 1e9 dollars, 1e9 turns and a 1e12 ms command timeout is refused, each field named', () => {
+    const r = request();
+    const huge = { ...r, budgets: { ...r.budgets, maxUsd: 1e9, maxTurns: 1e9 }, commandTimeoutMs: 1e12 };
+    let message = '';
+    try {
+      checkRunRequest(huge, strictWorker);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^run input refused by the worker: /);
+    expect(message).toContain(`budgets.maxUsd 1000000000 is above this worker's ceiling ${DEFAULT_RUN_CEILINGS['budgets.maxUsd']}`);
+    expect(message).toContain('budgets.maxTurns 1000000000');
+    expect(message).toContain('commandTimeoutMs 1000000000000');
+    expect(message).toContain('KILN_RUN_CEILINGS');
+  });
+
+  it('control: the client defaults, and a request at the ceiling, are honoured', () => {
+    expect(checkRunRequest(request(), strictWorker).budgets).toEqual(request().budgets);
+    const r = request();
+    const atCeiling = {
+      ...r,
+      budgets: { ...r.budgets, maxUsd: DEFAULT_RUN_CEILINGS['budgets.maxUsd'] },
+      commandTimeoutMs: DEFAULT_RUN_CEILINGS.commandTimeoutMs,
+    };
+    expect(checkRunRequest(atCeiling, strictWorker).commandTimeoutMs).toBe(DEFAULT_RUN_CEILINGS.commandTimeoutMs);
+  });
+
+  it('the operator sets ceilings with KILN_RUN_CEILINGS; a misspelt field or a bad value stops the worker at start', () => {
+    const tight = operatorConfigFromEnv({ KILN_RUN_CEILINGS: 'budgets.maxUsd=5, commandTimeoutMs=60000' });
+    const r = request();
+    expect(() => checkRunRequest({ ...r, budgets: { ...r.budgets, maxUsd: 6 } }, tight)).toThrow(/budgets\.maxUsd 6 is above this worker's ceiling 5/);
+    expect(checkRunRequest({ ...r, budgets: { ...r.budgets, maxUsd: 5 }, commandTimeoutMs: 60_000 }, tight).budgets.maxUsd).toBe(5);
+    // fields it left out keep their default
+    expect(tight.ceilings?.['budgets.maxTurns']).toBe(DEFAULT_RUN_CEILINGS['budgets.maxTurns']);
+    expect(() => operatorConfigFromEnv({ KILN_RUN_CEILINGS: 'maxDollars=5' })).toThrow(/unknown field maxDollars/);
+    expect(() => operatorConfigFromEnv({ KILN_RUN_CEILINGS: 'budgets.maxUsd=-1' })).toThrow(/budgets\.maxUsd must be a positive number/);
+    expect(() => operatorConfigFromEnv({ KILN_RUN_CEILINGS: 'budgets.maxUsd' })).toThrow(/is not field=value/);
   });
 });

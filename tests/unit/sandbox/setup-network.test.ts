@@ -2,13 +2,17 @@
  * Issue 10, attack 1: a repo's setup command (it gets the network) read the Temporal UI's CSRF
  * token from http://127.0.0.1:<ui>/api/v1/settings and started a workflow with the sandbox off.
  * Setup now gets a network namespace of its own, connected outside by slirp4netns: the host's
- * loopback, its abstract sockets and slirp's gateway alias for the host are out of reach, while a
- * non-loopback address (what "the outside" is on a machine without internet) is reachable.
+ * loopback, its abstract sockets and slirp's gateway alias for the host are out of reach. Issue
+ * 28: a listener on the host's own non-loopback address still answered setup; now the host's
+ * addresses and the private ranges route nowhere in setup's namespace, unless the operator allows
+ * a network (KILN_SETUP_ALLOW_NETS), while the rest of the world routes through slirp.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
+import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import { createSandbox, SandboxUnavailableError, type Sandbox } from '../../../src/sandbox/index.js';
 import { cleanupTempDirs, tempDir, uniqueMarker } from './helpers.js';
 
@@ -37,6 +41,17 @@ const fetchCmd = (url: string) =>
   `node -e "fetch('${url}').then(r=>r.text()).then(t=>console.log('GOT '+t),e=>{console.log('FAILED '+(e.cause?.code??e.message));process.exit(1)})"`;
 
 const setup = (command: string) => sandbox.run(command, { workspace: tempDir('ws'), timeoutMs: 15_000, network: true });
+
+/** A TCP server on the host that greets whoever connects, and how many did. */
+async function listener(host: string): Promise<{ server: Server; port: number; accepted: () => number }> {
+  let n = 0;
+  const server: Server = createServer((sock) => {
+    n++;
+    sock.end('host-hello\n');
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { server, port: (server.address() as { port: number }).port, accepted: () => n };
+}
 
 function nonLoopbackIPv4(): string | undefined {
   for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
@@ -72,26 +87,64 @@ describe('setup commands (network: true)', () => {
     expect(r.output).toMatch(/^nameserver 10\.0\.2\.3$/m);
   });
 
-  test('control: a listener on a non-loopback address (the outside, as far as this host can show) is reached', async () => {
+  test("attack: a listener on the host's own non-loopback address (bound to 0.0.0.0) is not reached", async () => {
     const address = nonLoopbackIPv4();
-    if (!address) return; // a host with loopback only has no outside to show
-    let accepted = 0;
-    const server: Server = createServer((s) => {
-      accepted++;
-      s.end('outside-hello\n');
-    });
-    await new Promise<void>((r) => server.listen(0, address, r));
-    const port = (server.address() as { port: number }).port;
+    if (!address) return; // a host with loopback only has no such address
+    const { server, accepted, port } = await listener('0.0.0.0');
     try {
-      const r = await setup(`exec 3<>/dev/tcp/${address}/${port} && head -1 <&3`);
-      expect(r.output).toContain('outside-hello');
-      expect(accepted).toBe(1);
-      // and the very same command without the network does not get there
-      const none = await sandbox.run(`exec 3<>/dev/tcp/${address}/${port} && head -1 <&3`, { workspace: tempDir('ws'), timeoutMs: 5000 });
-      expect(none.output).not.toContain('outside-hello');
-      expect(accepted).toBe(1);
+      const r = await setup(`exec 3<>/dev/tcp/${address}/${port} && head -1 <&3; echo "exit:$?"`);
+      expect(r.output).not.toContain('host-hello');
+      expect(accepted()).toBe(0);
+      // the route says why: the address is unreachable from setup, not merely slow
+      const route = await setup(`ip route get ${address} 2>&1 || true`);
+      expect(route.output).toMatch(/unreachable|No route to host|Network is unreachable/i);
     } finally {
       server.close();
+    }
+  });
+
+  test("attack: the private ranges and a cloud's metadata address route nowhere; the rest of the world routes through slirp", async () => {
+    const r = await setup(
+      'for a in 169.254.169.254 10.1.2.3 172.16.0.1 192.168.1.1 100.64.0.1 93.184.216.34 10.0.2.3; do echo "$a: $(ip route get $a 2>&1 | head -1)"; done',
+    );
+    for (const a of ['169.254.169.254', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1'])
+      expect(r.output).toMatch(new RegExp(`${a.replace(/\./g, '\\.')}: .*(unreachable|No route)`, 'i'));
+    // control: a public address, and slirp's own resolver, still go out through the gateway
+    expect(r.output).toMatch(/93\.184\.216\.34: 93\.184\.216\.34 via 10\.0\.2\.2 dev tap0/);
+    expect(r.output).toMatch(/10\.0\.2\.3: 10\.0\.2\.3 dev tap0/);
+  });
+
+  test('control: a network the operator allows (KILN_SETUP_ALLOW_NETS) is reached through the same listener', async () => {
+    const address = nonLoopbackIPv4();
+    if (!address) return;
+    const { server, accepted, port } = await listener('0.0.0.0');
+    const before = process.env.KILN_SETUP_ALLOW_NETS;
+    process.env.KILN_SETUP_ALLOW_NETS = `${address}/32`;
+    try {
+      const r = await setup(`exec 3<>/dev/tcp/${address}/${port} && head -1 <&3`);
+      expect(r.output).toContain('host-hello');
+      expect(accepted()).toBe(1);
+      // and the very same command without the network does not get there
+      const none = await sandbox.run(`exec 3<>/dev/tcp/${address}/${port} && head -1 <&3`, { workspace: tempDir('ws'), timeoutMs: 5000 });
+      expect(none.output).not.toContain('host-hello');
+      expect(accepted()).toBe(1);
+    } finally {
+      if (before === undefined) delete process.env.KILN_SETUP_ALLOW_NETS;
+      else process.env.KILN_SETUP_ALLOW_NETS = before;
+      server.close();
+    }
+  });
+
+  test('a malformed KILN_SETUP_ALLOW_NETS refuses setup with the value named; nothing runs', async () => {
+    const before = process.env.KILN_SETUP_ALLOW_NETS;
+    process.env.KILN_SETUP_ALLOW_NETS = '10.1.2.0/24,everything';
+    try {
+      const ws = tempDir('ws');
+      await expect(sandbox.run('touch ran.txt', { workspace: ws, timeoutMs: 15_000, network: true })).rejects.toThrow(/KILN_SETUP_ALLOW_NETS: "everything"/);
+      expect(existsSync(join(ws, 'ran.txt'))).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.KILN_SETUP_ALLOW_NETS;
+      else process.env.KILN_SETUP_ALLOW_NETS = before;
     }
   });
 

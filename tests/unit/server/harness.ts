@@ -19,7 +19,7 @@ afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-export function harness(over: { acme?: Partial<TenantConfig>; now?: () => Date } = {}) {
+export function harness(over: { acme?: Partial<TenantConfig>; now?: () => Date; allowScriptedModels?: boolean } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'kiln-serve-test-'));
   const tokens = new TokenStore(join(home, 'server', 'tokens.json'));
   const backend = new FakeRunBackend();
@@ -38,7 +38,16 @@ export function harness(over: { acme?: Partial<TenantConfig>; now?: () => Date }
     ['globex', tenant([globexRepo])],
   ]);
   const approvalKey = randomBytes(32);
-  const app = createApp({ backend, tokens, tenants: () => tenants, approvalKey, pollMs: 20, now: over.now });
+  // these tests start runs with a scripted model, as a development server does
+  const app = createApp({
+    backend,
+    tokens,
+    tenants: () => tenants,
+    approvalKey,
+    pollMs: 20,
+    now: over.now,
+    allowScriptedModels: over.allowScriptedModels ?? true,
+  });
   const tok = (tenant: string, user: string, role: string) => tokens.create({ tenant, user, role }).token;
   const t = {
     acmeRunner: tok('acme', 'alice', 'runner'),
