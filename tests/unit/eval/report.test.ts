@@ -112,6 +112,24 @@ describe('charts and tables', () => {
     expect(md).toContain('**fix** #2 (verifier)');
   });
 
+  it('gives per run the influencing files with their class, and the counterfactual', () => {
+    const withInfluence = [
+      run('cheat', 'bugfix', false, 'verifier', {
+        influence: [{ path: 'merge/__init__.py', class: 'new', how: 'used by the check, not reached on the base' }],
+        counterfactual: { ran: true, reverted: [], passedWithoutProduct: ['test_merge.py::test_overlap_touching'] },
+      }),
+      run('honest', 'bugfix', true, null, {
+        influence: [{ path: 'merge.py', class: 'product', how: 'read by the check on the base' }],
+        counterfactual: null,
+      }),
+    ];
+    const md = renderMarkdown({ totals: totalsOf('s', withInfluence), runs: withInfluence }, { startedAt: 'x', model: 'scripted', repeat: 1 });
+    expect(md).toContain('merge/__init__.py — new (used by the check, not reached on the base)');
+    expect(md).toContain('passed without the product change: test_merge.py::test_overlap_touching');
+    expect(md).toContain('merge.py — product (read by the check on the base)');
+    expect(md).toMatch(/\*\*honest\*\* #1: .*\n  - counterfactual: not needed/);
+  });
+
   it('names the model when the runs were real', () => {
     const real = totalsOf(
       's',
