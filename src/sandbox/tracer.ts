@@ -17,7 +17,9 @@ let usable: string | null | undefined;
 function usableStrace(): string | undefined {
   if (usable === undefined) {
     const strace = findSystemBinary('strace');
-    const ok = strace && spawnSync(strace, ['-f', '--seccomp-bpf', '--pidns-translation', '-qq', '-o', '/dev/null', '--', '/bin/true'], { timeout: 10_000 }).status === 0;
+    const ok =
+      strace &&
+      spawnSync(strace, ['-f', '--seccomp-bpf', '--pidns-translation', '-qq', '-o', '/dev/null', '--', '/bin/true'], { timeout: 10_000 }).status === 0;
     usable = ok ? strace : null;
   }
   return usable ?? undefined;

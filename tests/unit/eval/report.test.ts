@@ -127,7 +127,7 @@ describe('charts and tables', () => {
     expect(md).toContain('merge/__init__.py — new (used by the check, not reached on the base)');
     expect(md).toContain('passed without the product change: test_merge.py::test_overlap_touching');
     expect(md).toContain('merge.py — product (read by the check on the base)');
-    expect(md).toMatch(/\*\*honest\*\* #1: .*\n  - counterfactual: not needed/);
+    expect(md).toMatch(/\*\*honest\*\* #1: .*\n {2}- counterfactual: not needed/);
   });
 
   it('names the model when the runs were real', () => {
