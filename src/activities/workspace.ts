@@ -308,7 +308,7 @@ export interface PrepareOptions {
 function heldSetup(policy: PolicyConfig, setup: string[]): HeldSetup | undefined {
   const ask = judgeSetup(policy, setup);
   if (!ask) return undefined;
-  const needs = { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated };
+  const needs = { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated, ...(ask.needs.starterCounts ? { starterCounts: true } : {}) };
   return { commands: setup, hash: createHash('sha256').update(JSON.stringify(setup)).digest('hex'), rule: ask.rule, reason: ask.reason, needs };
 }
 

@@ -2,41 +2,69 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { fleetQuery } from '../client/fleet-query.js';
 import { handleFor, hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
-import { KilnPhase, KilnRepo, KilnTenant } from '../temporal/search-attributes.js';
+import { startedBySignal } from '../shared/messages.js';
+import type { StartAttestation } from '../shared/types.js';
+import { KilnPhase, KilnTenant } from '../temporal/search-attributes.js';
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from './backend.js';
+import { signedStartOf, type SignedStart } from './signed-start.js';
 
 const MEMO_KEY = 'kilnServe';
 
-function info(w: Omit<WorkflowExecutionInfo, 'raw'>): RunInfo {
+/**
+ * A run as the API sees it. Tenant and repo come only from the start the server signed for this
+ * execution: a search attribute or memo is whatever the execution's starter wrote, and anyone
+ * with gRPC access may start an execution under a closed run's id.
+ */
+function info(w: Omit<WorkflowExecutionInfo, 'raw'>, execution: string, signed: SignedStart | undefined): RunInfo {
   const memo = (w.memo?.[MEMO_KEY] ?? {}) as RunMemo;
   return {
     runId: w.workflowId,
-    tenant: w.typedSearchAttributes.get(KilnTenant),
+    execution,
+    tenant: signed?.tenant,
     status: w.status.name,
     open: w.status.name === 'RUNNING',
     phase: w.typedSearchAttributes.get(KilnPhase),
-    repo: w.typedSearchAttributes.get(KilnRepo),
+    repo: signed?.repo,
     startedAt: w.startTime.toISOString(),
     closedAt: w.closeTime?.toISOString(),
-    memo,
+    memo: signed ? { ...memo, startedBy: signed.user } : {},
   };
 }
 
 export class TemporalBackend implements RunBackend {
   private sa?: boolean;
+  /** signed starts found, by first execution: a verified one never changes */
+  private readonly signed = new Map<string, SignedStart>();
   constructor(
     private readonly client: Client,
-    private readonly taskQueue?: string,
+    private readonly taskQueue: string | undefined,
+    private readonly approvalKey: Buffer,
   ) {}
 
   async start(input: Parameters<RunBackend['start']>[0], tenant: string, memo: RunMemo) {
     const s = await startRun(this.client, input, { taskQueue: this.taskQueue, tenant, memo: { [MEMO_KEY]: memo } });
-    return { runId: s.handle.workflowId, attached: s.attached };
+    return { runId: s.handle.workflowId, attached: s.attached, ...(s.execution ? { execution: s.execution } : {}) };
+  }
+
+  async attestStart(runId: string, execution: string, start: StartAttestation): Promise<void> {
+    // to that execution only: if another took the id meanwhile, the signal fails rather than vouching for it
+    await this.client.workflow.getHandle(runId, execution).signal(startedBySignal, start);
+  }
+
+  private async signedStart(workflowId: string, execution: string): Promise<SignedStart | undefined> {
+    const known = this.signed.get(execution);
+    if (known) return known;
+    const found = await signedStartOf(this.client, this.approvalKey, workflowId, execution);
+    // only a verified start is kept: one not found yet may still arrive (the signal follows the start)
+    if (found) this.signed.set(execution, found);
+    return found;
   }
 
   async describe(runId: string): Promise<RunInfo | undefined> {
     try {
-      return info(await handleFor(this.client, runId).describe());
+      const d = await handleFor(this.client, runId).describe();
+      const execution = d.raw.workflowExecutionInfo?.firstRunId || d.runId;
+      return info(d, execution, await this.signedStart(runId, execution));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
@@ -44,7 +72,7 @@ export class TemporalBackend implements RunBackend {
   }
 
   async list(q: ListQuery): Promise<RunInfo[]> {
-    // the tenant is a literal the token store vouched for (its name allows no quotes)
+    // the search attribute narrows the search; the signed start decides (the tenant is a literal the token store vouched for)
     const parts = [fleetQuery(q), `${KilnTenant.name} = '${q.tenant}'`];
     if (q.open) parts.push(`ExecutionStatus = 'Running'`);
     if (q.startedSince) parts.push(`StartTime >= '${q.startedSince.toISOString()}'`);
@@ -53,7 +81,11 @@ export class TemporalBackend implements RunBackend {
       // each continue-as-new leaves an execution behind; the run is its latest one (and an
       // earlier one's result() would wait for the whole chain)
       if (w.status.name === 'CONTINUED_AS_NEW') continue;
-      out.push(info(w));
+      // the first execution of the chain, what the server's signatures name (a server without first run ids: the run's own)
+      const execution = w.raw.firstRunId || w.runId;
+      const run = info(w, execution, await this.signedStart(w.workflowId, execution));
+      if (run.tenant !== q.tenant) continue;
+      out.push(run);
       if (out.length >= (q.limit ?? 100)) break;
     }
     return out;

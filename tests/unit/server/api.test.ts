@@ -94,11 +94,14 @@ describe('approvals', () => {
     expect((await json(r)).by).toBe('bob');
     const { d } = h.backend.decisions[0]!;
     expect(d).toMatchObject({ approvalId: 'appr-1', approve: true, scope: 'run', by: 'bob', attestation: { user: 'bob', tenant: 'acme' } });
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d })).toBe(true);
-    // the signature covers the decision: the same attestation on a rejection, another run or another user does not verify
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, approve: false })).toBe(false);
-    expect(verifyApproval(h.approvalKey, { runId: 'r2', ...d })).toBe(false);
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, attestation: { ...d.attestation!, user: 'mallory' } })).toBe(false);
+    const at = { execution: 'exec-r1', runId: 'r1', call: 'call-of-appr-1' };
+    expect(verifyApproval(h.approvalKey, { ...at, ...d })).toBe(true);
+    // the signature covers the decision: the same attestation on a rejection, another execution, run, call or user does not verify
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, approve: false })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, runId: 'r2' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, execution: 'exec-other' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, call: 'call-of-appr-2' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, attestation: { ...d.attestation!, user: 'mallory' } })).toBe(false);
   });
 
   it('a call that needs two approvers is approved once, never for the rest of the run (400 naming scope)', async () => {
