@@ -1,13 +1,14 @@
 /** audit.jsonl: who decided what, when — one redacted line per approval or human decision, chained (./audit-chain.ts). */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { checkRepoPlaces } from '../policy/run-request.js';
 import { redact } from '../redact/index.js';
 import { approverSubject, identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import { verifiedOsUser } from './approvals.js';
 import type { ActivityDeps } from './deps.js';
 import { auditGenesis, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
 import type { RunRef } from './contracts.js';
-import { runDir, writeWorkflowEvents } from './run-files.js';
+import { claimRunDir, runDir, writeWorkflowEvents } from './run-files.js';
 
 export interface AuditEntry {
   kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval' | 'start';
@@ -57,7 +58,7 @@ export interface RecordAuditInput extends RunRef {
   at?: string;
 }
 
-export function auditActivities(deps: Pick<ActivityDeps, 'env'> = { env: process.env }) {
+export function auditActivities(deps: Pick<ActivityDeps, 'env'> & Partial<Pick<ActivityDeps, 'operator'>> = { env: process.env }) {
   /**
    * Appends the line that follows `head` and returns the new head, which the workflow keeps so
    * that verify can check the file against it. A file rewritten behind the run's back is not
@@ -66,6 +67,16 @@ export function auditActivities(deps: Pick<ActivityDeps, 'env'> = { env: process
    * finds it already at the end does not write it twice.
    */
   async function recordAudit(inp: RecordAuditInput): Promise<AuditHead> {
+    // the first line may come before the workspace is prepared: the operator's roots hold here too
+    if (deps.operator?.repoRoots)
+      checkRepoPlaces(
+        [
+          { what: 'repo', path: inp.repo },
+          { what: 'run directory', path: join(inp.repo, '.kiln') },
+        ],
+        deps.operator,
+      );
+    await claimRunDir(inp.repo, inp.runId, inp.execution);
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const file = auditFile(inp.repo, inp.runId);
     return serialized(file, async () => {

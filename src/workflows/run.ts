@@ -229,7 +229,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   const approvals = apart && patched(SETUP_APPROVAL_PATCH);
   let prep = await shared.prepareWorkspace.executeWithOptions(
     { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
-    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}) }] : [input],
+    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}), execution: workflowInfo().firstExecutionRunId }] : [input],
   );
   // the order of these keys is the order of state.json's fields
   state.worktree = prep.worktree;
@@ -248,7 +248,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     ctx.phase('preparing', 'setup approved: it runs');
     prep = await ctx.host!.prepareWorkspace.executeWithOptions(
       { ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) },
-      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash }],
+      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash, execution: workflowInfo().firstExecutionRunId }],
     );
     ctx.useWorkspace(prep);
   }
@@ -285,7 +285,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
 const STARTER_BOUND_PATCH = 'starter-bound-to-execution';
 
 /** How long a run started with a claimed starter waits for `kiln serve`'s signed start (sent right after the start). */
-const STARTER_WAIT_MS = 30_000;
+const STARTER_WAIT_MS = 10_000;
 
 /**
  * The audit's first word on the run: who asked for it, as a worker checked it against the start
@@ -382,10 +382,12 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
   const rebuild = { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 };
   // the rebuild runs the setup again: only the one its approvers approved, and the patch rule stays known
   const approvals = ctx.prep?.patchRule || state.setupApproved ? { approvals: true, setupApproved: state.setupApproved } : undefined;
-  const prep = await shared.prepareWorkspace.executeWithOptions(
-    { ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` },
-    approvals ? [input, rebuild, approvals] : [input, rebuild],
-  );
+  const execution = workflowInfo().firstExecutionRunId;
+  const prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` }, [
+    input,
+    rebuild,
+    { ...approvals, execution },
+  ]);
   ctx.useWorkspace(prep);
   const restored = prep.restored;
   const what = restored?.applied
