@@ -1,10 +1,11 @@
 /** The run store `kiln serve` uses: Temporal, through the same client code as the CLI. */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { fleetQuery } from '../client/fleet-query.js';
-import { handleFor, hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
+import { hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
 import { startedBySignal } from '../shared/messages.js';
 import type { StartAttestation } from '../shared/types.js';
 import { KilnPhase, KilnTenant } from '../temporal/search-attributes.js';
+import type { kilnRun } from '../workflows/run.js';
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from './backend.js';
 import { signedStartOf, type SignedStart } from './signed-start.js';
 
@@ -35,6 +36,8 @@ export class TemporalBackend implements RunBackend {
   private sa?: boolean;
   /** signed starts found, by first execution: a verified one never changes */
   private readonly signed = new Map<string, SignedStart>();
+  /** run ids whose newest execution the server did not start: the execution (run id) it did */
+  private readonly pinned = new Map<string, string>();
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string | undefined,
@@ -60,15 +63,46 @@ export class TemporalBackend implements RunBackend {
     return found;
   }
 
+  /**
+   * The run as the server started it. When the id now names an execution the server did not start
+   * (anyone with gRPC access may start one under a closed run's id), the run is the latest
+   * execution under that id whose start the server signed: its tenant still reads it, nobody
+   * else does, and the calls below go to that execution, not the newer one.
+   */
   async describe(runId: string): Promise<RunInfo | undefined> {
     try {
-      const d = await handleFor(this.client, runId).describe();
+      const d = await this.client.workflow.getHandle(runId).describe();
       const execution = d.raw.workflowExecutionInfo?.firstRunId || d.runId;
-      return info(d, execution, await this.signedStart(runId, execution));
+      const signed = await this.signedStart(runId, execution);
+      if (signed) {
+        this.pinned.delete(runId);
+        return info(d, execution, signed);
+      }
+      const earlier = await this.signedEarlier(runId);
+      if (!earlier) return info(d, execution, undefined);
+      this.pinned.set(runId, earlier.runId);
+      return earlier.run;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
     }
+  }
+
+  /** The newest execution under `workflowId` that the server signed a start for, if any. */
+  private async signedEarlier(workflowId: string): Promise<{ run: RunInfo; runId: string } | undefined> {
+    // the id is one the route checked (letters, digits, . _ -): no quote can end the literal
+    for await (const w of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      if (w.status.name === 'CONTINUED_AS_NEW') continue;
+      const execution = w.raw.firstRunId || w.runId;
+      const signed = await this.signedStart(workflowId, execution);
+      if (signed) return { run: info(w, execution, signed), runId: w.runId };
+    }
+    return undefined;
+  }
+
+  /** The execution a run id stands for: the one describe found the server's start for. */
+  private handle(runId: string) {
+    return this.client.workflow.getHandle<typeof kilnRun>(runId, this.pinned.get(runId));
   }
 
   async list(q: ListQuery): Promise<RunInfo[]> {
@@ -92,31 +126,31 @@ export class TemporalBackend implements RunBackend {
   }
 
   state(runId: string) {
-    return readState(handleFor(this.client, runId));
+    return readState(this.handle(runId));
   }
 
   async result(runId: string) {
     try {
-      return await outcome(handleFor(this.client, runId));
+      return await outcome(this.handle(runId));
     } catch {
       return undefined;
     }
   }
 
   input(runId: string) {
-    return startInput(handleFor(this.client, runId));
+    return startInput(this.handle(runId));
   }
 
   cancel(runId: string, by: string, reason?: string): Promise<boolean> {
-    return requestCancel(handleFor(this.client, runId), { by, reason, via: 'kiln serve' });
+    return requestCancel(this.handle(runId), { by, reason, via: 'kiln serve' });
   }
 
   approve(runId: string, d: Parameters<RunBackend['approve']>[1]) {
-    return sendApproval(this.client, handleFor(this.client, runId), d);
+    return sendApproval(this.client, this.handle(runId), d);
   }
 
   human(runId: string, d: Parameters<RunBackend['human']>[1]) {
-    return sendHuman(this.client, handleFor(this.client, runId), d);
+    return sendHuman(this.client, this.handle(runId), d);
   }
 
   async searchAttributes(): Promise<boolean> {

@@ -256,7 +256,7 @@ describe("a pre-approval's os-user tag", () => {
 });
 
 describe('a run moved to another tenant', () => {
-  it("attack: a new execution under acme's closed run id with KilnTenant=evil and another repo reads nothing for eve, lists nothing; control: acme reads its run", async () => {
+  it("attack: a new execution under acme's closed run id with KilnTenant=evil and another repo reads nothing for eve, lists nothing; control: acme still reads its run", async () => {
     const repo = repoWith({ 'a.txt': 'a\n' });
     const script = writeScript(join(repo, '..'), 'quick', {
       steps: [
@@ -292,5 +292,13 @@ describe('a run moved to another tenant', () => {
     for (const path of [`/runs/${runId}`, `/runs/${runId}/artifacts`, `/runs/${runId}/artifacts/audit.jsonl`])
       expect((await call('GET', path, tok.eve!)).status, path).toBe(404);
     expect(JSON.parse((await call('GET', '/runs', tok.eve!)).body).runs).toEqual([]);
+    // acme still reads its own run: the execution the server started, with its outcome and audit
+    const own = await call('GET', `/runs/${runId}`, tok.bob!);
+    expect(own.status).toBe(200);
+    expect(JSON.parse(own.body)).toMatchObject({ run: { runId, status: 'COMPLETED', startedBy: 'alice' }, result: { state: 'succeeded' } });
+    const audit = await call('GET', `/runs/${runId}/artifacts/audit.jsonl`, tok.bob!);
+    expect(audit.status).toBe(200);
+    expect(audit.body).toContain('"kind":"start"');
+    expect(JSON.parse((await call('GET', '/runs', tok.bob!)).body).runs.map((r: { runId: string }) => r.runId)).toContain(runId);
   });
 });
