@@ -36,6 +36,8 @@ export class TemporalBackend implements RunBackend {
   private sa?: boolean;
   /** signed starts found, by first execution: a verified one never changes */
   private readonly signed = new Map<string, SignedStart>();
+  /** first execution of each execution looked up, by its run id */
+  private readonly firstRuns = new Map<string, string>();
   /** run ids whose newest execution the server did not start: the execution (run id) it did */
   private readonly pinned = new Map<string, string>();
   constructor(
@@ -93,11 +95,27 @@ export class TemporalBackend implements RunBackend {
     // the id is one the route checked (letters, digits, . _ -): no quote can end the literal
     for await (const w of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
       if (w.status.name === 'CONTINUED_AS_NEW') continue;
-      const execution = w.raw.firstRunId || w.runId;
+      const execution = await this.firstRunOf(w);
       const signed = await this.signedStart(workflowId, execution);
       if (signed) return { run: info(w, execution, signed), runId: w.runId };
     }
     return undefined;
+  }
+
+  /**
+   * The first execution of a listed execution's chain: what the server's signatures name. A
+   * visibility row may not carry it (a continued run's last execution): then it is described,
+   * once (a server without first run ids: the execution's own).
+   */
+  private async firstRunOf(w: WorkflowExecutionInfo): Promise<string> {
+    if (w.raw.firstRunId) return w.raw.firstRunId;
+    let first = this.firstRuns.get(w.runId);
+    if (!first) {
+      const d = await this.client.workflow.getHandle(w.workflowId, w.runId).describe();
+      first = d.raw.workflowExecutionInfo?.firstRunId || w.runId;
+      this.firstRuns.set(w.runId, first);
+    }
+    return first;
   }
 
   /** The execution a run id stands for: the one describe found the server's start for. */
@@ -115,8 +133,7 @@ export class TemporalBackend implements RunBackend {
       // each continue-as-new leaves an execution behind; the run is its latest one (and an
       // earlier one's result() would wait for the whole chain)
       if (w.status.name === 'CONTINUED_AS_NEW') continue;
-      // the first execution of the chain, what the server's signatures name (a server without first run ids: the run's own)
-      const execution = w.raw.firstRunId || w.runId;
+      const execution = await this.firstRunOf(w);
       const run = info(w, execution, await this.signedStart(w.workflowId, execution));
       if (run.tenant !== q.tenant) continue;
       out.push(run);
