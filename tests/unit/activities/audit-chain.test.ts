@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditGenesis, verifyAuditChain } from '../../../src/activities/audit-chain.js';
+import { auditGenesis, sha256Hex, verifyAuditChain } from '../../../src/activities/audit-chain.js';
 import { auditFile } from '../../../src/activities/audit.js';
 import { auditVerify } from '../../../src/cli/commands/audit.js';
 import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';
@@ -77,18 +77,21 @@ describe('the audit hash chain', () => {
     expect(verifyAuditChain(legacy, 'r1')).toMatchObject({ ok: false, line: 1, problem: expect.stringMatching(/carries no hash chain/) });
   });
 
-  it('attack: lines of another execution under the same run id do not chain onto it', async () => {
+  it('attack: another execution under the same run id may not write the audit, and its lines do not chain onto it', async () => {
     const { repo, file, lines } = await writtenAudit(2);
     const reused = auditWriter(repo, 'r1', { execution: 'exec-2' });
-    await reused.write({ kind: 'start', decision: 'started', by: 'mallory' });
-    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3);
+    await expect(reused.write({ kind: 'start', decision: 'started', by: 'mallory' })).rejects.toThrow(/run id r1 belongs to execution exec-1/);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toEqual(lines);
+    // written by hand (the file is writable): a line naming the other execution, chained correctly, is named
+    const forged = JSON.stringify({ ...JSON.parse(lines[1]!), seq: 3, prev: sha256Hex(lines[1]!), execution: 'exec-2', by: 'mallory' });
+    rewrite(file, [...lines, forged]);
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({
       ok: false,
       line: 3,
       problem: expect.stringMatching(/names execution "exec-2"/),
     });
     // the other execution's lines alone start from its own genesis, not this one's
-    rewrite(file, [readFileSync(file, 'utf8').trim().split('\n')[2]!.replace('"exec-2"', `"${EXECUTION}"`), ...lines.slice(1)]);
+    rewrite(file, [forged.replace('"exec-2"', `"${EXECUTION}"`), ...lines.slice(1)]);
     expect(verifyAuditChain(readFileSync(file, 'utf8'), 'r1')).toMatchObject({ ok: false, line: 1 });
   });
 
