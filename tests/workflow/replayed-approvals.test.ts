@@ -23,7 +23,7 @@ import type { ApprovalDecision, RunInput, StartAttestation } from '../../src/sha
 import { KilnTenant } from '../../src/temporal/search-attributes.js';
 import { repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
-import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { saveHistory, workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 
 const QUEUE = 'kiln-trust-tests';
 const key = randomBytes(32);
@@ -151,6 +151,7 @@ describe('two-person approval through kiln serve, and its signatures replayed', 
 
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
+    if (process.env.KILN_RECORD_HISTORIES) await saveHistory(handle, process.env.KILN_RECORD_HISTORIES, (await startInput(handle))!);
     const audit = auditOf(r.artifactsDir);
     expect(audit[0]).toMatchObject({ kind: 'start', by: 'alice', identity: { kind: 'authenticated', name: 'alice', tenant: 'acme' } });
     expect(audit.filter((e) => e.kind === 'approval').map((e) => [e.by, e.decision, e.votes ?? ''])).toEqual([
