@@ -37,7 +37,14 @@ beforeAll(async () => {
   testKilnHome();
   t = await workflowTestEnv(QUEUE, { env: workerEnv });
   const tokens = new TokenStore(join(mkdtempSync(join(tmpdir(), 'kiln-trust-tokens-')), 'tokens.json'));
-  app = createApp({ backend: new TemporalBackend(t.env.client, QUEUE, key), tokens, tenants: () => tenants, approvalKey: key, pollMs: 50 });
+  app = createApp({
+    backend: new TemporalBackend(t.env.client, QUEUE, key),
+    tokens,
+    tenants: () => tenants,
+    approvalKey: key,
+    pollMs: 50,
+    allowScriptedModels: true,
+  });
   for (const [name, tenant, user, role] of [
     ['aliceRuns', 'acme', 'alice', 'runner'],
     // the same person's second token: an approver one
