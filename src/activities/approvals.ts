@@ -6,15 +6,30 @@
  */
 import { loadApprovalKey, verifyApproval, verifyOsUser, verifyRunStart } from '../auth/attestation.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
-import type { ApprovalAttestation, ApprovalDecision } from '../shared/types.js';
+import type { ApprovalAttestation, ApprovalDecision, StartAttestation } from '../shared/types.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Names a person reads; a longer claim is no name anyone signed for. */
 const MAX_NAME_CHARS = 200;
 
+/** The worker's approval key, or why there is none to check a signature with. */
+function workerKey(env: NodeJS.ProcessEnv): { key: Buffer } | { why: string } {
+  try {
+    // the worker only reads the key: one without it never counts a decision as authenticated
+    const key = loadApprovalKey({ env });
+    return key ? { key } : { why: 'this worker has no approval key (KILN_APPROVAL_KEY or $KILN_HOME/approval.key)' };
+  } catch (err) {
+    return { why: `this worker's approval key is unusable: ${(err as Error).message}` };
+  }
+}
+
 export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
-  /** `runId` is the workflow's own, never a field of the decision: a signature for another run does not verify. */
-  async function identifyDecision(inp: { runId: string; decision: ApprovalDecision }): Promise<ApproverIdentity> {
+  /**
+   * `runId`, `execution` and `call` are the workflow's own (its id, its first execution's Temporal
+   * run id, the hash it recorded for what is approved), never fields of the decision: a signature
+   * for another run, execution or call does not verify.
+   */
+  async function identifyDecision(inp: { runId: string; execution?: string; call?: string; decision: ApprovalDecision }): Promise<ApproverIdentity> {
     const d = inp.decision;
     const claimed = identifyApprover(d.by);
     const a = d.attestation;
@@ -23,51 +38,68 @@ export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
     if (typeof a.user !== 'string' || typeof a.tenant !== 'string' || typeof a.issuedAt !== 'string') return unverified('the signature is malformed');
     if (!a.user.trim() || a.user.length > MAX_NAME_CHARS || a.tenant.length > MAX_NAME_CHARS)
       return unverified('the signed user or tenant is empty or too long');
-    let key: Buffer | undefined;
-    try {
-      // the worker only reads the key: one without it never counts a decision as authenticated
-      key = loadApprovalKey({ env: deps.env });
-    } catch (err) {
-      return unverified(`this worker's approval key is unusable: ${(err as Error).message}`);
-    }
-    if (!key) return unverified('this worker has no approval key (KILN_APPROVAL_KEY or $KILN_HOME/approval.key)');
-    const ok = verifyApproval(key, { runId: inp.runId, approvalId: d.approvalId, approve: d.approve, scope: d.scope, attestation: a });
-    if (!ok) return unverified('the signature does not verify for this run, approval and decision');
+    const k = workerKey(deps.env);
+    if ('why' in k) return unverified(k.why);
+    const ok = verifyApproval(k.key, {
+      execution: inp.execution ?? '',
+      runId: inp.runId,
+      approvalId: d.approvalId,
+      call: inp.call ?? '',
+      approve: d.approve,
+      scope: d.scope,
+      attestation: a,
+    });
+    if (!ok) return unverified('the signature does not verify for this execution, approval, call and decision');
     return { kind: 'authenticated', name: a.user, tenant: a.tenant };
   }
-  /** Who started the run, when a server signed it: authenticated only if it verifies for this run. */
-  async function identifyStarter(inp: { runId: string; requestedBy: ApprovalAttestation }): Promise<ApproverIdentity> {
-    const a = inp.requestedBy;
-    const claimed: ApproverIdentity = { kind: 'self-declared', name: String(a.user).slice(0, MAX_NAME_CHARS) };
-    let key: Buffer | undefined;
-    try {
-      key = loadApprovalKey({ env: deps.env });
-    } catch (err) {
-      return { ...claimed, unverified: `this worker's approval key is unusable: ${(err as Error).message}` };
+
+  /**
+   * Who started the run: authenticated only by a start `kiln serve` signed for this very execution
+   * (the candidates are the startedBy signals the run received, first verified one wins). The
+   * input's requestedBy is only the name claimed, recorded as self-declared when nothing verifies.
+   */
+  async function identifyStarter(inp: {
+    runId: string;
+    execution?: string;
+    requestedBy: ApprovalAttestation;
+    candidates?: StartAttestation[];
+  }): Promise<ApproverIdentity & { repo?: string }> {
+    const claimed: ApproverIdentity = { kind: 'self-declared', name: String(inp.requestedBy?.user ?? 'unknown').slice(0, MAX_NAME_CHARS) };
+    const k = workerKey(deps.env);
+    if ('why' in k) return { ...claimed, unverified: k.why };
+    const expect = { execution: inp.execution ?? '', runId: inp.runId };
+    const good = (inp.candidates ?? []).find((c) => verifyRunStart(k.key, expect, c));
+    if (!good) {
+      const why = inp.candidates?.length
+        ? 'no signed start verifies for this execution'
+        : inp.execution === undefined
+          ? 'the signature does not verify for this execution'
+          : 'kiln serve sent no signed start to this execution';
+      return { ...claimed, unverified: why };
     }
-    if (!key) return { ...claimed, unverified: 'this worker has no approval key (KILN_APPROVAL_KEY or $KILN_HOME/approval.key)' };
-    if (!verifyRunStart(key, inp.runId, a)) return { ...claimed, unverified: 'the signature does not verify for this run' };
-    return { kind: 'authenticated', name: a.user, tenant: a.tenant };
+    return { kind: 'authenticated', name: good.user.slice(0, MAX_NAME_CHARS), tenant: good.tenant.slice(0, MAX_NAME_CHARS), repo: good.repo };
   }
   return { identifyDecision, identifyStarter };
 }
 
 /**
  * An os-user claim as the audit records it: os-user only when the kiln CLI's signature verifies
- * with this worker's approval key for this run and `subject`; self-declared otherwise, saying why.
+ * with this worker's approval key for this execution and `subject`; self-declared otherwise, saying why.
  * The signature itself is never recorded.
  */
-export function verifiedOsUser(env: NodeJS.ProcessEnv, runId: string, subject: string, identity: ApproverIdentity): ApproverIdentity {
+export function verifiedOsUser(
+  env: NodeJS.ProcessEnv,
+  run: { runId: string; execution?: string },
+  subject: string,
+  identity: ApproverIdentity,
+): ApproverIdentity {
   const { osUserSig, ...rest } = identity;
   if (rest.kind !== 'os-user') return rest;
   const downgrade = (why: string): ApproverIdentity => ({ ...rest, kind: 'self-declared', unverified: why });
-  let key: Buffer | undefined;
-  try {
-    key = loadApprovalKey({ env });
-  } catch (err) {
-    return downgrade(`this worker's approval key is unusable: ${(err as Error).message}`);
-  }
-  if (!key) return downgrade('this worker has no approval key to check the os-user tag with');
-  const ok = verifyOsUser(key, { runId, subject, name: rest.name, user: rest.osUser ?? '', host: rest.host ?? '' }, osUserSig);
-  return ok ? rest : downgrade("the os-user tag is not signed by a kiln CLI holding this worker's approval key");
+  const k = workerKey(env);
+  if ('why' in k) return downgrade(k.why.replace('(KILN_APPROVAL_KEY or $KILN_HOME/approval.key)', 'to check the os-user tag with'));
+  const claim = { execution: run.execution ?? '', runId: run.runId, subject, name: rest.name, user: rest.osUser ?? '', host: rest.host ?? '' };
+  return verifyOsUser(k.key, claim, osUserSig)
+    ? rest
+    : downgrade("the os-user tag is not signed by a kiln CLI holding this worker's approval key for this execution and exactly this decision");
 }

@@ -12,9 +12,13 @@ import { createHash } from 'node:crypto';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** What the first line's `prev` is: fixed, and bound to the run, so lines from another run's audit do not chain. */
-export function auditGenesis(runId: string): string {
-  return sha256Hex(`kiln audit.jsonl genesis for run ${runId}`);
+/**
+ * What the first line's `prev` is: fixed, and bound to the run and its execution (the first
+ * execution's Temporal run id), so lines from another run's audit, or from an earlier execution
+ * under the same id, do not chain. Audits written before lines named their execution have none.
+ */
+export function auditGenesis(runId: string, execution?: string): string {
+  return sha256Hex(execution ? `kiln audit.jsonl genesis for run ${runId} execution ${execution}` : `kiln audit.jsonl genesis for run ${runId}`);
 }
 
 /** The last complete line of a JSON-lines text (the chain's head), or undefined when it has none. */
@@ -23,16 +27,28 @@ export function lastLine(text: string): { line: string; count: number } | undefi
   return lines.length ? { line: lines[lines.length - 1]!, count: lines.length } : undefined;
 }
 
-export type ChainCheck = { ok: true; entries: number } | { ok: false; line: number; problem: string };
+export type ChainCheck = { ok: true; entries: number; execution?: string } | { ok: false; line: number; problem: string };
+
+/** The execution an audit.jsonl text says it belongs to: its first line's, if that line names one. */
+export function auditExecution(text: string): string | undefined {
+  const first = text.slice(0, text.indexOf('\n') + 1 || undefined);
+  try {
+    const e = (JSON.parse(first) as { execution?: unknown }).execution;
+    return typeof e === 'string' ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Recomputes the chain of an audit.jsonl text; names the first line that does not hold. */
 export function verifyAuditChain(text: string, runId: string): ChainCheck {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  let prev = auditGenesis(runId);
+  const execution = auditExecution(text);
+  let prev = auditGenesis(runId, execution);
   for (const [i, line] of lines.entries()) {
     const n = i + 1;
-    let entry: { prev?: unknown; seq?: unknown; runId?: unknown };
+    let entry: { prev?: unknown; seq?: unknown; runId?: unknown; execution?: unknown };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -41,6 +57,12 @@ export function verifyAuditChain(text: string, runId: string): ChainCheck {
     if (entry.seq === undefined && entry.prev === undefined)
       return { ok: false, line: n, problem: 'carries no hash chain (no seq, no prev): written before audit lines were chained, or forged without one' };
     if (entry.runId !== runId) return { ok: false, line: n, problem: `names run ${JSON.stringify(entry.runId)}, not ${runId}` };
+    if (entry.execution !== execution)
+      return {
+        ok: false,
+        line: n,
+        problem: `names execution ${JSON.stringify(entry.execution ?? null)}, not ${JSON.stringify(execution ?? null)} as line 1 does`,
+      };
     if (entry.seq !== n) return { ok: false, line: n, problem: `is entry ${String(entry.seq)} in place of entry ${n}: lines were removed, added or reordered` };
     if (entry.prev !== prev)
       return {
@@ -53,7 +75,7 @@ export function verifyAuditChain(text: string, runId: string): ChainCheck {
       };
     prev = sha256Hex(line);
   }
-  return { ok: true, entries: lines.length };
+  return { ok: true, entries: lines.length, ...(execution ? { execution } : {}) };
 }
 
 /** The chain's end as the run recorded it: the last line's place and sha256. */

@@ -1,13 +1,14 @@
 /** audit.jsonl: who decided what, when — one redacted line per approval or human decision, chained (./audit-chain.ts). */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { checkRepoPlaces } from '../policy/run-request.js';
 import { redact } from '../redact/index.js';
 import { approverSubject, identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import { verifiedOsUser } from './approvals.js';
 import type { ActivityDeps } from './deps.js';
-import { auditGenesis, auditHeadOf, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
+import { auditGenesis, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
 import type { RunRef } from './contracts.js';
-import { runDir, stateDir, readJson, writeJsonAtomic, writeWorkflowEvents } from './run-files.js';
+import { claimRunDir, runDir, writeWorkflowEvents } from './run-files.js';
 
 export interface AuditEntry {
   kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval' | 'start';
@@ -25,6 +26,8 @@ export interface AuditEntry {
   votes?: string;
   /** a pre-approval that was used: the approval it answered */
   answered?: string;
+  /** a pre-approval: the exact command it approves (its os-user tag is signed for it) */
+  command?: string;
 }
 
 /** A decision Kiln made itself (a timeout, a run option) has no person behind it to identify. */
@@ -34,7 +37,7 @@ export function auditFile(repo: string, runId: string): string {
   return join(runDir(repo, runId), 'audit.jsonl');
 }
 
-/** One writer at a time per file in this process: two lines written at once would both chain to the same head. */
+/** One writer at a time per file in this process: a retry and its first try must not both append. */
 const writing = new Map<string, Promise<unknown>>();
 function serialized<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const next = (writing.get(file) ?? Promise.resolve()).catch(() => undefined).then(fn);
@@ -42,30 +45,60 @@ function serialized<T>(file: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-export function auditActivities(deps: Pick<ActivityDeps, 'env'> = { env: process.env }) {
-  /** Returns the chain's new head, which the workflow keeps so that verify can see the file's end was not changed. */
-  async function recordAudit(inp: RunRef & { entry: AuditEntry }): Promise<AuditHead> {
+export interface RecordAuditInput extends RunRef {
+  entry: AuditEntry;
+  /**
+   * The chain's end as the run recorded it (null before its first line): the new line continues
+   * from here, never from the file's last line, which anyone who can write the file chooses.
+   */
+  head: AuditHead | null;
+  /** the first execution's Temporal run id: the chain's genesis and each line name it */
+  execution?: string;
+  /** the workflow's time of the decision, so a retried write makes the very same line */
+  at?: string;
+}
+
+export function auditActivities(deps: Pick<ActivityDeps, 'env'> & Partial<Pick<ActivityDeps, 'operator'>> = { env: process.env }) {
+  /**
+   * Appends the line that follows `head` and returns the new head, which the workflow keeps so
+   * that verify can check the file against it. A file rewritten behind the run's back is not
+   * followed: the line still names the recorded head as its `prev`, so the chain visibly breaks
+   * where the file was changed. The line is a function of its input, so a retried write that
+   * finds it already at the end does not write it twice.
+   */
+  async function recordAudit(inp: RecordAuditInput): Promise<AuditHead> {
+    // the first line may come before the workspace is prepared: the operator's roots hold here too
+    if (deps.operator?.repoRoots)
+      checkRepoPlaces(
+        [
+          { what: 'repo', path: inp.repo },
+          { what: 'run directory', path: join(inp.repo, '.kiln') },
+        ],
+        deps.operator,
+      );
+    await claimRunDir(inp.repo, inp.runId, inp.execution);
     await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
     const file = auditFile(inp.repo, inp.runId);
     return serialized(file, async () => {
-      // one line per decision (and per person, when several decide one approval) even when the activity is retried
-      const key = `${inp.entry.kind}:${inp.entry.id ?? ''}:${inp.entry.action ?? inp.entry.decision ?? ''}:${inp.entry.by}:${inp.entry.answered ?? ''}`;
-      const seenFile = join(stateDir(inp.repo, inp.runId), 'audit-keys.json');
-      const seen = (await readJson<string[]>(seenFile)) ?? [];
-      // a retry whose line is already written: the line is the file's last one (the workflow awaits each write)
-      if (seen.includes(key) && inp.entry.kind !== 'human') return auditHeadOf(await readFile(file, 'utf8').catch(() => '')) ?? { seq: 0, hash: '' };
+      const run = { runId: inp.runId, execution: inp.execution };
       const entry =
         inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by)
-          ? { ...inp.entry, identity: verifiedOsUser(deps.env, inp.runId, approverSubject(inp.entry), inp.entry.identity ?? identifyApprover(inp.entry.by)) }
+          ? { ...inp.entry, identity: verifiedOsUser(deps.env, run, auditSubject(inp.entry), inp.entry.identity ?? identifyApprover(inp.entry.by)) }
           : inp.entry;
-      const head = lastLine(await readFile(file, 'utf8').catch(() => ''));
-      const prev = head ? sha256Hex(head.line) : auditGenesis(inp.runId);
-      const line = redact(JSON.stringify({ seq: (head?.count ?? 0) + 1, prev, at: new Date().toISOString(), runId: inp.runId, ...entry }));
+      const seq = (inp.head?.seq ?? 0) + 1;
+      const prev = inp.head?.hash ?? auditGenesis(inp.runId, inp.execution);
+      const at = inp.at ?? new Date().toISOString();
+      const line = redact(JSON.stringify({ seq, prev, at, runId: inp.runId, ...(inp.execution ? { execution: inp.execution } : {}), ...entry }));
+      const head = { seq, hash: sha256Hex(line) };
       await mkdir(dirname(file), { recursive: true });
-      await appendFile(file, `${line}\n`);
-      await writeJsonAtomic(seenFile, [...seen, key]);
-      return { seq: (head?.count ?? 0) + 1, hash: sha256Hex(line) };
+      if (lastLine(await readFile(file, 'utf8').catch(() => ''))?.line !== line) await appendFile(file, `${line}\n`);
+      return head;
     });
   }
   return { recordAudit };
+}
+
+/** What an os-user tag on this line must have been signed for (approverSubject, with the fields the audit names them by). */
+function auditSubject(e: AuditEntry): string {
+  return approverSubject({ ...e, text: e.kind === 'human' ? e.note : undefined });
 }

@@ -32,7 +32,7 @@ export interface HeldSetup {
   hash: string;
   rule: string;
   reason: string;
-  needs: { approvers: number; authenticated: boolean };
+  needs: { approvers: number; authenticated: boolean; starterCounts?: boolean };
 }
 
 /** The run's patch measured against approvals.patch. */
@@ -43,7 +43,7 @@ export interface PatchJudgement {
   lines: number;
   files: number;
   /** absent: under the limit, nobody needs to approve */
-  ask?: { rule: string; reason: string; needs: { approvers: number; authenticated: boolean } };
+  ask?: { rule: string; reason: string; needs: { approvers: number; authenticated: boolean; starterCounts?: boolean } };
 }
 
 /** The worktree's patch against the base, taken at the start of a turn that follows changes. */
@@ -157,7 +157,7 @@ export type RunToolResult =
       hash?: string;
       segments?: Array<{ argv: string[]; text: string; via?: string[] }>;
       /** more than one approver, or only authenticated ones (the policy's approvals section); absent: one, anyone */
-      needs?: { approvers: number; authenticated: boolean };
+      needs?: { approvers: number; authenticated: boolean; starterCounts?: boolean };
       /** run_command: the exact command a pre-approval must equal; absent when it cannot be matched whole */
       exact?: string;
       /** edit, create_file: the diff it would make (redacted, bounded), for the person who decides */

@@ -12,6 +12,7 @@ import { registerRunSecrets } from './secrets.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { deepFreeze } from '../shared/freeze.js';
+import { KilnInputError } from '../shared/errors.js';
 
 export interface RunRecord {
   input: RunInput;
@@ -172,4 +173,31 @@ export async function writeWorkflowEvents(repo: string, runId: string, lines: Lo
 
 export async function appendEvent(repo: string, runId: string, entry: Record<string, unknown>): Promise<void> {
   await appendJsonl(join(runDir(repo, runId), 'events.jsonl'), { at: new Date().toISOString(), ...entry });
+}
+
+/** A run id that an earlier execution already used: its files are that execution's, not this one's. */
+export class RunIdReusedError extends KilnInputError {}
+
+/**
+ * Binds the run's directory to one execution (the first execution's Temporal run id) before
+ * anything is written there: a new execution that reuses a closed run's id (anyone with gRPC
+ * access may start one) must not read that run's journal, append to its audit or overwrite its
+ * artifacts. The first writer claims the directory; a directory from before executions were
+ * recorded is claimed by whoever writes to it next.
+ */
+export async function claimRunDir(repo: string, runId: string, execution: string | undefined): Promise<void> {
+  if (!execution) return;
+  const file = join(stateDir(repo, runId), 'execution');
+  await mkdir(dirname(file), { recursive: true });
+  try {
+    await writeFile(file, `${execution}\n`, { flag: 'wx' });
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const owner = (await readFile(file, 'utf8')).trim();
+  if (owner !== execution)
+    throw new RunIdReusedError(
+      `run id ${runId} belongs to execution ${owner}: this execution (${execution}) reuses it, and may not read or write that run's files; start a run with a new id`,
+    );
 }

@@ -221,7 +221,9 @@ export function toolActivities(deps: ActivityDeps) {
           grantKey: decision.grantKey,
           hash: decision.hash,
           segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
-          ...(needs.approvers > 1 || needs.authenticated ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated } } : {}),
+          ...(needs.approvers > 1 || needs.authenticated
+            ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated, ...(needs.starterCounts ? { starterCounts: true } : {}) } }
+            : {}),
           ...preApprovable(parsed),
           ...withPreview(approvalPreview(rec.worktree, parsed)),
         };

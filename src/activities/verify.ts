@@ -257,7 +257,15 @@ export function verifyActivities(deps: ActivityDeps) {
       tree,
       lines,
       files,
-      ...(ask ? { ask: { rule: ask.rule, reason: ask.reason, needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated } } } : {}),
+      ...(ask
+        ? {
+            ask: {
+              rule: ask.rule,
+              reason: ask.reason,
+              needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated, ...(ask.needs.starterCounts ? { starterCounts: true } : {}) },
+            },
+          }
+        : {}),
     };
   }
 

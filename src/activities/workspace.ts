@@ -44,6 +44,7 @@ import {
   runDir,
   saveRun,
   stateDir,
+  claimRunDir,
   writeJsonAtomic,
   writeTextAtomic,
   writeWorkflowEvents,
@@ -67,6 +68,7 @@ export function workspaceActivities(deps: ActivityDeps) {
     const repo = resolve(input.repo);
     // before anything is read or written through the repo: where its git and .kiln really are
     if (deps.operator?.repoRoots) checkRepoPlaces(await repoPlaces(repo), deps.operator);
+    await claimRunDir(repo, input.runId, o?.execution);
     const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
     const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
     await excludeKilnDir(resolve(repo, found.common));
@@ -302,13 +304,15 @@ export interface PrepareOptions {
   approvals?: boolean;
   /** the hash of the setup its approvers approved: that setup, and only that one, runs */
   setupApproved?: string;
+  /** the first execution's Temporal run id: the run's files belong to it (claimRunDir) */
+  execution?: string;
 }
 
 /** The setup the policy wants approved before it runs, with the hash that binds the approval to it. */
 function heldSetup(policy: PolicyConfig, setup: string[]): HeldSetup | undefined {
   const ask = judgeSetup(policy, setup);
   if (!ask) return undefined;
-  const needs = { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated };
+  const needs = { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated, ...(ask.needs.starterCounts ? { starterCounts: true } : {}) };
   return { commands: setup, hash: createHash('sha256').update(JSON.stringify(setup)).digest('hex'), rule: ask.rule, reason: ask.reason, needs };
 }
 

@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { signedApprover } from '../client/signed-approver.js';
+import { approverFor } from '../client/signed-approver.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { colourOn, paintSummary } from './colour.js';
 import { addRunCommand } from './commands/run.js';
@@ -435,21 +435,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
           if (!runArg || approvalId)
             throw new UsageError('--pre approves a command ahead of time: name the run and no approval (kiln approve RUN --pre "npm run lint")');
           return withRun(runArg, async (handle, client) => {
-            out(await sendPreApproval(client, handle, { text: o.pre!, scope, by: signedApprover(o.by, handle.workflowId, { kind: 'pre-approval' }) }));
+            const by = await approverFor(handle, o.by, { kind: 'pre-approval', command: o.pre!, scope });
+            out(await sendPreApproval(client, handle, { text: o.pre!, scope, by }));
           });
         }
         const runId = runArg ?? (await onlyWaitingRun());
         await withRun(runId, async (handle, client) => {
           const id = approvalId ?? (await onlyPending(handle));
-          out(
-            await sendApproval(client, handle, {
-              approvalId: id,
-              approve: true,
-              scope,
-              by: signedApprover(o.by, handle.workflowId, { kind: 'approval', id }),
-              note: o.note,
-            }),
-          );
+          const by = await approverFor(handle, o.by, { kind: 'approval', id });
+          out(await sendApproval(client, handle, { approvalId: id, approve: true, scope, by, note: o.note }));
         });
       },
     );
@@ -465,14 +459,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .action(async (runId: string, approvalId: string, o: { reason: string; by?: string }) => {
       const { sendApproval } = await runsModule();
       await withRun(runId, async (handle, client) => {
-        out(
-          await sendApproval(client, handle, {
-            approvalId,
-            approve: false,
-            reason: o.reason,
-            by: signedApprover(o.by, handle.workflowId, { kind: 'approval', id: approvalId }),
-          }),
-        );
+        const by = await approverFor(handle, o.by, { kind: 'approval', id: approvalId });
+        out(await sendApproval(client, handle, { approvalId, approve: false, reason: o.reason, by }));
       });
     });
 
@@ -488,7 +476,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const o = rest[action === 'hint' ? 1 : 0] as { by?: string };
       const { sendHuman } = await runsModule();
       await withRun(runId, async (handle, client) => {
-        out(await sendHuman(client, handle, { action, text, by: signedApprover(o.by, handle.workflowId, { kind: 'human', action }) }));
+        const by = await approverFor(handle, o.by, { kind: 'human', action, text });
+        out(await sendHuman(client, handle, { action, text, by }));
       });
     });
   }
@@ -506,7 +495,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         const d = await handle.describe();
         const ended = (status: string) => new CliError(`${runId} already ended (${status}): nothing to cancel`);
         if (d.status.name !== 'RUNNING') throw ended(d.status.name.toLowerCase());
-        const by = signedApprover(o.by, handle.workflowId, { kind: 'cancel' });
+        const by = await approverFor(handle, o.by, { kind: 'cancel' });
         if (!(await requestCancel(handle, { by, reason: o.reason, via: client.options.identity }))) throw ended('meanwhile');
         out(`cancelling ${runId}: it stops, writes its artifacts and removes its worktree (\`kiln wait ${runId}\` shows when it is done)`);
       });
@@ -563,14 +552,17 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .command('audit')
     .summary("Check a run's audit log")
     .description(
-      "audit verify RUN: recompute the hash chain of the run's audit.jsonl and check it ends at the head the run recorded (asked from Temporal); exits non-zero naming what does not hold",
+      "audit verify RUN: recompute the hash chain of the run's audit.jsonl and check it ends at the head the run recorded (asked from Temporal); exits 1 naming what does not hold, 3 when the chain holds but no recorded head says where it ends (unverified)",
     )
     .command('verify')
     .argument('<run>')
     .option('--repo <dir>', 'the repo that holds the run (default: asked from Temporal)')
-    .option('--offline', 'check the chain only, without Temporal: a cut or an edit of the last line is not seen (needs --repo)')
+    .option(
+      '--offline',
+      'check the chain only, without Temporal: a cut or an edit of the last line is not seen, so it exits 3 (unverified) when the chain holds (needs --repo)',
+    )
     .action(async (runId: string, o: { repo?: string; offline?: boolean }) => {
-      const { auditVerify } = await import('./commands/audit.js');
+      const { auditFileExecution, auditVerify } = await import('./commands/audit.js');
       if (o.offline) {
         if (!o.repo) throw new UsageError('--offline reads the file only: pass --repo DIR');
         return out(await auditVerify(o.repo, runId));
@@ -580,7 +572,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       await withRun(runId, async (handle, client) => {
         const repo = o.repo ?? (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
         if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
-        out(await auditVerify(repo, runId, await recordedAuditHead(handle, client)));
+        out(await auditVerify(repo, runId, await recordedAuditHead(handle, client, await auditFileExecution(repo, runId))));
       }).catch(async (err: unknown) => {
         const { TemporalUnreachableError } = await import('../temporal/connection.js');
         if (err instanceof TemporalUnreachableError && o.repo)

@@ -38,6 +38,8 @@ import { runningCall } from './running-call.js';
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;
   attached: boolean;
+  /** a run this call started: its first execution's Temporal run id */
+  execution?: string;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function startRun(
         `checks: ${input.checks.join(' && ') || '(from the repo)'}`,
       ].join('\n'),
     });
-    return { handle, attached: false };
+    return { handle, attached: false, execution: handle.firstExecutionRunId };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       return { handle: existing, attached: true };

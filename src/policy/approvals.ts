@@ -33,7 +33,12 @@ export interface ApprovalNeeds {
   authenticated: boolean;
   /** the twoPerson entry that matched */
   twoPersonRule?: string;
+  /** the person who started the run may be one of the approvers (policy approvals.starterCounts); absent: they are not */
+  starterCounts?: boolean;
 }
+
+/** The operator's or user's word that a run's starter may approve it too; a repo alone cannot say it. */
+const starterCounts = (config: PolicyConfig) => (config.approvals.starterCounts ? { starterCounts: true } : {});
 
 /** The twoPerson entry this call matches, judged on the parsed segments a command was judged on. */
 export function matchTwoPerson(config: PolicyConfig, tool: string, decision: PolicyDecision): string | undefined {
@@ -65,7 +70,7 @@ export function applyApprovalRules(config: PolicyConfig, tool: string, decision:
       rule: decision.decision === 'ask' ? decision.rule : 'approvals.two-person',
       reason: `${decision.decision === 'ask' ? `${decision.reason} ` : ''}Two different people approve this kind of call (policy approvals.twoPerson ${JSON.stringify(rule)}).`,
     },
-    needs: { approvers: 2, authenticated: true, twoPersonRule: rule },
+    needs: { approvers: 2, authenticated: true, twoPersonRule: rule, ...starterCounts(config) },
   };
 }
 
@@ -97,7 +102,7 @@ export function judgeSetup(config: PolicyConfig, setup: readonly string[]): Appr
   const what = `setup runs with network access: ${named.map((c) => JSON.stringify(c)).join(', ')}`;
   if (two)
     return {
-      needs: { approvers: 2, authenticated: true, twoPersonRule: two },
+      needs: { approvers: 2, authenticated: true, twoPersonRule: two, ...starterCounts(config) },
       rule: 'approvals.setup.two-person',
       reason: `${what}. Two different people approve it before it runs (policy approvals.twoPerson ${JSON.stringify(two)}).`,
     };
@@ -114,7 +119,7 @@ export function judgePatchSize(config: PolicyConfig, changedLines: number): Appr
   if (!rule || changedLines <= rule.overLines) return undefined;
   const approvers = rule.approvers;
   return {
-    needs: { approvers, authenticated: approvers > 1 || config.approvals.authenticated },
+    needs: { approvers, authenticated: approvers > 1 || config.approvals.authenticated, ...starterCounts(config) },
     rule: 'approvals.patch',
     reason: `The patch changes ${changedLines} lines, over the policy's ${rule.overLines} (approvals.patch): ${approvers > 1 ? `${approvers} different people approve` : 'a person approves'} it before the run may succeed.`,
   };

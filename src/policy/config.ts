@@ -59,6 +59,11 @@ export const policyConfigSchema = z
             }),
           )
           .default([]),
+        /**
+         * the person who started a run may be one of its approvers; unset or false: an approval that
+         * needs several people needs that many besides the starter. Only the user's policy enables it.
+         */
+        starterCounts: z.boolean().optional(),
         /** setup commands (they run with network) that wait for a person before they run, matched like commands.ask */
         setup: stringList.default([]),
         /** a patch changing more lines than `overLines` (added + removed) waits for `approvers` different people before the run may succeed */

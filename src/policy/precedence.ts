@@ -115,6 +115,8 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
       // only ever more: a repo adds approvers' rules, and what the user required stands
       approvals: {
         authenticated: user.approvals.authenticated || repo.approvals.authenticated,
+        // loosening: the user's word, which a repo may take back but never give
+        ...(user.approvals.starterCounts && repo.approvals.starterCounts !== false ? { starterCounts: true } : {}),
         twoPerson: union(user.approvals.twoPerson, repo.approvals.twoPerson),
         setup: union(user.approvals.setup, repo.approvals.setup),
         ...(patchRule ? { patch: patchRule } : {}),

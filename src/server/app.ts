@@ -150,7 +150,8 @@ export function createApp(o: AppOptions): Hono<Env> {
     if (!r.success) throw badInput(r.error, 'body');
     return r.data;
   };
-  const repoOf = async (run: RunInfo, st?: RunState) => st?.repo ?? run.repo ?? (await o.backend.input(run.runId))?.repo;
+  /** the repo the server signed at the run's start: never the run's own word (its state, input or search attributes) */
+  const repoOf = (run: RunInfo) => run.repo;
 
   api.post('/runs', async (c) => {
     const id = need(c, 'start');
@@ -237,10 +238,15 @@ export function createApp(o: AppOptions): Hono<Env> {
           now: t,
         });
         input.searchAttributes = await o.backend.searchAttributes();
-        // the worker checks this before its audit names who started the run
-        input.requestedBy = signRunStart(o.approvalKey, { runId: input.runId, user: id.user, tenant: id.tenant, issuedAt: t.toISOString() });
+        const claim = { runId: input.runId, repo: input.repo, user: id.user, tenant: id.tenant, issuedAt: t.toISOString() };
+        // the input names who asked; what vouches for it is the start signed below, once Temporal has named the execution
+        const { sig } = signRunStart(o.approvalKey, { ...claim, execution: '' });
+        input.requestedBy = { user: id.user, tenant: id.tenant, issuedAt: claim.issuedAt, sig };
         const s = await o.backend.start(input, id.tenant, { startedBy: id.user, bodyHash: hash, maxUsd: input.budgets.maxUsd });
-        if (!s.attached) recent.set(s.runId, { tenant: id.tenant, maxUsd: input.budgets.maxUsd, at: t.getTime() });
+        if (!s.attached) {
+          if (s.execution) await o.backend.attestStart(s.runId, s.execution, signRunStart(o.approvalKey, { ...claim, execution: s.execution }));
+          recent.set(s.runId, { tenant: id.tenant, maxUsd: input.budgets.maxUsd, at: t.getTime() });
+        }
         return s;
       });
     startQueue = started;
@@ -295,7 +301,7 @@ export function createApp(o: AppOptions): Hono<Env> {
     need(c, 'read');
     const run = await ownRun(c);
     const st = await o.backend.state(run.runId);
-    const repo = await repoOf(run, st);
+    const repo = repoOf(run);
     if (!repo) throw notFound(`patch for run ${run.runId} yet`);
     const text = await currentPatch(repo, run.runId, st?.worktree, st?.baseCommit);
     return c.body(text, 200, { 'Content-Type': 'text/x-diff; charset=utf-8' });
@@ -306,7 +312,7 @@ export function createApp(o: AppOptions): Hono<Env> {
   api.get('/runs/:id/artifacts', async (c) => {
     need(c, 'read');
     const run = await ownRun(c);
-    const repo = await repoOf(run);
+    const repo = repoOf(run);
     const names = repo ? artifactNames(artifactsDir(repo, run.runId)) : [];
     return c.json({ runId: run.runId, artifacts: names.map((n) => ({ name: n, href: `/runs/${run.runId}/artifacts/${encodeURIComponent(n)}` })) });
   });
@@ -314,7 +320,7 @@ export function createApp(o: AppOptions): Hono<Env> {
   api.get('/runs/:id/artifacts/:name', async (c) => {
     need(c, 'read');
     const run = await ownRun(c);
-    const repo = await repoOf(run);
+    const repo = repoOf(run);
     const name = c.req.param('name');
     // only a name the listing shows: no path, so nothing outside the run's directory
     if (!repo || !artifactNames(artifactsDir(repo, run.runId)).includes(name)) throw notFound(`artifact ${name} in run ${run.runId}`);
@@ -360,11 +366,16 @@ export function createApp(o: AppOptions): Hono<Env> {
         `${approvalId} needs ${pending.approvals.needed} approvers each time it runs, so it cannot be approved for the rest of the run: approve it once`,
         'scope',
       );
+    // the signature names the execution and exactly the call the approver was shown: read both from the run, or send nothing
+    if (!st || !pending || !run.execution)
+      throw new HttpError(409, 'not_applied', `run ${run.runId} does not answer (no worker?): its pending approval cannot be read to sign it; try again`);
     const approve = req.decision === 'approve';
     const scope = req.scope ?? 'once';
     const attestation = signApproval(o.approvalKey, {
+      execution: run.execution,
       runId: run.runId,
       approvalId,
+      call: pending.hash ?? '',
       approve,
       scope,
       user: id.user,

@@ -2,7 +2,7 @@
  * What the API needs from the run store: Temporal in `kiln serve` (temporal-backend.ts), an
  * in-memory fake in the route tests. Every call names a run by id; the routes check the tenant.
  */
-import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState } from '../shared/types.js';
+import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState, StartAttestation } from '../shared/types.js';
 import type { FleetFilters } from '../client/fleet-query.js';
 
 /** Kept with the run at start (Temporal memo): who started it and what for. */
@@ -15,11 +15,17 @@ export interface RunMemo {
 
 export interface RunInfo {
   runId: string;
-  /** undefined: a run not started through `kiln serve` (no tenant sees it) */
+  /** the first execution's Temporal run id: what the server's signatures for this run name */
+  execution?: string;
+  /**
+   * the tenant the server signed at the start of this execution; undefined: a run not started
+   * through `kiln serve`, or an execution under a reused id the server never signed (no tenant sees it)
+   */
   tenant?: string;
   status: string;
   open: boolean;
   phase?: string;
+  /** the repo the server signed at start (with the tenant) */
   repo?: string;
   startedAt?: string;
   closedAt?: string;
@@ -34,7 +40,9 @@ export interface ListQuery extends FleetFilters {
 }
 
 export interface RunBackend {
-  start(input: RunInput, tenant: string, memo: RunMemo): Promise<{ runId: string; attached: boolean }>;
+  start(input: RunInput, tenant: string, memo: RunMemo): Promise<{ runId: string; attached: boolean; execution?: string }>;
+  /** hands the execution the server's signed start: the worker checks it, and describe/list read tenant and repo from it */
+  attestStart(runId: string, execution: string, start: StartAttestation): Promise<void>;
   describe(runId: string): Promise<RunInfo | undefined>;
   list(q: ListQuery): Promise<RunInfo[]>;
   /** the live state; undefined when no worker answers */

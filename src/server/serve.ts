@@ -30,12 +30,13 @@ export async function runServer(o: ServeOptions, print: (line: string) => void):
   } catch (err) {
     print(`kiln serve: ${(err as Error).message}`);
   }
+  const approvalKey = loadApprovalKey({ create: true })!;
   const app = createApp({
-    backend: new TemporalBackend(client, settings.taskQueue),
+    backend: new TemporalBackend(client, settings.taskQueue, approvalKey),
     tokens: new TokenStore(tokensPath()),
     // read per request: an operator's edit applies without a restart
     tenants: () => loadTenants(tenantsFile),
-    approvalKey: loadApprovalKey({ create: true })!,
+    approvalKey,
     allowScriptedModels: o.allowScriptedModel === true || process.env.KILN_SERVE_ALLOW_SCRIPTED === '1',
   });
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -27,10 +27,15 @@ export interface ApproverIdentity {
   osUserSig?: string;
 }
 
-/** What an os-user tag is signed for, the same in the CLI and the audit: one approval, one kind of human decision, a cancel. */
-export function approverSubject(e: { kind: string; id?: string; action?: string }): string {
-  if (e.kind === 'approval') return `approval:${e.id ?? ''}`;
-  if (e.kind === 'human') return `human:${e.action ?? ''}`;
+/**
+ * What an os-user tag is signed for, the same in the CLI and the audit: one approval of one exact
+ * call (the hash the run recorded for it), one pre-approved command with its scope, one human
+ * decision with its text, a cancel.
+ */
+export function approverSubject(e: { kind: string; id?: string; action?: string; hash?: string; command?: string; scope?: string; text?: string }): string {
+  if (e.kind === 'approval') return JSON.stringify(['approval', e.id ?? '', e.hash ?? '']);
+  if (e.kind === 'pre-approval') return JSON.stringify(['pre-approval', e.scope ?? 'once', e.command ?? '']);
+  if (e.kind === 'human') return JSON.stringify(['human', e.action ?? '', e.text ?? '']);
   return e.kind;
 }
 

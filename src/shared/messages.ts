@@ -4,7 +4,7 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, CancelRequest, HumanDecision, PreApproval, RunState } from './types.js';
+import type { ApprovalDecision, CancelRequest, HumanDecision, PreApproval, RunState, StartAttestation } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
 
@@ -20,3 +20,6 @@ export const humanSignal = defineSignal<[HumanDecision]>('human');
 
 /** Who cancels and why, sent just before the cancellation itself (`kiln cancel --by --reason`). */
 export const cancelRequestSignal = defineSignal<[CancelRequest]>('cancelRequest');
+
+/** `kiln serve`'s signed start, sent once Temporal has named the execution (src/auth/attestation.ts). */
+export const startedBySignal = defineSignal<[StartAttestation]>('startedBy');

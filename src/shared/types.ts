@@ -64,7 +64,10 @@ export interface RunInput {
   protect?: string[];
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
-  /** set by `kiln serve`: the authenticated user who started the run, signed (src/auth/attestation.ts) */
+  /**
+   * set by `kiln serve`: who asked for the run. A claim only: what the worker checks is the
+   * StartAttestation the server sends to the execution once Temporal has named it.
+   */
   requestedBy?: ApprovalAttestation;
 }
 
@@ -95,7 +98,7 @@ export interface PendingApproval {
   requestedAt: string;
   expiresAt: string;
   /** an approval the policy's approvals section governs: who must approve, who has so far */
-  approvals?: { needed: number; authenticated: boolean; by: string[] };
+  approvals?: { needed: number; authenticated: boolean; by: string[]; starterCounts?: boolean };
 }
 
 /** `kiln approve RUN --pre TEXT`: approves, ahead of time, a command that is exactly TEXT. */
@@ -135,7 +138,19 @@ export interface ApprovalAttestation {
   user: string;
   tenant: string;
   issuedAt: string;
-  /** HMAC-SHA256, hex, over the run, the approval, the decision and the fields above */
+  /** HMAC-SHA256, hex, over the execution, the run, the approval, the call's hash, the decision and the fields above */
+  sig: string;
+}
+
+/** `kiln serve`'s signed word on who started which execution, for which tenant, on which repo (src/auth/attestation.ts). */
+export interface StartAttestation {
+  /** the first execution's Temporal run id */
+  execution: string;
+  runId: string;
+  repo: string;
+  user: string;
+  tenant: string;
+  issuedAt: string;
   sig: string;
 }
 
@@ -246,6 +261,8 @@ export interface RunState {
   auditHead?: { seq: number; hash: string };
   /** the sha256 of the setup its approvers approved (policy approvals.setup): a rebuild runs only that one */
   setupApproved?: string;
+  /** who started the run as the worker checked it (a start `kiln serve` signed for this execution) */
+  startedBy?: { name: string; kind: string; tenant?: string };
 }
 
 export interface RunResult {

@@ -45,7 +45,7 @@ export async function approvePatch(ctx: RunContext, tree?: string): Promise<stri
 }
 
 /** One approver whom anyone may be takes the one-decision path; more, or authenticated only, are counted. */
-function ask(summary: string, rule: string, reason: string, hash: string, needs: { approvers: number; authenticated: boolean }): Ask {
+function ask(summary: string, rule: string, reason: string, hash: string, needs: { approvers: number; authenticated: boolean; starterCounts?: boolean }): Ask {
   return { status: 'ask', summary, rule, reason, hash, ...(needs.approvers > 1 || needs.authenticated ? { needs } : {}) };
 }
 

@@ -5,7 +5,7 @@
  * code) before it counts as authenticated. A call the policy's approvals section governs waits
  * for enough different authenticated approvers; a rejection by any of them rejects it.
  */
-import { condition } from '@temporalio/workflow';
+import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import type { ApprovalDecision, HeldPreApproval, PendingApproval } from '../shared/types.js';
@@ -63,7 +63,16 @@ export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): 
 
   const pending: PendingApproval = {
     ...pendingFor(id, call, res, input.approvalTimeoutMs),
-    ...(res.needs ? { approvals: { needed: res.needs.approvers, authenticated: res.needs.authenticated, by: [] } } : {}),
+    ...(res.needs
+      ? {
+          approvals: {
+            needed: res.needs.approvers,
+            authenticated: res.needs.authenticated,
+            by: [],
+            ...(res.needs.starterCounts ? { starterCounts: true } : {}),
+          },
+        }
+      : {}),
   };
   state.pendingApprovals.push(pending);
   const needs = res.needs
@@ -101,7 +110,7 @@ async function oneDecision(ctx: RunContext, pending: PendingApproval, exact: str
   settle(ctx, id);
   const d = ctx.decisions.get(id);
   if (!d) return usePreApproval(ctx, id, ctx.preApprovalFor(exact)!, pending);
-  const identity = await identify(ctx, d);
+  const identity = await identify(ctx, d, pending);
   const by = identity.kind === 'authenticated' ? identity.name : (d.by ?? 'unknown');
   if (identity.unverified) ctx.note('approval', `${id}: the decision's signature was not counted (${identity.unverified}); recorded as ${identity.kind}`);
   ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}${said(d)}`);
@@ -137,7 +146,7 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
     if (!arrived) return 'timeout';
     for (const d of ctx.votes.get(id)!.slice(seen)) {
       seen += 1;
-      const identity = await identify(ctx, d);
+      const identity = await identify(ctx, d, pending);
       const claimed = d.by ?? identity.name;
       if (identity.kind !== 'authenticated') {
         const why = `${id} needs authenticated approvers (through kiln serve): the ${d.approve ? 'approval' : 'rejection'} by ${claimed} (${identity.kind}${identity.unverified ? `; ${identity.unverified}` : ''}) does not count`;
@@ -145,6 +154,14 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
         await ctx.audit({ kind: 'approval', id, decision: 'not counted', what: pending.summary, hash: pending.hash, by: claimed, note: why, identity });
         continue;
       }
+      const refused = notAnotherPerson(ctx, identity, need.starterCounts === true);
+      if (refused) {
+        const why = `${id}: the ${d.approve ? 'approval' : 'rejection'} by ${identity.name} does not count: ${refused}`;
+        ctx.note('approval', why);
+        await ctx.audit({ kind: 'approval', id, decision: 'not counted', what: pending.summary, hash: pending.hash, by: identity.name, note: why, identity });
+        continue;
+      }
+      // a person is a user of the run's tenant, however many tokens they hold: counted by name
       const who = `${identity.tenant ?? ''}/${identity.name}`;
       if (!d.approve) {
         settle(ctx, id);
@@ -182,6 +199,21 @@ async function countVotes(ctx: RunContext, pending: PendingApproval, timerSummar
   }
 }
 
+/**
+ * Why an authenticated approver is not one of the people an approval needs, or undefined: a user
+ * of another tenant than the one whose server signed the run's start, or the person who started
+ * the run (unless the policy's approvals.starterCounts lets them count).
+ */
+function notAnotherPerson(ctx: RunContext, identity: ApproverIdentity, starterCounts: boolean): string | undefined {
+  const starter = ctx.state.startedBy;
+  if (!starter) return undefined;
+  if (starter.kind === 'authenticated' && starter.tenant !== undefined && identity.tenant !== starter.tenant)
+    return `they are of tenant ${identity.tenant ?? '(none)'}, the run of tenant ${starter.tenant}`;
+  const same = starter.name === identity.name && (starter.kind !== 'authenticated' || starter.tenant === identity.tenant);
+  if (same && !starterCounts) return 'they started the run, and the people who approve it are others (policy approvals.starterCounts)';
+  return undefined;
+}
+
 /** Decided: no longer pending (a status query right after the decision shows it gone), and later decisions are refused. */
 function settle(ctx: RunContext, id: string): void {
   ctx.state.pendingApprovals = ctx.state.pendingApprovals.filter((a) => a.id !== id);
@@ -189,16 +221,29 @@ function settle(ctx: RunContext, id: string): void {
   ctx.decided.add(id);
 }
 
-/** A decision with a signature is checked by a worker that holds the key; one without is what its `by` says. */
-async function identify(ctx: RunContext, d: ApprovalDecision): Promise<ApproverIdentity> {
+/**
+ * A decision with a signature is checked by a worker that holds the key, against this execution
+ * and the hash this run recorded for what is approved; one without is what its `by` says.
+ */
+async function identify(ctx: RunContext, d: ApprovalDecision, pending: PendingApproval): Promise<ApproverIdentity> {
   if (!d.attestation) return identifyApprover(d.by);
-  return shared.identifyDecision({ runId: ctx.input.runId, decision: d });
+  return shared.identifyDecision({ runId: ctx.input.runId, execution: workflowInfo().firstExecutionRunId, call: pending.hash ?? '', decision: d });
 }
 
 async function usePreApproval(ctx: RunContext, id: string, pre: HeldPreApproval, call: { summary: string; hash?: string }): Promise<Answer> {
   ctx.usePreApproval(pre, id);
   ctx.note('approval', `${id} answered by pre-approval ${pre.id} of ${pre.by}: ${call.summary}`);
-  await ctx.audit({ kind: 'pre-approval', id: pre.id, decision: 'used', answered: id, scope: pre.scope, what: call.summary, hash: call.hash, by: pre.by });
+  await ctx.audit({
+    kind: 'pre-approval',
+    id: pre.id,
+    decision: 'used',
+    answered: id,
+    scope: pre.scope,
+    what: call.summary,
+    hash: call.hash,
+    command: pre.text,
+    by: pre.by,
+  });
   return { kind: 'decided', approvalId: id, approve: true, by: pre.by, approvers: [pre.by], scope: 'once', hash: call.hash };
 }
 

@@ -7,7 +7,17 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
-import type { ApprovalDecision, CancelRequest, HeldPreApproval, HumanDecision, Phase, PreApproval, RunInput, RunState } from '../shared/types.js';
+import type {
+  ApprovalDecision,
+  CancelRequest,
+  HeldPreApproval,
+  HumanDecision,
+  Phase,
+  PreApproval,
+  RunInput,
+  RunState,
+  StartAttestation,
+} from '../shared/types.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { detailsMarkdown } from './details.js';
 import { budgetShare, initialState, log, setPhase } from './machine.js';
@@ -91,6 +101,8 @@ export class RunContext {
   host: Acts | undefined;
   /** the baseline taken beside the turns (run.ts): settles, never rejects; verify wants and awaits it */
   baseline: { settled: Promise<void>; want: () => void; cancel: () => void } | undefined;
+  /** `kiln serve`'s signed starts this execution received (the startedBy signal), checked by a worker */
+  readonly startClaims: StartAttestation[] = [];
   /** who decided the last approval (two people, for some); the next showFleet adds them to the approvers */
   private approvers: string[] = [];
   /** log lines not yet handed to an activity for events.jsonl (the writer skips seqs it has) */
@@ -214,11 +226,15 @@ export class RunContext {
     return { runId: this.input.runId, repo: this.input.repo, events: fresh };
   }
 
-  /** Audit lines go to the worktree's host, or to any worker when that host is gone. */
+  /**
+   * Audit lines go to the worktree's host, or to any worker when that host is gone. Each continues
+   * from the head the run recorded (never from the file's last line) and names the execution.
+   */
   async audit(entry: AuditEntry): Promise<void> {
-    const head = await (this.host ?? shared).recordAudit({ ...this.ref(), entry }).catch((err: unknown) => {
+    const line = { entry, head: this.state.auditHead ?? null, execution: workflowInfo().firstExecutionRunId, at: this.now() };
+    const head = await (this.host ?? shared).recordAudit({ ...this.ref(), ...line }).catch((err: unknown) => {
       if (!isHostLost(err)) throw err;
-      return shared.recordAudit({ ...this.ref(), entry });
+      return shared.recordAudit({ ...this.ref(), ...line });
     });
     // the chain's end, kept outside the file (state, history) for `kiln audit verify`; histories from before return nothing
     if (head && typeof head.seq === 'number') this.state.auditHead = { seq: head.seq, hash: head.hash };
@@ -270,7 +286,7 @@ export class RunContext {
   async auditPreApprovals(): Promise<void> {
     while (this.unauditedPre.length) {
       const p = this.unauditedPre.shift()!;
-      await this.audit({ kind: 'pre-approval', id: p.id, decision: 'held', scope: p.scope, what: p.text.slice(0, 600), by: p.by });
+      await this.audit({ kind: 'pre-approval', id: p.id, decision: 'held', scope: p.scope, what: p.text.slice(0, 600), command: p.text, by: p.by });
     }
   }
 

@@ -13,6 +13,7 @@ import {
   humanUpdate,
   preApproveSignal,
   preApproveUpdate,
+  startedBySignal,
   statusQuery,
 } from '../shared/messages.js';
 import type { HumanDecision } from '../shared/types.js';
@@ -78,6 +79,10 @@ export function installHandlers(ctx: RunContext): void {
       },
     },
   );
+  // anyone may send one; only a start signed for this execution counts (checked by a worker), so a few are kept
+  setHandler(startedBySignal, (a) => {
+    if (a && typeof a === 'object' && ctx.startClaims.length < MAX_START_CLAIMS) ctx.startClaims.push(a);
+  });
   setHandler(cancelRequestSignal, (r) => {
     if (!r || typeof r.by !== 'string') return;
     ctx.cancelRequest = { by: r.by.slice(0, 200), reason: r.reason?.slice(0, 500), via: r.via?.slice(0, 200) };
@@ -88,6 +93,9 @@ export function installHandlers(ctx: RunContext): void {
     else ctx.human = d;
   });
 }
+
+/** Start claims kept for the worker to check: the genuine one arrives right after the start. */
+const MAX_START_CLAIMS = 8;
 
 function humanProblem(ctx: RunContext, d: HumanDecision): string | undefined {
   if (ctx.state.phase !== 'needs_human') return `the run is ${ctx.state.phase}, not waiting for a person`;

@@ -222,11 +222,14 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   const { input, state } = ctx;
   if (input.searchAttributes) upsertSearchAttributes([{ key: KilnRepo, value: input.repo }]);
   ctx.phase('preparing');
+  // who started the run is known before any approval is counted: the starter is not one of its approvers
+  const starterFirst = !!input.requestedBy && patched(STARTER_BOUND_PATCH);
+  if (starterFirst) await auditStarter(ctx);
   const apart = patched(BASELINE_APART_PATCH);
   const approvals = apart && patched(SETUP_APPROVAL_PATCH);
   let prep = await shared.prepareWorkspace.executeWithOptions(
     { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
-    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}) }] : [input],
+    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}), execution: workflowInfo().firstExecutionRunId }] : [input],
   );
   // the order of these keys is the order of state.json's fields
   state.worktree = prep.worktree;
@@ -245,7 +248,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     ctx.phase('preparing', 'setup approved: it runs');
     prep = await ctx.host!.prepareWorkspace.executeWithOptions(
       { ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) },
-      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash }],
+      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash, execution: workflowInfo().firstExecutionRunId }],
     );
     ctx.useWorkspace(prep);
   }
@@ -256,7 +259,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   }
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
   if (apart && prep.checks.length) takeBaselineBeside(ctx);
-  if (input.requestedBy && patched('audit-starter')) {
+  if (input.requestedBy && !starterFirst && patched('audit-starter')) {
     // the audit's first word on the run: who asked for it, as checked by the worker, not as typed
     const identity = await shared.identifyStarter({ runId: input.runId, requestedBy: input.requestedBy });
     ctx.note('note', `started by ${identity.name} (${identity.kind}${identity.tenant ? `, tenant ${identity.tenant}` : ''})`);
@@ -276,6 +279,46 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     await ctx.audit({ kind: 'sandbox', decision: 'off', what: 'commands run without the bubblewrap sandbox', by: 'run option --sandbox off' });
   }
   return true;
+}
+
+/** the starter is checked first, against a start signed for this execution (the startedBy signal) */
+const STARTER_BOUND_PATCH = 'starter-bound-to-execution';
+
+/** How long a run started with a claimed starter waits for `kiln serve`'s signed start (sent right after the start). */
+const STARTER_WAIT_MS = 10_000;
+
+/**
+ * The audit's first word on the run: who asked for it, as a worker checked it against the start
+ * `kiln serve` signed for this very execution, not as the input claims. A start the server did
+ * not sign for this execution (the input of another run sent again under its id) is recorded as
+ * the self-declared claim it is.
+ */
+async function auditStarter(ctx: RunContext): Promise<void> {
+  const { input, state } = ctx;
+  const execution = workflowInfo().firstExecutionRunId;
+  let checked = 0;
+  let identity: Awaited<ReturnType<typeof shared.identifyStarter>> | undefined;
+  const deadline = Date.now() + STARTER_WAIT_MS;
+  for (;;) {
+    const left = deadline - Date.now();
+    const arrived = left > 0 && (await condition(() => ctx.startClaims.length > checked, left, { summary: 'waiting for the signed start' }));
+    const candidates = ctx.startClaims.slice(checked);
+    checked = ctx.startClaims.length;
+    if (!arrived && identity) break;
+    identity = await shared.identifyStarter({ runId: input.runId, execution, requestedBy: input.requestedBy!, candidates });
+    if (identity.kind === 'authenticated' || !arrived) break;
+  }
+  const { repo, ...who } = identity;
+  if (who.kind === 'authenticated' && repo !== input.repo) {
+    who.kind = 'self-declared';
+    who.unverified = `the signed start names repo ${repo}, not this run's ${input.repo}`;
+  }
+  state.startedBy = { name: who.name, kind: who.kind, ...(who.tenant && who.kind === 'authenticated' ? { tenant: who.tenant } : {}) };
+  ctx.note(
+    'note',
+    `started by ${who.name} (${who.kind}${who.kind === 'authenticated' && who.tenant ? `, tenant ${who.tenant}` : ''}${who.unverified ? `; ${who.unverified}` : ''})`,
+  );
+  await ctx.audit({ kind: 'start', decision: 'started', what: input.goal.slice(0, 300), by: who.name, identity: who });
 }
 
 /** the checks on the pristine base run beside the model's first turns, not before them (issue 14) */
@@ -339,10 +382,12 @@ async function rebuildElsewhere(ctx: RunContext): Promise<LoopState> {
   const rebuild = { lostHost: lost, patch: checkpoint?.patch, turn: checkpoint?.turn ?? 0 };
   // the rebuild runs the setup again: only the one its approvers approved, and the patch rule stays known
   const approvals = ctx.prep?.patchRule || state.setupApproved ? { approvals: true, setupApproved: state.setupApproved } : undefined;
-  const prep = await shared.prepareWorkspace.executeWithOptions(
-    { ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` },
-    approvals ? [input, rebuild, approvals] : [input, rebuild],
-  );
+  const execution = workflowInfo().firstExecutionRunId;
+  const prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `rebuild worktree (host ${lost} lost)` }, [
+    input,
+    rebuild,
+    { ...approvals, execution },
+  ]);
   ctx.useWorkspace(prep);
   const restored = prep.restored;
   const what = restored?.applied

@@ -1,6 +1,6 @@
 /** An in-memory run store for the API's route tests: what Temporal would answer, without Temporal. */
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from '../../src/server/backend.js';
-import type { ApprovalDecision, HumanDecision, PendingApproval, RunInput, RunResult, RunState } from '../../src/shared/types.js';
+import type { ApprovalDecision, HumanDecision, PendingApproval, RunInput, RunResult, RunState, StartAttestation } from '../../src/shared/types.js';
 
 interface FakeRun {
   info: RunInfo;
@@ -18,6 +18,7 @@ export function pending(id = 'appr-1'): PendingApproval {
     segments: [{ argv: ['npm', 'install', 'left-pad'], text: 'npm install left-pad' }],
     rule: 'network',
     reason: 'installs a package from the network',
+    hash: `call-of-${id}`,
     requestedAt: '2026-12-01T10:00:00.000Z',
     expiresAt: '2026-12-02T10:00:00.000Z',
   };
@@ -72,6 +73,7 @@ export class FakeRunBackend implements RunBackend {
     this.runs.set(runId, {
       info: {
         runId,
+        execution: `exec-${runId}`,
         tenant,
         status: open ? 'RUNNING' : 'COMPLETED',
         open,
@@ -121,11 +123,28 @@ export class FakeRunBackend implements RunBackend {
     this.starts++;
     this.startedHere.add(input.runId);
     this.runs.set(input.runId, {
-      info: { runId: input.runId, tenant, status: 'RUNNING', open: true, phase: 'preparing', repo: input.repo, startedAt: new Date().toISOString(), memo },
+      info: {
+        runId: input.runId,
+        execution: `exec-${input.runId}`,
+        tenant,
+        status: 'RUNNING',
+        open: true,
+        phase: 'preparing',
+        repo: input.repo,
+        startedAt: new Date().toISOString(),
+        memo,
+      },
       input,
       state: fakeState(input.runId, input.repo, { phase: 'preparing', pendingApprovals: [] }),
     });
-    return { runId: input.runId, attached: false };
+    return { runId: input.runId, attached: false, execution: `exec-${input.runId}` };
+  }
+
+  /** the signed starts the server sent, by run */
+  readonly attested: Array<{ runId: string; execution: string; start: StartAttestation }> = [];
+
+  async attestStart(runId: string, execution: string, start: StartAttestation) {
+    this.attested.push({ runId, execution, start });
   }
 
   async describe(runId: string) {

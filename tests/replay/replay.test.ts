@@ -58,6 +58,7 @@ describe('replay of recorded histories', () => {
         'setup-rejected.json',
         'patch-approval.json',
         'setup-approved-host-loss.json',
+        'starter-signed.json',
       ]),
     );
   });
@@ -84,6 +85,9 @@ describe('replay of recorded histories', () => {
     expect(marked('reject.json', 'two-approvers')).toBe(false);
     expect(marked('grant-for-run.json', 'two-approvers')).toBe(false);
     expect(marked('two-approvers.json', 'two-approvers')).toBe(true);
+    // the starter checked first, against a start kiln serve signed for the execution (the startedBy signal)
+    expect(marked('two-approvers.json', 'starter-bound-to-execution')).toBe(false);
+    expect(marked('starter-signed.json', 'starter-bound-to-execution')).toBe(true);
     expect(marked('pre-approval.json', 'two-approvers')).toBe(true);
     // runs from before a turn ran its own calls replay with one activity per call
     for (const f of ['every-tool.json', 'crash-during-command.json', 'pre-approval.json']) expect(marked(f, 'turn-runs-ahead')).toBe(false);

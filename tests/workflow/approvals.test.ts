@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signApproval } from '../../src/auth/attestation.js';
-import { auditVerify } from '../../src/cli/commands/audit.js';
+import { auditFileExecution, auditVerify } from '../../src/cli/commands/audit.js';
+import { recordedAuditHead } from '../../src/client/audit-head.js';
 import { formatStatus } from '../../src/cli/commands/status.js';
 import { outcome } from '../../src/client/runs.js';
 import { approveSignal, approveUpdate, humanUpdate, preApproveSignal, preApproveUpdate } from '../../src/shared/messages.js';
@@ -31,15 +32,30 @@ afterAll(async () => {
 
 const PACKAGE = JSON.stringify({ name: 'x', version: '1.0.0', scripts: { lint: 'node -e "console.log(\'lint ran: clean\')"' } });
 
-/** What kiln serve sends for an authenticated user (src/auth/attestation.ts). */
-function signed(runId: string, d: { approvalId: string; approve: boolean; reason?: string }, user: string, tenant = 'acme', k = key): ApprovalDecision {
+/** What kiln serve sends for an authenticated user (src/auth/attestation.ts): signed for the run's execution and the call it asks about. */
+async function signed(
+  handle: RunHandle,
+  d: { approvalId: string; approve: boolean; reason?: string },
+  user: string,
+  tenant = 'acme',
+  k = key,
+  runId = handle.workflowId,
+): Promise<ApprovalDecision> {
   const issuedAt = new Date().toISOString();
+  const execution = (await handle.describe()).raw.workflowExecutionInfo!.firstRunId!;
+  const st = await t.waitFor(handle, () => true);
+  const call = st.pendingApprovals.find((a) => a.id === d.approvalId)?.hash ?? '';
   return {
     ...d,
     scope: 'once',
     by: user,
-    attestation: signApproval(k, { runId, approvalId: d.approvalId, approve: d.approve, scope: 'once', user, tenant, issuedAt }),
+    attestation: signApproval(k, { execution, runId, approvalId: d.approvalId, call, approve: d.approve, scope: 'once', user, tenant, issuedAt }),
   };
+}
+
+/** `kiln audit verify` as the CLI runs it: the head from the execution the audit names. */
+async function verified(handle: RunHandle, repo: string): Promise<string> {
+  return auditVerify(repo, handle.workflowId, await recordedAuditHead(handle, t.env.client, await auditFileExecution(repo, handle.workflowId)));
 }
 
 function auditOf(artifactsDir: string): Array<Record<string, unknown>> {
@@ -96,7 +112,7 @@ describe('pre-approvals (kiln approve RUN --pre)', () => {
     expect(second.preApprovals?.map((p) => p.id)).toEqual(['pre-2', 'pre-3']);
     expect(second.log.map((l) => l.text)).toContain('ap-2 answered by pre-approval pre-1 of alice: run_command: npm run lint');
     // a decision signed by kiln serve is recorded as its authenticated user
-    await handle.executeUpdate(approveUpdate, { args: [signed(input.runId, { approvalId: 'ap-3', approve: true }, 'carol')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, { approvalId: 'ap-3', approve: true }, 'carol')] });
 
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
@@ -115,7 +131,7 @@ describe('pre-approvals (kiln approve RUN --pre)', () => {
         identity: { kind: 'authenticated', name: 'carol', tenant: 'acme' },
       }),
     ]);
-    expect(await auditVerify(repo, input.runId)).toMatch(/^ok, \d+ entries/);
+    expect(await verified(handle, repo)).toMatch(/^ok, \d+ entries/);
   });
 });
 
@@ -136,7 +152,6 @@ describe('two approvers (policy approvals.twoPerson)', () => {
       ],
     });
     const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
-    const runId = input.runId;
     const handle = await t.start(input);
     const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
     expect(st.pendingApprovals[0]).toMatchObject({ id: 'ap-1', approvals: { needed: 2, authenticated: true, by: [] } });
@@ -148,29 +163,29 @@ describe('two approvers (policy approvals.twoPerson)', () => {
     await handle.signal(approveSignal, { ...ap1, by: 'root' });
     await logHas(handle, 'the approval by root (self-declared) does not count');
     // signed with a key that is not the server's
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'alice', 'acme', randomBytes(32))] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, ap1, 'alice', 'acme', randomBytes(32))] });
     await logHas(handle, 'the signature does not verify');
     // bob's genuine signature, but for another run
-    await handle.executeUpdate(approveUpdate, { args: [{ ...signed('another-run', ap1, 'bob'), by: 'bob' }] });
+    await handle.executeUpdate(approveUpdate, { args: [{ ...(await signed(handle, ap1, 'bob', 'acme', key, 'another-run')), by: 'bob' }] });
     await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('does not verify')).length === 2);
 
-    const alice = signed(runId, ap1, 'alice');
+    const alice = await signed(handle, ap1, 'alice');
     await handle.executeUpdate(approveUpdate, { args: [alice] });
     const one = await t.waitFor(handle, (s) => s.pendingApprovals[0]?.approvals?.by.length === 1);
     expect(formatStatus(one)).toContain('1 of 2 approvals (alice)');
     expect(one.phase).toBe('awaiting_approval');
     // the same signed decision again, and alice signing anew: one person counts once
     await handle.executeUpdate(approveUpdate, { args: [alice] });
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, ap1, 'alice')] });
     await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('the same person counts once')).length === 2);
     expect((await t.waitFor(handle, () => true)).pendingApprovals[0]?.approvals?.by).toEqual(['alice']);
 
     // a second person of the tenant: the call runs; the next one is approved by alice and rejected by bob
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, ap1, 'bob')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, ap1, 'bob')] });
     await t.waitFor(handle, (s) => s.pendingApprovals[0]?.id === 'ap-2');
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-2', approve: true }, 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, { approvalId: 'ap-2', approve: true }, 'alice')] });
     await t.waitFor(handle, (s) => s.pendingApprovals[0]?.approvals?.by.length === 1);
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-2', approve: false, reason: 'not this week' }, 'bob')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, { approvalId: 'ap-2', approve: false, reason: 'not this week' }, 'bob')] });
 
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
@@ -184,12 +199,12 @@ describe('two approvers (policy approvals.twoPerson)', () => {
       ['ap-2', 'approved', 'alice', 'authenticated', '1 of 2'],
       ['ap-2', 'rejected', 'bob', 'authenticated', ''],
     ]);
-    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+    expect(await verified(handle, repo)).toMatch(/^ok, \d+ entries/);
   });
 });
 
 describe('setup with network and a large patch (policy approvals.setup, setup: twoPerson, approvals.patch)', () => {
-  const approve = (runId: string, approvalId: string, user: string) => signed(runId, { approvalId, approve: true }, user);
+  const approve = (handle: RunHandle, approvalId: string, user: string) => signed(handle, { approvalId, approve: true }, user);
 
   it('a setup: two-person setup does not run until two different people approve it; the same person twice counts once', async () => {
     const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': JSON.stringify({ approvals: { twoPerson: ['setup:echo*'] } }) });
@@ -212,7 +227,6 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       heartbeatTimeoutMs: 15_000,
       setup: ['echo fetched > setup-marker.txt'],
     });
-    const { runId } = input;
     const handle = await t.start(input);
     const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
     expect(st.phase).toBe('awaiting_approval');
@@ -227,14 +241,14 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
     // held: nothing of the setup has run yet
     expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(false);
 
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-1', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-1', 'alice')] });
     await logHas(handle, 'the same person counts once');
     const one = await t.waitFor(handle, () => true);
     expect(one.pendingApprovals[0]?.approvals?.by).toEqual(['alice']);
     expect(one.phase).toBe('awaiting_approval');
     expect(existsSync(join(st.worktree!, 'setup-marker.txt'))).toBe(false);
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'bob')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-1', 'bob')] });
 
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
@@ -243,7 +257,7 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       ['ap-1', 'approved', 'alice', '1 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
       ['ap-1', 'approved', 'bob', '2 of 2', 'setup: echo fetched > setup-marker.txt (with network)'],
     ]);
-    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+    expect(await verified(handle, repo)).toMatch(/^ok, \d+ entries/);
   });
 
   it('a rejected setup never runs: the run is blocked before any model turn; control: a setup no rule names runs without asking', async () => {
@@ -289,7 +303,6 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       ],
     });
     const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
-    const { runId } = input;
     const handle = await t.start(input);
     const st = await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
     expect(st.phase).toBe('awaiting_approval');
@@ -300,19 +313,19 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       summary: 'patch: 10 changed lines in 1 file',
       approvals: { needed: 2, authenticated: true, by: [] },
     });
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-1', 'alice')] });
-    await handle.executeUpdate(approveUpdate, { args: [signed(runId, { approvalId: 'ap-1', approve: false, reason: 'split it up' }, 'bob')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-1', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await signed(handle, { approvalId: 'ap-1', approve: false, reason: 'split it up' }, 'bob')] });
     const human = await t.waitFor(handle, (s) => s.phase === 'needs_human');
     expect(human.reason).toBe('the patch (10 changed lines) was rejected by bob: split it up');
 
     // accepting the work is not approving the patch: its approvers are asked again
     await handle.executeUpdate(humanUpdate, { args: [{ action: 'accept', by: 'dave' }] });
     await t.waitFor(handle, (s) => s.pendingApprovals[0]?.id === 'ap-2');
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'alice')] });
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-2', 'alice')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-2', 'alice')] });
     await t.waitFor(handle, (s) => s.log.filter((l) => l.text.includes('the same person counts once')).length === 1);
     expect((await t.waitFor(handle, () => true)).phase).toBe('awaiting_approval');
-    await handle.executeUpdate(approveUpdate, { args: [approve(runId, 'ap-2', 'erin')] });
+    await handle.executeUpdate(approveUpdate, { args: [await approve(handle, 'ap-2', 'erin')] });
 
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
@@ -324,7 +337,7 @@ describe('setup with network and a large patch (policy approvals.setup, setup: t
       ['ap-2', 'approved', 'alice', '1 of 2'],
       ['ap-2', 'approved', 'erin', '2 of 2'],
     ]);
-    expect(await auditVerify(repo, runId)).toMatch(/^ok, \d+ entries/);
+    expect(await verified(handle, repo)).toMatch(/^ok, \d+ entries/);
   });
 
   it('control: a patch at or under approvals.patch needs nobody', async () => {

@@ -3,6 +3,7 @@
  * who approved, budget share, waiting since), and `kiln list`'s filters find it through the
  * visibility store — and do not find a run that does not match.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetQuery, type FleetFilters } from '../../src/client/fleet-query.js';
 import { approveSignal } from '../../src/shared/messages.js';
@@ -10,6 +11,7 @@ import type { RunInput } from '../../src/shared/types.js';
 import { repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { signRunStart } from '../../src/auth/attestation.js';
 import { TemporalBackend } from '../../src/server/temporal-backend.js';
 import { join } from 'node:path';
 
@@ -93,9 +95,14 @@ describe('continue-as-new keeps what kiln serve set at start', () => {
       ],
     });
     const input = testInput({ repo, model: `scripted:${script}`, searchAttributes: true, allowUnverified: true, turnsPerRun: 1 });
-    const backend = new TemporalBackend(t.env.client, 'kiln-fleet-tests');
+    const key = randomBytes(32);
+    const backend = new TemporalBackend(t.env.client, 'kiln-fleet-tests', key);
     const memo = { startedBy: 'alice', bodyHash: 'a'.repeat(64), maxUsd: 5 };
-    await backend.start(input, 'acme', memo);
+    const started = await backend.start(input, 'acme', memo);
+    // as kiln serve does: the start signed for the execution Temporal named, which is where tenant and repo come from
+    const execution = started.execution!;
+    const claim = { execution, runId: input.runId, repo: input.repo, user: 'alice', tenant: 'acme', issuedAt: new Date().toISOString() };
+    await backend.attestStart(input.runId, execution, signRunStart(key, claim));
     const r = await backend.result(input.runId);
     expect(r?.state, r?.reason).toBe('succeeded');
     // the run really continued: several executions under one workflow id

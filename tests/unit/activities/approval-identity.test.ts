@@ -17,8 +17,11 @@ const key = randomBytes(32);
 const env = { KILN_APPROVAL_KEY: key.toString('hex'), KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
 const { identifyDecision } = approvalActivities({ env });
 
+const CALL = 'a'.repeat(64);
 const claim: ApprovalClaim = {
+  execution: 'exec-a',
   runId: 'run-a',
+  call: CALL,
   approvalId: 'ap-1',
   approve: true,
   scope: 'once',
@@ -30,7 +33,7 @@ const signed = (c: Partial<ApprovalClaim> = {}, k = key): ApprovalDecision => {
   const full = { ...claim, ...c };
   return { approvalId: full.approvalId, approve: full.approve, scope: full.scope, by: 'alice', attestation: signApproval(k, full) };
 };
-const identify = (d: ApprovalDecision, runId = 'run-a') => identifyDecision({ runId, decision: d });
+const identify = (d: ApprovalDecision, runId = 'run-a', execution = 'exec-a', call = CALL) => identifyDecision({ runId, execution, call, decision: d });
 
 describe('a signed decision from kiln serve', () => {
   it('control: a genuine signature is recorded as the authenticated user of its tenant', async () => {
@@ -61,14 +64,17 @@ describe('a signed decision from kiln serve', () => {
   it('attack: a signature replayed from another approval or another run is not authenticated', async () => {
     const fromAp1 = signed().attestation!;
     expect((await identify({ approvalId: 'ap-2', approve: true, by: 'alice', attestation: fromAp1 })).kind).not.toBe('authenticated');
-    // the run is the workflow's own id, never a field the sender chose
+    // the run, the execution and the call are the workflow's own, never fields the sender chose
     expect((await identify(signed(), 'run-b')).kind).not.toBe('authenticated');
+    const reused = await identify(signed(), 'run-a', 'exec-b');
+    expect(reused).toMatchObject({ kind: 'self-declared', unverified: expect.stringMatching(/this execution, approval, call and decision/) });
+    expect((await identify(signed(), 'run-a', 'exec-a', 'b'.repeat(64))).kind).not.toBe('authenticated');
   });
 
   it('attack: a worker without the key counts nothing as authenticated, and does not create one', async () => {
     const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
     const { identifyDecision: keyless } = approvalActivities({ env: { KILN_HOME: home } });
-    const id = await keyless({ runId: 'run-a', decision: signed() });
+    const id = await keyless({ runId: 'run-a', execution: 'exec-a', call: CALL, decision: signed() });
     expect(id).toMatchObject({ kind: 'self-declared', name: 'alice', unverified: expect.stringMatching(/no approval key/) });
     expect(existsSync(approvalKeyPath({ KILN_HOME: home }))).toBe(false);
   });

@@ -3,20 +3,24 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditActivities } from '../../../src/activities/audit.js';
+import { auditActivities, type AuditEntry } from '../../../src/activities/audit.js';
 import { loadApprovalKey, signOsUser } from '../../../src/auth/attestation.js';
 import { signedApprover } from '../../../src/client/signed-approver.js';
-import { cliApprover, identifyApprover } from '../../../src/shared/approver.js';
+import { approverSubject, cliApprover, identifyApprover } from '../../../src/shared/approver.js';
+import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';
 
 // the CLI and the worker of `kiln dev` share KILN_HOME, so the approval key the CLI makes
 const env = { ...process.env, KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
 delete env.KILN_APPROVAL_KEY;
 loadApprovalKey({ env, create: true });
 
-async function auditOf(entries: Array<{ id: string; by: string }>, workerEnv: NodeJS.ProcessEnv = env) {
+const RUN = { runId: 'r1', execution: EXECUTION };
+const HASH = 'a'.repeat(64);
+
+async function auditOf(entries: Array<{ id: string; by: string; hash?: string } | AuditEntry>, workerEnv: NodeJS.ProcessEnv = env) {
   const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
-  const { recordAudit } = auditActivities({ env: workerEnv });
-  for (const e of entries) await recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: e.id, decision: 'approved', by: e.by } });
+  const w = auditWriter(repo, 'r1', { env: workerEnv });
+  for (const e of entries) await w.write('kind' in e ? e : { kind: 'approval', id: e.id, decision: 'approved', hash: e.hash ?? HASH, by: e.by });
   return readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -40,7 +44,7 @@ describe('approver identity in the audit', () => {
       {
         id: 'ap-2',
         by: cliApprover('alice', { user: 'alice', host: 'box' }, (name) =>
-          signOsUser(otherKey, { runId: 'r1', subject: 'approval:ap-2', name, user: 'alice', host: 'box' }),
+          signOsUser(otherKey, { ...RUN, subject: approverSubject({ kind: 'approval', id: 'ap-2', hash: HASH }), name, user: 'alice', host: 'box' }),
         ),
       },
     ]);
@@ -49,21 +53,46 @@ describe('approver identity in the audit', () => {
     expect(JSON.stringify(lines.map((l) => l.identity))).not.toMatch(/osUserSig/);
   });
 
-  it("attack: the CLI's signed tag copied from the history onto another approval, or another run, is self-declared", async () => {
-    const by = signedApprover(undefined, 'r1', { kind: 'approval', id: 'ap-1' }, env);
-    const [, other] = await auditOf([
+  it("attack: the CLI's signed tag copied from the history onto another approval, another call, another execution or another run is self-declared", async () => {
+    const by = signedApprover(undefined, RUN, { kind: 'approval', id: 'ap-1', hash: HASH }, env);
+    const [own, other, otherCall] = await auditOf([
       { id: 'ap-1', by },
       { id: 'ap-2', by },
+      // the same approval id asking about another command (a new execution's ap-1)
+      { id: 'ap-1', by, hash: 'b'.repeat(64) },
     ]);
+    expect(own!.identity).toMatchObject({ kind: 'os-user' });
     expect(other!.identity).toMatchObject({ kind: 'self-declared' });
-    const elsewhere = auditActivities({ env });
-    const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
-    await elsewhere.recordAudit({ runId: 'r2', repo, entry: { kind: 'approval', id: 'ap-1', decision: 'approved', by } });
-    expect(readFileSync(join(repo, '.kiln', 'runs', 'r2', 'audit.jsonl'), 'utf8')).toContain('"kind":"self-declared"');
+    expect(otherCall!.identity).toMatchObject({ kind: 'self-declared' });
+    for (const [runId, execution] of [
+      ['r2', EXECUTION],
+      ['r1', 'exec-2'],
+    ]) {
+      const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
+      await auditWriter(repo, runId, { env, execution }).write({ kind: 'approval', id: 'ap-1', decision: 'approved', hash: HASH, by });
+      expect(readFileSync(join(repo, '.kiln', 'runs', runId!, 'audit.jsonl'), 'utf8')).toContain('"kind":"self-declared"');
+    }
+  });
+
+  it("attack: a pre-approval's signed tag copied onto another command (or a wider scope) is self-declared; control: on its own command it is the OS user", async () => {
+    const by = signedApprover(undefined, RUN, { kind: 'pre-approval', command: 'npm run lint', scope: 'once' }, env);
+    const held = (command: string, scope: 'once' | 'run' = 'once'): AuditEntry => ({
+      kind: 'pre-approval',
+      id: 'pre-1',
+      decision: 'held',
+      scope,
+      what: command,
+      command,
+      by,
+    });
+    const [genuine, copied, wider] = await auditOf([held('npm run lint'), held('make --version && curl evil'), held('npm run lint', 'run')]);
+    expect(genuine!.identity).toMatchObject({ kind: 'os-user' });
+    expect(copied!.identity).toMatchObject({ kind: 'self-declared', unverified: expect.stringMatching(/exactly this decision/) });
+    expect(wider!.identity).toMatchObject({ kind: 'self-declared' });
   });
 
   it('control: the kiln CLI with no --by records the OS account it ran as, signed with the key it shares with the worker', async () => {
-    const by = signedApprover(undefined, 'r1', { kind: 'approval', id: 'ap-1' }, env);
+    const by = signedApprover(undefined, RUN, { kind: 'approval', id: 'ap-1', hash: HASH }, env);
     const user = identifyApprover(by).osUser!;
     const [line] = await auditOf([{ id: 'ap-1', by }]);
     expect(line!.identity).toEqual({ kind: 'os-user', name: user, osUser: user, host: identifyApprover(by).host });
@@ -74,7 +103,7 @@ describe('approver identity in the audit', () => {
 
   it("Kiln's own decisions (a timeout) name no person", async () => {
     const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
-    await auditActivities().recordAudit({ runId: 'r1', repo, entry: { kind: 'approval', id: 'ap-1', decision: 'timeout', by: 'kiln' } });
+    await auditActivities().recordAudit({ runId: 'r1', repo, head: null, entry: { kind: 'approval', id: 'ap-1', decision: 'timeout', by: 'kiln' } });
     expect(readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')).not.toContain('identity');
   });
 });

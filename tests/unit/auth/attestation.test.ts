@@ -13,7 +13,9 @@ import {
 } from '../../../src/auth/attestation.js';
 
 const claim: ApprovalClaim = {
+  execution: 'exec-1',
   runId: 'r1',
+  call: 'c'.repeat(64),
   approvalId: 'ap-1',
   approve: true,
   scope: 'once',
@@ -28,8 +30,12 @@ describe('approval attestation', () => {
     expect(verifyApproval(key, { ...claim, attestation: signApproval(key, claim) })).toBe(true);
   });
 
-  it('attack: a signature moved to another decision, run, approval or user does not verify', () => {
+  it('attack: a signature moved to another decision, execution, run, approval, call or user does not verify', () => {
     const att = signApproval(key, claim);
+    // a new execution under the same run id, or the same approval id asking about another command
+    expect(verifyApproval(key, { ...claim, execution: 'exec-2', attestation: att })).toBe(false);
+    expect(verifyApproval(key, { ...claim, call: 'd'.repeat(64), attestation: att })).toBe(false);
+    expect(verifyApproval(key, { ...claim, execution: '', attestation: signApproval(key, { ...claim, execution: '' }) })).toBe(false);
     expect(verifyApproval(key, { ...claim, approve: false, attestation: att })).toBe(false);
     expect(verifyApproval(key, { ...claim, runId: 'r2', attestation: att })).toBe(false);
     expect(verifyApproval(key, { ...claim, approvalId: 'ap-2', attestation: att })).toBe(false);
@@ -60,13 +66,21 @@ describe('approval attestation', () => {
     expect(loadApprovalKey({ env: { KILN_APPROVAL_KEY: 'ab'.repeat(32) } })!.length).toBe(32);
   });
 
-  it('who started a run: verifies for that run only, and never as an approval (nor the reverse)', () => {
-    const start = signRunStart(key, { runId: 'r1', user: 'alice', tenant: 'acme', issuedAt: claim.issuedAt });
-    expect(verifyRunStart(key, 'r1', start)).toBe(true);
-    expect(verifyRunStart(key, 'r2', start)).toBe(false);
-    expect(verifyRunStart(key, 'r1', { ...start, user: 'mallory' })).toBe(false);
-    expect(verifyRunStart(undefined, 'r1', start)).toBe(false);
+  it('who started a run: verifies for that execution of that run only, and never as an approval (nor the reverse)', () => {
+    const c = { execution: 'exec-1', runId: 'r1', repo: '/srv/acme', user: 'alice', tenant: 'acme', issuedAt: claim.issuedAt };
+    const start = signRunStart(key, c);
+    const at = { execution: 'exec-1', runId: 'r1' };
+    expect(verifyRunStart(key, at, start)).toBe(true);
+    expect(verifyRunStart(key, { ...at, runId: 'r2' }, start)).toBe(false);
+    // the same signed start sent to a new execution that reuses the run id
+    expect(verifyRunStart(key, { ...at, execution: 'exec-2' }, start)).toBe(false);
+    expect(verifyRunStart(key, { ...at, execution: 'exec-2' }, { ...start, execution: 'exec-2' })).toBe(false);
+    for (const f of ['user', 'tenant', 'repo'] as const) expect(verifyRunStart(key, at, { ...start, [f]: 'mallory' })).toBe(false);
+    expect(verifyRunStart(undefined, at, start)).toBe(false);
+    // the claim signed before the execution existed (the input's requestedBy) verifies for none
+    expect(verifyRunStart(key, { ...at, execution: '' }, signRunStart(key, { ...c, execution: '' }))).toBe(false);
     expect(verifyApproval(key, { ...claim, user: 'alice', attestation: start })).toBe(false);
-    expect(verifyRunStart(key, 'r1', signApproval(key, { ...claim, user: 'alice' }))).toBe(false);
+    const approval = signApproval(key, { ...claim, user: 'alice' });
+    expect(verifyRunStart(key, at, { ...c, sig: approval.sig })).toBe(false);
   });
 });

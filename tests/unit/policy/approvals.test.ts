@@ -84,6 +84,18 @@ describe('precedence: a repo may add approvers, never remove them', () => {
     }
   });
 
+  it('attack: a repo cannot let the starter count as an approver, trusted or not; control: the user can, and a repo can take it back', async () => {
+    const two = ['command:make release'];
+    for (const trusted of [false, true]) {
+      expect(mergePolicy(policy({ twoPerson: two }), policy({ starterCounts: true }), trusted).policy.approvals.starterCounts).toBeUndefined();
+      expect(mergePolicy(policy({ twoPerson: two, starterCounts: true }), policy({}), trusted).policy.approvals.starterCounts).toBe(true);
+      expect(mergePolicy(policy({ starterCounts: true }), policy({ starterCounts: false }), trusted).policy.approvals.starterCounts).toBeUndefined();
+    }
+    const merged = mergePolicy(policy({ twoPerson: two, starterCounts: true }), policy({}), true).policy;
+    expect((await judge(merged, 'run_command', cmd('make release'))).needs).toMatchObject({ approvers: 2, starterCounts: true });
+    expect((await judge(policy({ twoPerson: two }), 'run_command', cmd('make release'))).needs.starterCounts).toBeUndefined();
+  });
+
   it('control: an untrusted repo may add a two-person rule and require authenticated approvers', () => {
     const merged = mergePolicy(policy({ twoPerson: ['command:make release'] }), policy({ authenticated: true, twoPerson: ['command:make deploy*'] }), false);
     expect(merged.policy.approvals).toEqual({ authenticated: true, twoPerson: ['command:make release', 'command:make deploy*'], setup: [] });

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { verifyApproval } from '../../../src/auth/attestation.js';
+import { verifyApproval, verifyRunStart } from '../../../src/auth/attestation.js';
 import { MAX_BODY_BYTES } from '../../../src/server/app.js';
 import { harness, SCRIPT } from './harness.js';
 import { pending } from '../../helpers/fake-run-backend.js';
@@ -94,11 +94,24 @@ describe('approvals', () => {
     expect((await json(r)).by).toBe('bob');
     const { d } = h.backend.decisions[0]!;
     expect(d).toMatchObject({ approvalId: 'appr-1', approve: true, scope: 'run', by: 'bob', attestation: { user: 'bob', tenant: 'acme' } });
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d })).toBe(true);
-    // the signature covers the decision: the same attestation on a rejection, another run or another user does not verify
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, approve: false })).toBe(false);
-    expect(verifyApproval(h.approvalKey, { runId: 'r2', ...d })).toBe(false);
-    expect(verifyApproval(h.approvalKey, { runId: 'r1', ...d, attestation: { ...d.attestation!, user: 'mallory' } })).toBe(false);
+    const at = { execution: 'exec-r1', runId: 'r1', call: 'call-of-appr-1' };
+    expect(verifyApproval(h.approvalKey, { ...at, ...d })).toBe(true);
+    // the signature covers the decision: the same attestation on a rejection, another execution, run, call or user does not verify
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, approve: false })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, runId: 'r2' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, execution: 'exec-other' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, call: 'call-of-appr-2' })).toBe(false);
+    expect(verifyApproval(h.approvalKey, { ...at, ...d, attestation: { ...d.attestation!, user: 'mallory' } })).toBe(false);
+  });
+
+  it('a run that does not answer (no worker) gets no signature: the call it asks about cannot be read, so 409 and nothing is sent', async () => {
+    const h = harness();
+    h.backend.add('r1', 'acme', { repo: h.acmeRepo });
+    h.backend.runs.get('r1')!.state = undefined;
+    const r = await h.call('POST', '/runs/r1/approvals/appr-1', h.t.acmeApprover, { decision: 'approve' });
+    expect(r.status).toBe(409);
+    expect((await json(r)).message).toMatch(/does not answer.*try again/);
+    expect(h.backend.decisions).toEqual([]);
   });
 
   it('a call that needs two approvers is approved once, never for the rest of the run (400 naming scope)', async () => {
@@ -152,6 +165,24 @@ describe('POST /runs', () => {
     await h.call('POST', '/runs', h.t.acmeRunner, body(h));
     await h.call('POST', '/runs', h.t.acmeRunner, body(h));
     expect(h.backend.starts).toBe(3);
+  });
+
+  it('the start is signed after Temporal names the execution, for that execution, tenant, repo and user; the input carries a claim that verifies for none', async () => {
+    const h = harness();
+    const r = await h.call('POST', '/runs', h.t.acmeRunner, body(h));
+    expect(r.status).toBe(201);
+    const runId = (await json(r)).runId as string;
+    expect(h.backend.attested).toHaveLength(1);
+    const { execution, start } = h.backend.attested[0]!;
+    expect(start).toMatchObject({ execution: `exec-${runId}`, runId, user: 'alice', tenant: 'acme' });
+    expect(start.repo).toBe((await h.backend.input(runId))!.repo);
+    expect(verifyRunStart(h.approvalKey, { execution, runId }, start)).toBe(true);
+    const claim = (await h.backend.input(runId))!.requestedBy!;
+    expect(verifyRunStart(h.approvalKey, { execution, runId }, { ...start, sig: claim.sig })).toBe(false);
+    // a start the server attached to (same Idempotency-Key) is not signed again
+    await h.call('POST', '/runs', h.t.acmeRunner, body(h), { 'Idempotency-Key': 'k' });
+    await h.call('POST', '/runs', h.t.acmeRunner, body(h), { 'Idempotency-Key': 'k' });
+    expect(h.backend.attested).toHaveLength(2);
   });
 
   it('a repo the tenant was not given is 403 with what to do; a path that resolves elsewhere (..) too', async () => {
