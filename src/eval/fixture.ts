@@ -21,7 +21,7 @@ export async function makeFixtureRepo(task: EvalTask): Promise<string> {
   const repo = join(await mkdtemp(join(tmpdir(), 'kiln-eval-')), task.name);
   if (task.source) await cp(await ensureSource(task.source), repo, { recursive: true, filter: (src) => !SKIP.test(src) });
   if (task.repoDir && existsSync(task.repoDir)) await cp(task.repoDir, repo, { recursive: true, filter: (src) => !SKIP.test(src) });
-  for (const m of task.mutations) await plant(repo, m, task.name);
+  for (const m of task.mutations ?? []) await plant(repo, m, task.name);
   const git = (...args: string[]) => runGit(repo, args, { identity: IDENTITY });
   await git('init', '-q', '-b', 'main');
   await git('add', '-A');
@@ -34,7 +34,7 @@ export async function makeFixtureRepo(task: EvalTask): Promise<string> {
  * means the task no longer matches the package it names, and the run would test something else.
  * Its replacement must then occur once too, so that the honest fix is one unambiguous edit.
  */
-export async function plant(repo: string, m: Mutation, taskName: string): Promise<void> {
+async function plant(repo: string, m: Mutation, taskName: string): Promise<void> {
   const rel = normalize(m.file);
   if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) throw new CliError(`${taskName}: mutation file ${m.file} is outside the repo`);
   const file = join(repo, rel);

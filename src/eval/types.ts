@@ -39,7 +39,7 @@ export interface EvalTask {
   /** a library fetched from its registry at eval time: the fixture's base */
   source?: TaskSource;
   /** the planted bug: applied in order to the fixture before it is committed */
-  mutations: Mutation[];
+  mutations?: Mutation[];
   expectedFiles: string[];
   tests: string[];
   checks: string[];
