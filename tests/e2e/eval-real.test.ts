@@ -4,7 +4,7 @@
  * planted by one mutation, and a scripted coder whose edit is that mutation's inverse — an honest
  * fix. Every one must end `succeeded` in one attempt; a verdict that refuses one is the verifier's
  * fault. Needs a fresh build and the registries (setup installs test tools with network; the checks
- * run offline in the sandbox). Two runs at a time: 6 min 4 s on 2 cores, fetches included.
+ * run offline in the sandbox). Two runs at a time: 5 to 6 minutes on 2 cores, fetches included.
  */
 import { execa } from 'execa';
 import { mkdtempSync, readFileSync } from 'node:fs';
