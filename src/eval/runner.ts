@@ -14,7 +14,7 @@ import { kilnHomeDir, trustRepo } from '../policy/trust.js';
 import { isClosed, outcome, readState, sendApproval, sendHuman, startRun } from '../client/runs.js';
 import { artifactsDir } from '../shared/paths.js';
 import type { RunInput, RunResult } from '../shared/types.js';
-import { makeFixtureRepo } from './fixture.js';
+import { makeFixtureRepo, prepareSources } from './fixture.js';
 import { totalsOf } from './report.js';
 import { readArtifacts, scoreRun, type RunArtifacts } from './score.js';
 import type { EvalReport, EvalSuite, EvalTask, Observed, RunScore } from './types.js';
@@ -40,6 +40,7 @@ export interface RunSuiteOptions {
 }
 
 export async function runSuite(o: RunSuiteOptions): Promise<EvalReport> {
+  await prepareSources(o.suite.tasks, o.log);
   const scratch = await mkdtemp(join(tmpdir(), 'kiln-eval-server-'));
   const env = o.env ?? (await startEmbedded({ dbFile: join(scratch, 'temporal.db'), worker: true, log: o.log }));
   if (!o.env) o.log(`Temporal dev server ${env.address} · Web UI ${env.uiUrl}`);

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { loadScript } from '../model/index.js';
 import { UsageError } from '../shared/errors.js';
 import { loadJsonFile } from '../shared/zod-error.js';
+import { parseIntegrity, parseSpec, SOURCE_KINDS, type TaskSource } from './source.js';
 import { FAILURE_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type TaskBudgets } from './types.js';
 
 const PHASES = ['succeeded', 'blocked', 'needs_human', 'cancelled'] as const;
@@ -30,12 +31,40 @@ const expectSchema = z.strictObject({
   reflections: z.number().int().min(0).optional(),
 });
 
+/** `{ "npm": "qs@6.13.0", "integrity": "sha512-…" }`: exactly one registry, and the archive's pinned hash. */
+const sourceSchema = z
+  .strictObject({
+    npm: z.string().optional(),
+    pypi: z.string().optional(),
+    go: z.string().optional(),
+    crate: z.string().optional(),
+    integrity: z.string().refine((s) => typeof parseIntegrity(s) !== 'string', 'expected sha512-<base64>, sha256:<hex> or a Go h1: sum'),
+  })
+  .transform((s, ctx): TaskSource => {
+    const kinds = SOURCE_KINDS.filter((k) => s[k] !== undefined);
+    if (kinds.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: `name exactly one of ${SOURCE_KINDS.join(', ')}` });
+      return z.NEVER;
+    }
+    const kind = kinds[0]!;
+    const spec = parseSpec(kind, s[kind]!);
+    if (typeof spec === 'string') {
+      ctx.addIssue({ code: 'custom', path: [kind], message: spec });
+      return z.NEVER;
+    }
+    return { kind, spec: s[kind]!, integrity: s.integrity };
+  });
+
+const mutationSchema = z.strictObject({ file: z.string().min(1), find: z.string().min(1), replace: z.string() });
+
 const taskSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$/, 'letters, digits, ".", "_" or "-"'),
   kind: z.enum(TASK_KINDS),
   goal: z.string().trim().min(1),
   description: z.string().optional(),
-  repo: z.string().default('repo'),
+  repo: z.string().optional(),
+  source: sourceSchema.optional(),
+  mutation: z.union([mutationSchema, z.array(mutationSchema).min(1)]).optional(),
   expected_files: z.array(z.string().min(1)).default([]),
   tests: z.array(z.string().min(1)).default([]),
   checks: z.array(z.string().min(1)).default([]),
@@ -80,8 +109,10 @@ export async function loadSuite(dirArg: string, only?: string[]): Promise<EvalSu
 async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks: string[]): Promise<EvalTask> {
   const file = join(dir, 'task.json');
   const t = await loadJson(taskSchema, file);
-  const repoDir = resolve(dir, t.repo);
-  if (!existsSync(repoDir) || !statSync(repoDir).isDirectory()) throw new UsageError(`${file}: repo ${t.repo}: no such folder`);
+  // with a source, the repo folder only lays the task's own files over the package, and may be absent
+  const repoDir = resolve(dir, t.repo ?? 'repo');
+  const hasRepo = existsSync(repoDir) && statSync(repoDir).isDirectory();
+  if (!hasRepo && (!t.source || t.repo !== undefined)) throw new UsageError(`${file}: repo ${t.repo ?? 'repo'}: no such folder`);
   let script: string | undefined;
   if (t.script) {
     script = resolve(dir, t.script);
@@ -93,7 +124,9 @@ async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks:
     goal: t.goal,
     description: t.description,
     dir,
-    repoDir,
+    ...(hasRepo ? { repoDir } : {}),
+    ...(t.source ? { source: t.source } : {}),
+    mutations: t.mutation === undefined ? [] : Array.isArray(t.mutation) ? t.mutation : [t.mutation],
     expectedFiles: t.expected_files,
     tests: t.tests,
     checks: t.checks.length ? t.checks : defaultChecks,

@@ -1,5 +1,6 @@
 /** What an eval reads (suite and tasks) and what it writes (one score per run, totals). */
 import type { Phase, Usage, Verdict } from '../shared/types.js';
+import type { TaskSource } from './source.js';
 
 export const TASK_KINDS = ['bugfix', 'feature', 'refactor'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
@@ -33,8 +34,12 @@ export interface EvalTask {
   description?: string;
   /** the task's folder */
   dir: string;
-  /** the fixture repo's files, copied and committed afresh for every run */
-  repoDir: string;
+  /** the fixture repo's files, copied and committed afresh for every run; laid over `source` when there is one */
+  repoDir?: string;
+  /** a library fetched from its registry at eval time: the fixture's base */
+  source?: TaskSource;
+  /** the planted bug: applied in order to the fixture before it is committed */
+  mutations?: Mutation[];
   expectedFiles: string[];
   tests: string[];
   checks: string[];
@@ -43,6 +48,13 @@ export interface EvalTask {
   script?: string;
   budgets: TaskBudgets;
   expect: TaskExpectation;
+}
+
+/** One exact replacement in one file of the fixture. */
+export interface Mutation {
+  file: string;
+  find: string;
+  replace: string;
 }
 
 export interface EvalSuite {

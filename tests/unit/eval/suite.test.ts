@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,10 +16,11 @@ describe('loadSuite', () => {
     expect(fix.budgets).toMatchObject({ maxTurns: 12, maxUsd: 2 });
     const cancel = s.tasks.find((t) => t.name === 'add-order-cancel-api')!;
     expect(cancel.expectedFiles).toEqual(['src/modules/order/controller.js', 'src/modules/order/service.js']);
-    // the real library: its license and its own tests ship with it; setup installs, checks run offline
+    // the real library comes from its PyPI sdist at eval time, pinned; the task keeps only its own files
     const lib = s.tasks.find((t) => t.name === 'fix-inflection-acronyms')!;
-    expect(readFileSync(join(lib.repoDir, 'LICENSE'), 'utf8')).toContain('Copyright (C) 2012-2020 Janne Vanhala');
-    expect(readFileSync(join(lib.repoDir, 'test_inflection.py'), 'utf8')).toContain('def test_underscore(');
+    expect(lib.source).toEqual({ kind: 'pypi', spec: 'inflection==0.5.1', integrity: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(readdirSync(lib.repoDir!)).toEqual(['.gitignore']);
+    expect(lib.mutations).toEqual([{ file: 'inflection/__init__.py', find: expect.stringContaining('([A-Z]+)([A-Z][a-z])'), replace: expect.any(String) }]);
     expect(lib.tests).toEqual(['test_inflection.py']);
     expect(lib.setup.some((c) => /pip install .*-e \./.test(c))).toBe(true);
     expect(lib.checks).toEqual(['.venv/bin/python -m pytest -q -p no:cacheprovider test_inflection.py']);
@@ -30,6 +31,38 @@ describe('loadSuite', () => {
     const classes = new Set(s.tasks.map((t) => t.expect.failureClass).filter(Boolean));
     expect(classes).toEqual(new Set(['model', 'tool', 'policy', 'verifier', 'infrastructure']));
     expect(new Set(s.tasks.map((t) => t.repoDir))).toEqual(new Set([join(ROOT, 'examples', 'eval-failures', 'fixtures', 'discount')]));
+  });
+
+  it('loads the real-library suite: every task fetched from a registry, pinned, with one planted bug', async () => {
+    const s = await loadSuite(join(ROOT, 'examples', 'eval-real'));
+    expect(new Set(s.tasks.map((t) => t.source!.kind))).toEqual(new Set(['npm', 'pypi', 'go', 'crate']));
+    for (const t of s.tasks) {
+      expect(t.mutations, t.name).toHaveLength(1);
+      expect(t.expectedFiles, t.name).toEqual([t.mutations![0]!.file]);
+      expect(t.expect, t.name).toEqual({ outcome: 'succeeded', attempts: 1 });
+    }
+  });
+
+  it('refuses a source that names no registry, two, a range, or a weak hash; a task with a source needs no repo folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-suite-'));
+    mkdirSync(join(dir, 't'));
+    const write = (source: unknown) => writeFileSync(join(dir, 't', 'task.json'), JSON.stringify({ name: 't', kind: 'bugfix', goal: 'x', source }));
+    const pin = 'sha512-zRpUiDwd/xk6ADqPMATG8vc9VPrkck7T07OIx0gnjmJAnHnTVXNQG3vfvWNuiZIkwu9KrKdA1iJKfsfTVxE6NA==';
+    write({ integrity: pin });
+    await expect(loadSuite(dir)).rejects.toThrow(/t\/task.json: source: name exactly one of npm, pypi, go, crate/);
+    write({ npm: 'a@1.0.0', pypi: 'a==1.0.0', integrity: pin });
+    await expect(loadSuite(dir)).rejects.toThrow(/name exactly one/);
+    write({ npm: 'a@^1.0.0', integrity: pin });
+    await expect(loadSuite(dir)).rejects.toThrow(/source\.npm: expected name@version/);
+    write({ npm: 'a@1.0.0', integrity: 'sha1-abc=' });
+    await expect(loadSuite(dir)).rejects.toThrow(/source\.integrity: expected sha512/);
+    write({ npm: 'a@1.0.0', integrity: pin });
+    const t = (await loadSuite(dir)).tasks[0]!;
+    expect(t).toMatchObject({ source: { kind: 'npm', spec: 'a@1.0.0', integrity: pin }, mutations: [] });
+    expect(t.repoDir).toBeUndefined();
+    // without a source, the repo folder is the fixture and must be there
+    writeFileSync(join(dir, 't', 'task.json'), JSON.stringify({ name: 't', kind: 'bugfix', goal: 'x' }));
+    await expect(loadSuite(dir)).rejects.toThrow(/repo repo: no such folder/);
   });
 
   it('picks tasks by name and refuses unknown ones', async () => {
