@@ -15,14 +15,18 @@ const num = (s: string | undefined) => (s ? Number(s) : 0);
 /** A check may run a runner more than once: every summary line counts. */
 const sum = (out: string, re: RegExp) => [...out.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
 
-/** node:test and any TAP producer: "ok 1 - name", "not ok 2 - name # SKIP", "# pass 3". */
+/**
+ * node:test and any TAP producer: "ok 1 - name", "not ok 2 - name # SKIP", "# pass 3". TAP makes
+ * the dash optional and tape leaves it out ("ok 1 should be equal"), and tape pads its summary
+ * ("# pass  200").
+ */
 const tap: Parser = (out, r) => {
-  const summary = /^# (?:pass|tests) \d+/m.test(out);
+  const summary = /^# (?:pass|tests)[ \t]+\d+/m.test(out);
   let seen = false;
   // a node:test file reports its own subtests first, then itself as one test: leaves only
   const lines = out.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const m = /^(\s*)(not ok|ok) \d+ - (.+?)[ \t\r]*$/.exec(lines[i]!);
+    const m = /^(\s*)(not ok|ok) \d+(?: - | )(.+?)[ \t\r]*$/.exec(lines[i]!);
     if (!m) continue;
     seen = true;
     const indent = m[1]!.length;
@@ -38,10 +42,10 @@ const tap: Parser = (out, r) => {
     add(r, name, status);
   }
   if (!seen && !summary) return false;
-  if (/^# (?:pass|fail) \d+/m.test(out)) {
-    r.passed += sum(out, /^# pass (\d+)/gm);
-    r.failed += sum(out, /^# fail (\d+)/gm);
-    r.skipped += sum(out, /^# (?:skipped|skip|todo) (\d+)/gm);
+  if (/^# (?:pass|fail)[ \t]+\d+/m.test(out)) {
+    r.passed += sum(out, /^# pass[ \t]+(\d+)/gm);
+    r.failed += sum(out, /^# fail[ \t]+(\d+)/gm);
+    r.skipped += sum(out, /^# (?:skipped|skip|todo)[ \t]+(\d+)/gm);
   } else countNames(r);
   return true;
 };

@@ -137,3 +137,43 @@ describe('unittest: an expected failure is not a pass', () => {
     });
   });
 });
+
+describe('tape: TAP without the dash, a padded summary', () => {
+  const base = [
+    'TAP version 13',
+    '# length',
+    'ok 1 should be equal',
+    'not ok 2 nothing waiting',
+    '  ---',
+    '    operator: equal',
+    '  ...',
+    '',
+    '1..2',
+    '# tests 2',
+    '# pass  1',
+    '# fail  1',
+    '',
+  ].join('\n');
+  const fixed = ['TAP version 13', '# length', 'ok 1 should be equal', 'ok 2 nothing waiting', '', '1..2', '# tests 2', '# pass  2', '', '# ok', ''].join('\n');
+
+  it('reads the counts and the names, so an honest fix is judged by its tests', () => {
+    const b = parseTestOutput(base);
+    expect(b).toMatchObject({ passed: 1, failed: 1 });
+    expect(b.tests['nothing waiting']).toBe('fail');
+    const j = judgeCheck(
+      { command: 'npx tape test/test.js', exitCode: 0, timedOut: false, output: fixed },
+      baselineOf({ command: 'npx tape test/test.js', exitCode: 1, timedOut: false, output: base }),
+    );
+    expect(j.findings).toEqual([]);
+    expect(j.passed).toBe(true);
+  });
+
+  it('attack: the failing assertion gone with fewer tests is still a finding', () => {
+    const fewer = ['TAP version 13', 'ok 1 should be equal', '', '1..1', '# tests 1', '# pass  1', ''].join('\n');
+    const j = judgeCheck(
+      { command: 'npx tape', exitCode: 0, timedOut: false, output: fewer },
+      baselineOf({ command: 'npx tape', exitCode: 1, timedOut: false, output: base }),
+    );
+    expect(j.passed).toBe(false);
+  });
+});
