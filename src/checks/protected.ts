@@ -171,24 +171,32 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
   }
 }
 
+/** Above this many protected files, whole protected folders are held instead (bwrap's mounts are not free). */
+const MAX_FILE_MOUNTS = 2000;
 /** A name no real file has: a folder whose every possible child is protected is protected whole. */
 const ANY_CHILD = '\u0000kiln-any-child';
 
 /**
- * What to hold read-only in a worktree for the protected set, given the worktree's files (relative
- * paths): a folder that the set protects with everything in it (`test/`, `.github/`) as one path,
- * so a new file there fails too; any other protected file on its own. `.git` and `.kiln` always.
+ * What to hold read-only in a worktree for the protected set, given the base's files (relative
+ * paths): each protected file on its own, so a test run may still write new files beside them
+ * (bytecode, outputs) — a new file in a protected folder never reaches the verdict: the verifier
+ * takes the base's tree of protected paths. `.git` and `.kiln` always. In a repository with more
+ * protected files than the mounts allow, a folder the set protects whole is held as one.
  */
 export function protectedMounts(set: ProtectedSet, files: readonly string[]): string[] {
   const out = new Set<string>(['.git', '.kiln']);
+  const held = files.filter((f) => set.isProtected(f));
+  if (held.length <= MAX_FILE_MOUNTS) {
+    for (const f of held) out.add(f);
+    return [...out].sort();
+  }
   const wholeDir = new Map<string, boolean>();
   const isWhole = (dir: string) => {
     let v = wholeDir.get(dir);
     if (v === undefined) wholeDir.set(dir, (v = set.isProtected(`${dir}/${ANY_CHILD}`)));
     return v;
   };
-  for (const f of files) {
-    if (!set.isProtected(f)) continue;
+  for (const f of held) {
     const parts = f.split('/');
     let chosen = f;
     for (let i = 1; i < parts.length; i++) {

@@ -82,7 +82,7 @@ describe('protected sections', () => {
 });
 
 describe('protectedMounts: what the kernel holds read-only in a worktree', () => {
-  it('a protected folder is one mount (new files in it fail too); a protected file elsewhere is its own; product code is never held', () => {
+  it('each protected file is its own mount (a test run may still write beside it); product code is never held', () => {
     const set = protectedSet([], ['npm test', 'make check']);
     const files = [
       'src/ring.js',
@@ -95,6 +95,21 @@ describe('protectedMounts: what the kernel holds read-only in a worktree', () =>
       'lib/util.py',
       'tests/test_util.py',
     ];
-    expect(protectedMounts(set, files)).toEqual(['.git', '.github', '.kiln', 'Makefile', 'src/ring.test.js', 'test', 'tests']);
+    expect(protectedMounts(set, files)).toEqual([
+      '.git',
+      '.github/workflows/ci.yml',
+      '.kiln',
+      'Makefile',
+      'src/ring.test.js',
+      'test/a.js',
+      'test/fixtures/x.json',
+      'tests/test_util.py',
+    ]);
+  });
+
+  it('a repository with thousands of protected files holds whole protected folders instead', () => {
+    const set = protectedSet([], ['npm test']);
+    const files = [...Array.from({ length: 2500 }, (_, i) => `test/t${i}.test.js`), 'src/a.test.js', 'src/a.js'];
+    expect(protectedMounts(set, files)).toEqual(['.git', '.kiln', 'src/a.test.js', 'test']);
   });
 });
