@@ -14,7 +14,7 @@
  *
  * Each class carries the observation that put the file there, for the person who reviews it.
  */
-import { basename, dirname } from 'node:path';
+import { basename, dirname, extname } from 'node:path';
 import { pythonModuleName, reached, used, type Access, type CheckTrace } from './trace.js';
 
 export type InfluenceClass = 'product' | 'harness' | 'new' | 'untouched';
@@ -64,6 +64,19 @@ function shadowedModule(path: string, base: CheckTrace): string | undefined {
   return mod && base.outsideModules.has(mod) ? mod : undefined;
 }
 
+/**
+ * A file the base's checks read in the same folder with the same extension: a new `.go` file in a
+ * package under test is compiled into it (the toolchain takes the folder), as a new `.java` under
+ * a source root is. Resolution by folder is how those ecosystems reach product code.
+ */
+function siblingReadOnBase(path: string, base: CheckTrace): string | undefined {
+  const dir = dirname(path);
+  const ext = extname(path);
+  if (!ext) return undefined;
+  for (const [p, a] of base.inside) if (dirname(p) === dir && extname(p) === ext && p !== path && (a.has('read') || a.has('exec'))) return p;
+  return undefined;
+}
+
 export function classifyChanges(changes: Change[], base: CheckTrace, verified: CheckTrace | undefined): Influence[] {
   return changes.map(({ status, path }) => {
     const shadowOf = runInPlaceOf(path, base, verified);
@@ -76,6 +89,8 @@ export function classifyChanges(changes: Change[], base: CheckTrace, verified: C
     if (mod) return { path, class: 'harness', how: `a top-level module named like the toolchain's \`${mod}\`, which the base's check loaded` };
     if (status !== 'A' && used(base, path)) return { path, class: 'product', how: 'read by the check on the base' };
     if (reached(base, path)) return { path, class: 'product', how: 'looked for by the check on the base' };
+    const sibling = status === 'A' && verified && used(verified, path) ? siblingReadOnBase(path, base) : undefined;
+    if (sibling) return { path, class: 'product', how: `a new file beside ${sibling}, which the check read on the base, and used the same way` };
     if (!verified) return { path, class: 'new', how: 'the verified run was not traced' };
     if (used(verified, path) || verified.inside.get(path)?.has('probe')) return { path, class: 'new', how: 'used by the check, not reached on the base' };
     return { path, class: 'untouched', how: 'not reached by the check' };

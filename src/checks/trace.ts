@@ -182,9 +182,11 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
       if (mod) trace.outsideModules.add(mod);
     }
   }
-  // a process runs tests when it or one of its ancestors loaded a test file
+  // a process runs tests when it or one of its ancestors loaded a test file; a check that loads no
+  // test file at all (a build, a linter, `test -f`) cannot be split into runner and tests: all of it counts
   const testing = new Map<string, boolean>();
   const runsTests = (pid: string): boolean => {
+    if (!readTests.size) return true;
     const known = testing.get(pid);
     if (known !== undefined) return known;
     testing.set(pid, false);

@@ -58,6 +58,28 @@ describe('what the base reached is product code', () => {
     expect(got).toEqual({ 'src/ring.js': 'product', 'src/ring': 'product', '.npmrc': 'harness', 'README.md': 'untouched' });
   });
 
+  it('a new file beside code the base compiled, of the same kind, is product (a new .go file in a package under test); control: a new package is not', async () => {
+    const go = (extra: string[]) => [
+      `30 execve("/usr/local/go/pkg/tool/linux_amd64/compile", ["compile"], 0x0) = 0`,
+      `30 openat(AT_FDCWD, "${ROOT}/ring.go", O_RDONLY|O_CLOEXEC) = 3`,
+      `30 openat(AT_FDCWD, "${ROOT}/ring_test.go", O_RDONLY|O_CLOEXEC) = 3`,
+      ...extra,
+    ];
+    const base = await trace(go([]));
+    const verified = await trace(
+      go([`30 openat(AT_FDCWD, "${ROOT}/drop.go", O_RDONLY|O_CLOEXEC) = 3`, `30 openat(AT_FDCWD, "${ROOT}/merge/__init__.py", O_RDONLY) = 3`]),
+    );
+    const got = classifyChanges(
+      [
+        { status: 'A', path: 'drop.go' },
+        { status: 'A', path: 'merge/__init__.py' },
+      ],
+      base,
+      verified,
+    );
+    expect(got.map((g) => g.class)).toEqual(['product', 'new']);
+  });
+
   it("a fork's cwd follows it: a relative path in a child is placed under its parent's directory", async () => {
     const t = await trace([
       `10 chdir("${ROOT}/pkg") = 0`,
@@ -89,19 +111,19 @@ describe('harness: how the tests run, whatever the file is called', () => {
   it('attack: a file only the runner uses (no process that loaded a test read it) is harness; control: a new module the tests import is not', async () => {
     const base = await trace(npmThenNode());
     const verified = await trace(
-      npmThenNode([`10 openat(AT_FDCWD, "${ROOT}/tools/preload.js", O_RDONLY) = 21`, `11 openat(AT_FDCWD, "${ROOT}/src/helpers.js", O_RDONLY) = 22`]),
+      npmThenNode([`10 openat(AT_FDCWD, "${ROOT}/tools/preload.js", O_RDONLY) = 21`, `11 openat(AT_FDCWD, "${ROOT}/lib/helpers.js", O_RDONLY) = 22`]),
     );
     const got = Object.fromEntries(
       classifyChanges(
         [
           { status: 'A', path: 'tools/preload.js' },
-          { status: 'A', path: 'src/helpers.js' },
+          { status: 'A', path: 'lib/helpers.js' },
         ],
         base,
         verified,
       ).map((i) => [i.path, i.class]),
     );
-    expect(got).toEqual({ 'tools/preload.js': 'harness', 'src/helpers.js': 'new' });
+    expect(got).toEqual({ 'tools/preload.js': 'harness', 'lib/helpers.js': 'new' });
   });
 
   it('a child the test process starts runs tests too: the product CLI it runs is not runner-only', async () => {
@@ -143,6 +165,20 @@ describe('harness: how the tests run, whatever the file is called', () => {
     expect(rewrittenByChecks(tracked, base, verified).map((i) => i.path)).toEqual(['test_more.js']);
   });
 
+  it('a check that loads no test file (a build, `test -f`) is all code under test: what it looked for is product', async () => {
+    const base = await trace([
+      `10 execve("/usr/bin/bash", ["bash", "-c", "test -f b.txt"], 0x0) = 0`,
+      `10 newfstatat(AT_FDCWD, "b.txt", 0x7ffe, 0) = -1 ENOENT (No such file or directory)`,
+    ]);
+    const verified = await trace([
+      `10 execve("/usr/bin/bash", ["bash", "-c", "test -f b.txt"], 0x0) = 0`,
+      `10 newfstatat(AT_FDCWD, "b.txt", {st_mode=S_IFREG|0644, st_size=4, ...}, 0) = 0`,
+    ]);
+    const got = classifyChanges([{ status: 'A', path: 'b.txt' }], base, verified);
+    expect(got[0]!.class).toBe('product');
+    expect(counterfactualNeeded(got, verified)).toBe(false);
+  });
+
   it('without any test file in the trace, nothing is called runner-only (nobody can tell)', async () => {
     const t = await trace([`10 execve("/usr/bin/make", ["make"], 0x0) = 0`, `10 openat(AT_FDCWD, "${ROOT}/Makefile", O_RDONLY) = 3`]);
     expect(t.runnerOnly.size).toBe(0);
@@ -155,11 +191,11 @@ describe('the counterfactual', () => {
     const onlyProduct = classifyChanges([{ status: 'M', path: 'src/ring.js' }], base, await trace(npmThenNode()));
     expect(productPaths(onlyProduct)).toEqual(['src/ring.js']);
     expect(counterfactualNeeded(onlyProduct, base)).toBe(false);
-    const verified = await trace(npmThenNode([`11 openat(AT_FDCWD, "${ROOT}/src/extra.js", O_RDONLY) = 22`]));
+    const verified = await trace(npmThenNode([`11 openat(AT_FDCWD, "${ROOT}/vendor/extra.js", O_RDONLY) = 22`]));
     const withNew = classifyChanges(
       [
         { status: 'M', path: 'src/ring.js' },
-        { status: 'A', path: 'src/extra.js' },
+        { status: 'A', path: 'vendor/extra.js' },
       ],
       base,
       verified,
