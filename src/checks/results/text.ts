@@ -61,7 +61,13 @@ const vitest: Parser = (out, r) => {
   }
   for (const f of out.matchAll(/^[ \t]*FAIL\s+(\S+\.(?:test|spec)\.\S+ > .+?)[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
   for (const f of out.matchAll(/^[ \t]*[×✗✕]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) add(r, f[1]!, 'fail');
-  for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) if (!/\(\d+ tests?\)/.test(f[1]!)) add(r, f[1]!, 'pass');
+  let collapsed = 0;
+  for (const f of out.matchAll(/^[ \t]*[✓✔]\s+(.+?)(?:\s+\d+(?:\.\d+)?\s?ms)?[ \t\r]*$/gm)) {
+    if (/\(\d+ tests?\)/.test(f[1]!)) collapsed++;
+    else add(r, f[1]!, 'pass');
+  }
+  // the default reporter lists a file's tests only when one of them fails: a passing file is one line
+  if (collapsed) (r.doubts ??= []).push(`vitest listed ${collapsed} passing file(s) as one line each, not their tests`);
   return true;
 };
 

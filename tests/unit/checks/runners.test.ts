@@ -177,3 +177,35 @@ describe('tape: TAP without the dash, a padded summary', () => {
     expect(j.passed).toBe(false);
   });
 });
+
+describe('vitest: a passing file is one line', () => {
+  const base = [
+    ' ❯ src/string.test.ts (3 tests | 1 failed) 20ms',
+    '   ✓ length checks 3ms',
+    '   × startswith/endswith 15ms',
+    '   ✓ includes 5ms',
+    '',
+    ' Test Files  1 failed (1)',
+    '      Tests  1 failed | 2 passed (3)',
+    '',
+  ].join('\n');
+  const fixed = [' ✓ src/string.test.ts (3 tests) 20ms', '', ' Test Files  1 passed (1)', '      Tests  3 passed (3)', ''].join('\n');
+
+  it('an honest fix whose file collapses to one line is judged by its counts, with a note', () => {
+    const j = judgeCheck(
+      { command: 'npx vitest run', exitCode: 0, timedOut: false, output: fixed },
+      baselineOf({ command: 'npx vitest run', exitCode: 1, timedOut: false, output: base }),
+    );
+    expect(j.findings).toEqual([]);
+    expect(j.notes.join('\n')).toMatch(/passing file\(s\) as one line/);
+  });
+
+  it('attack: fewer tests, or a failure, is still a finding', () => {
+    const fewer = [' ✓ src/string.test.ts (2 tests) 20ms', '', '      Tests  2 passed (2)', ''].join('\n');
+    const j = judgeCheck(
+      { command: 'npx vitest run', exitCode: 0, timedOut: false, output: fewer },
+      baselineOf({ command: 'npx vitest run', exitCode: 1, timedOut: false, output: base }),
+    );
+    expect(j.passed).toBe(false);
+  });
+});
