@@ -129,14 +129,7 @@ export function verifyApproval(
  * started the run, and what `kiln serve` reads back to decide whose run it is (never a search
  * attribute or the memo, which whoever starts an execution chooses).
  */
-export interface RunStartClaim {
-  execution: string;
-  runId: string;
-  repo: string;
-  user: string;
-  tenant: string;
-  issuedAt: string;
-}
+export type RunStartClaim = Omit<StartAttestation, 'sig'>;
 
 function canonicalStart(c: RunStartClaim): string {
   return JSON.stringify(['run-start/2', c.execution, c.runId, c.repo, c.user, c.tenant, c.issuedAt]);
