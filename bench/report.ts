@@ -122,3 +122,16 @@ export function checksSection(rows: import('./checks.js').CheckRow[]): string[] 
     'The counterfactual, when it runs, costs one more setup and run of the checks that failed on the base.',
   ];
 }
+
+export function verifyRealSection(rows: import('./verify-real.js').VerifyRealRow[]): string[] {
+  return [
+    heading('Verification on real libraries: the check untraced, and as the verifier runs it (traced, preloads), warm cache'),
+    `${'task'.padEnd(30)} ${'untraced'.padStart(10)} ${'verifier'.padStart(10)} ${'×'.padStart(6)} ${'read trace'.padStart(11)} ${'paths'.padStart(7)}   exit codes`,
+    ...rows.map((r) =>
+      r.skipped
+        ? `${r.task.padEnd(30)} skipped: ${r.skipped}`
+        : `${r.task.padEnd(30)} ${ms(r.untracedMs).padStart(10)} ${ms(r.tracedMs).padStart(10)} ${(r.tracedMs / Math.max(1, r.untracedMs)).toFixed(2).padStart(6)} ${ms(r.readTraceMs).padStart(11)} ${String(r.filesReached).padStart(7)}   ${r.exitCodes.join(' / ')}`,
+    ),
+    'Each base has its planted bug, so exit 1 is expected. A counterfactual run costs one more setup and one more run of the checks that failed on the base (the untraced column is its floor); it runs only when the patch used more than product code.',
+  ];
+}

@@ -6,7 +6,7 @@
  *
  *   node dist/bench/run.js [--turns 100] [--search-files 50000] [--search-runs 5]
  *                          [--sandbox bwrap|off] [--json]
- *                          [--only side-by-side,checkpoint,turns,search,redaction,policy,checks,results]
+ *                          [--only side-by-side,checkpoint,turns,search,redaction,policy,checks,results,verify-real]
  *                          [--result-tests 50000]   (tests per suite in the results-parsing figures)
  *                          [--trials 5] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
  *                          [--think-ms 0]   (the mock thinks this long before each reply)
@@ -20,10 +20,21 @@ import { pathToFileURL } from 'node:url';
 import { hostFacts } from './host-facts.js';
 import { benchPolicy } from './policy-latency.js';
 import { benchRedaction } from './redaction.js';
-import { checksSection, historySection, hostSection, policySection, redactionSection, searchSection, turnsSection, heading } from './report.js';
+import {
+  checksSection,
+  historySection,
+  hostSection,
+  policySection,
+  redactionSection,
+  searchSection,
+  turnsSection,
+  heading,
+  verifyRealSection,
+} from './report.js';
 import { benchSearch } from './search.js';
 import { benchTurns } from './turns.js';
 import { benchChecks } from './checks.js';
+import { benchVerifyReal } from './verify-real.js';
 import { benchCheckpoint, checkpointSection } from './checkpoint.js';
 import { benchResultsParsing, resultsParsingSection } from './results-parsing.js';
 import { benchSideBySide, sideBySideSection, type Harness } from './side-by-side.js';
@@ -45,7 +56,7 @@ export interface BenchArgs {
   before?: string;
 }
 
-const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks', 'results'] as const;
+const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks', 'results', 'verify-real'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export function parseArgs(argv: string[]): BenchArgs {
@@ -170,6 +181,12 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
       const checks = await benchChecks({ sandbox: args.sandbox, log: progress });
       out.push(checksSection(checks));
       result.checks = checks;
+    }
+    if (want('verify-real')) {
+      progress('verify-real: real libraries (examples/eval-real, fetched once), their checks untraced and as the verifier runs them');
+      const rows = await benchVerifyReal({ sandbox: args.sandbox, log: progress });
+      out.push(verifyRealSection(rows));
+      result.verifyReal = rows;
     }
     if (want('results')) {
       progress(`results: parse and judge ${args.resultTests} tests per suite, JUnit and text`);

@@ -328,7 +328,7 @@ export function benchRunInput(repo: string, tag: string, turns: number, sandbox:
     allowTestEdits: false,
     approvalTimeoutMs: 60_000,
     humanTimeoutMs: 1000,
-    budgets: { maxTurns: turns + 5, maxTokens: 1e12, maxUsd: 1e9, maxWallMs: 30 * 60_000 },
+    budgets: { maxTurns: turns + 5, maxTokens: 1e8, maxUsd: 500, maxWallMs: 30 * 60_000 },
     maxAttempts: 1,
     heartbeatTimeoutMs: 30_000,
     commandTimeoutMs: 60_000,

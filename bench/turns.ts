@@ -67,7 +67,7 @@ function benchInput(repo: string, script: string, turns: number, sandbox: 'bwrap
     // a failed verification must end the run soon, not wait for a person
     humanTimeoutMs: 1000,
     // the conversation grows every turn: token and cost budgets must not be what stops the run
-    budgets: { maxTurns: Math.max(120, turns + 20), maxTokens: 1e12, maxUsd: 1e9, maxWallMs: 30 * 60_000 },
+    budgets: { maxTurns: Math.max(120, turns + 20), maxTokens: 1e8, maxUsd: 500, maxWallMs: 30 * 60_000 },
     maxAttempts: 1,
     heartbeatTimeoutMs: 3000,
     commandTimeoutMs: 60_000,
