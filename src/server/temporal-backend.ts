@@ -54,6 +54,9 @@ export class TemporalBackend implements RunBackend {
   async attestStart(runId: string, execution: string, start: StartAttestation): Promise<void> {
     // to that execution only: if another took the id meanwhile, the signal fails rather than vouching for it
     await this.client.workflow.getHandle(runId, execution).signal(startedBySignal, start);
+    // this server signed it: it knows the start at once, while Temporal may hold the signal back
+    // until the run's first workflow task completes (a read of the history right after misses it)
+    this.signed.set(execution, { tenant: start.tenant, repo: start.repo, user: start.user });
   }
 
   private async signedStart(workflowId: string, execution: string): Promise<SignedStart | undefined> {
