@@ -13,11 +13,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isSensitivePath } from '../policy/globs.js';
 import type { PolicyConfig } from '../policy/types.js';
 import { git } from '../git/run.js';
+import { kilnCacheHome } from '../checks/caches.js';
 
 export interface GitView {
   /** the view's git directory */
@@ -30,7 +30,7 @@ const building = new Map<string, Promise<GitView>>();
 
 /** Where views live: beside the check caches, outside every repository. */
 export function gitViewRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.KILN_HOME ?? join(homedir(), '.cache', 'kiln'), 'git-views');
+  return join(kilnCacheHome(env), 'git-views');
 }
 
 /**

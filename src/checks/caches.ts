@@ -12,8 +12,13 @@ import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+/** Where Kiln keeps what it can rebuild (check caches, the sandbox's git views): KILN_HOME, else ~/.cache/kiln. */
+export function kilnCacheHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KILN_HOME ?? join(homedir(), '.cache', 'kiln');
+}
+
 export function cacheRoot(repo: string, env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.KILN_CACHE_DIR ?? join(env.KILN_HOME ?? join(homedir(), '.cache', 'kiln'), 'check-caches');
+  const base = env.KILN_CACHE_DIR ?? join(kilnCacheHome(env), 'check-caches');
   return join(base, createHash('sha256').update(resolve(repo)).digest('hex').slice(0, 16));
 }
 
