@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { stateDir } from '../../../src/activities/run-files.js';
-import { forgetWorktreeTree, knownSnapshot, knownWorktreeTree, rememberWorktreeTree } from '../../../src/activities/snapshot.js';
+import { firstLook, forgetWorktreeTree, knownSnapshot, knownWorktreeTree, rememberWorktreeTree } from '../../../src/activities/snapshot.js';
 import type { PrepareResult } from '../../../src/activities/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
@@ -69,6 +69,8 @@ describe('the first look, taken after setup and ready for the first command', ()
     const env = new MockActivityEnvironment();
     const prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
     const state = stateDir(repo, input.runId);
+    // prepare waits for the look only briefly (a loaded machine takes longer): the turn would wait
+    await firstLook(prep.worktree, prep.baseCommit, state);
     expect((await knownSnapshot(state))?.tree).toBe(treeThroughFreshIndex(prep.worktree, prep.baseCommit));
     // as an edit does: the worktree is about to change outside a command
     await forgetWorktreeTree(state);
