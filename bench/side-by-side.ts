@@ -23,12 +23,13 @@ import { firstRequestPath, turnPaths, type FirstRequestPath, type TurnPath } fro
 import { harnessTurns, MOCK_COMMAND, startMockAnthropic, type MockAnthropic } from './mock-anthropic.js';
 import { round, spread, type Spread } from './stats.js';
 import { makeTaskRepo } from './task.js';
+import { settings } from '../src/settings.js';
 
 /** The goals the issue set (ms, ms, s, MB). */
 export const GOALS = { turnP50Ms: 15, turnP95Ms: 40, firstRequestS: 0.4, rss50MB: 300 } as const;
 
 /** KILN_BENCH_BIN times another build (e.g. main's, for a before/after) with this bench. */
-const KILN_BIN = resolve(process.env.KILN_BENCH_BIN ?? fileURLToPath(new URL('../../bin/kiln.js', import.meta.url)));
+const KILN_BIN = resolve(settings().benchBin ?? fileURLToPath(new URL('../../bin/kiln.js', import.meta.url)));
 
 export interface Harness {
   name: string;

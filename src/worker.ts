@@ -22,6 +22,7 @@ import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataCo
 import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
 import { startFleetGauges, type FleetGauges } from './temporal/fleet-gauges.js';
 import { buildIdOf, checkBuildId, deploymentNameFor, takeNewRuns, versioningUnsupported, type DeploymentVersion } from './temporal/deployment.js';
+import { settings as kilnSettings } from './settings.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -130,8 +131,8 @@ async function versioningFor(
   o: VersioningOptions,
 ): Promise<{ version?: DeploymentVersion; line: string }> {
   const off = 'runs are not pinned to a build: after an upgrade a newer worker replays runs in flight (keep workflow changes behind patched())';
-  if (o.off ?? process.env.KILN_VERSIONING === 'off') return { line: `versioning: OFF (KILN_VERSIONING=off) — ${off}` };
-  const env = process.env.KILN_BUILD_ID?.trim();
+  if (o.off ?? kilnSettings().versioningOff) return { line: `versioning: OFF (KILN_VERSIONING=off) — ${off}` };
+  const env = kilnSettings().buildId;
   const buildId = o.buildId ?? (env ? checkBuildId(env, 'KILN_BUILD_ID') : buildIdOf(code));
   const deploymentName = o.deploymentName ?? deploymentNameFor(taskQueue);
   const why = await versioningUnsupported(connection, namespace);
@@ -316,7 +317,7 @@ export async function startWorker(
 
 // `node dist/src/worker.js`: a worker process on its own (tests start it as a real child process).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const metrics = installMetricsRuntime(process.env.KILN_METRICS_ADDR);
+  const metrics = installMetricsRuntime(kilnSettings().metricsAddr);
   startWorker({ fleetGauges: metrics ? {} : undefined })
     .then(async (w) => {
       process.stdout.write(`kiln worker ready (pid ${process.pid}, host queue ${w.hostQueue})\n`);

@@ -11,6 +11,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import { hostTaskQueue } from '../shared/constants.js';
 import { crashPointsFromEnv, type CrashPoint } from './crash.js';
 import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
+import { settingsFrom } from '../settings.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -32,7 +33,7 @@ export function defaultDeps(env: NodeJS.ProcessEnv = process.env): ActivityDeps 
   const sandboxes = new Map<string, Promise<Sandbox>>();
   const models = new Map<string, Promise<ModelClient>>();
   return {
-    hostQueue: hostTaskQueue(env.KILN_HOST ?? hostname()),
+    hostQueue: hostTaskQueue(settingsFrom(env).host ?? hostname()),
     sandbox(mode) {
       let s = sandboxes.get(mode);
       if (!s) {

@@ -7,13 +7,13 @@ import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { redact } from '../redact/index.js';
-import { envNumber } from '../shared/env-number.js';
+import { settingsFrom } from '../settings.js';
 
 /** Default cap of one command's log: KILN_OUTPUT_LOG_MAX_BYTES overrides it (documented in the README). */
 export const DEFAULT_OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
 export function outputLogCap(env: NodeJS.ProcessEnv): number {
-  return Math.floor(envNumber(env, 'KILN_OUTPUT_LOG_MAX_BYTES', DEFAULT_OUTPUT_LOG_MAX_BYTES));
+  return Math.floor(settingsFrom(env).outputLogMaxBytes ?? DEFAULT_OUTPUT_LOG_MAX_BYTES);
 }
 
 export interface OutputLog {

@@ -8,7 +8,7 @@
  * timeout, and the turn's timeouts allow one.
  */
 import { Context } from '@temporalio/activity';
-import { envNumber } from '../shared/env-number.js';
+import { settingsFrom } from '../settings.js';
 import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
 import { observeCall, type StuckState } from '../workflows/stuck.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
@@ -51,7 +51,7 @@ export const MAX_TURNS_AHEAD = 32;
 
 /** The worker's KILN_TURNS_AHEAD_MS, in ms (0: every turn goes back to the workflow). */
 export function turnsAheadMs(env: NodeJS.ProcessEnv): number {
-  return envNumber(env, 'KILN_TURNS_AHEAD_MS', TURNS_AHEAD_MS, { zero: true });
+  return settingsFrom(env).turnsAheadMs ?? TURNS_AHEAD_MS;
 }
 
 /**

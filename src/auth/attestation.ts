@@ -15,6 +15,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kilnHomeDir } from '../policy/trust.js';
 import type { ApprovalAttestation, StartAttestation } from '../shared/types.js';
+import { settingsFrom } from '../settings.js';
 
 /**
  * What the server vouches for; every field is covered by the signature. `execution` is the
@@ -55,8 +56,9 @@ export function approvalKeyPath(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function loadApprovalKey(opts: { env?: NodeJS.ProcessEnv; create?: boolean } = {}): Buffer | undefined {
   const env = opts.env ?? process.env;
-  if (env.KILN_APPROVAL_KEY) {
-    const k = decodeKey(env.KILN_APPROVAL_KEY);
+  const given = settingsFrom(env).approvalKey;
+  if (given) {
+    const k = decodeKey(given);
     if (!k) throw new Error(`KILN_APPROVAL_KEY must be at least ${MIN_KEY_BYTES} bytes, hex or base64`);
     return k;
   }

@@ -11,14 +11,15 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { settingsFrom } from '../settings.js';
 
 /** Where Kiln keeps what it can rebuild (check caches, the sandbox's git views): KILN_HOME, else ~/.cache/kiln. */
 export function kilnCacheHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.KILN_HOME ?? join(homedir(), '.cache', 'kiln');
+  return settingsFrom(env).home ?? join(homedir(), '.cache', 'kiln');
 }
 
 export function cacheRoot(repo: string, env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.KILN_CACHE_DIR ?? join(kilnCacheHome(env), 'check-caches');
+  const base = settingsFrom(env).cacheDir ?? join(kilnCacheHome(env), 'check-caches');
   return join(base, createHash('sha256').update(resolve(repo)).digest('hex').slice(0, 16));
 }
 

@@ -12,6 +12,7 @@ import { addRunCommand } from './commands/run.js';
 import { collect, newProgram, runProgram } from './program.js';
 import type { FleetFilters } from '../client/fleet-query.js';
 import type { Client } from '@temporalio/client';
+import { settings as kilnSettings } from '../settings.js';
 
 // Each command loads what it needs when it runs: the Temporal client alone (gRPC, protobuf
 // descriptors) is most of a start-up, and `kiln --help` or a flag error needs none of it.
@@ -29,7 +30,7 @@ interface WorkerFlags {
 }
 
 /** How long `kiln worker` waits for its tasks in hand on SIGTERM/SIGINT before it exits anyway. */
-const SHUTDOWN_GRACE_MS = Number(process.env.KILN_SHUTDOWN_GRACE_MS) || 15_000;
+const SHUTDOWN_GRACE_MS = kilnSettings().shutdownGraceMs ?? 15_000;
 
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Command {
   const program = newProgram();
@@ -183,9 +184,9 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { temporalSettings } = await import('../temporal/connection.js');
       const { runCeilingsFrom } = await import('../policy/run-ceilings.js');
       if (o.runCeilings !== undefined) runCeilingsFrom(o.runCeilings, '--run-ceilings');
-      else runCeilingsFrom(process.env.KILN_RUN_CEILINGS);
-      const versioned = o.versioning && process.env.KILN_VERSIONING !== 'off';
-      const envBuild = process.env.KILN_BUILD_ID?.trim();
+      else runCeilingsFrom(kilnSettings().runCeilings);
+      const versioned = o.versioning && !kilnSettings().versioningOff;
+      const envBuild = kilnSettings().buildId;
       const buildId = !versioned
         ? undefined
         : o.buildId !== undefined
@@ -200,8 +201,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { metricsAddress, metricsStatus } = await import('../temporal/metrics.js');
       const metrics = o.metrics
         ? metricsAddress(o.metrics, '--metrics')
-        : process.env.KILN_METRICS_ADDR?.trim()
-          ? metricsAddress(process.env.KILN_METRICS_ADDR)
+        : kilnSettings().metricsAddr !== undefined
+          ? metricsAddress(kilnSettings().metricsAddr!)
           : undefined;
       // a worker on its own keeps warnings (e.g. "server unreachable, retrying"); not state chatter
       installQuietRuntime('WARN', process.env, metrics);

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { exitCodeFor } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
+import { settings } from '../settings.js';
 
 /** commander's collector for a repeatable option */
 export const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -33,7 +34,7 @@ export async function runProgram(program: Command, argv: string[]): Promise<void
     const code = exitCodeFor(err);
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`kiln: ${msg.split('\n')[0]}\n`);
-    if (process.env.KILN_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    if (settings().debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     process.exitCode = code;
   }
 }

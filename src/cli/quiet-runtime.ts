@@ -9,16 +9,15 @@ import { temporalSettings } from '../temporal/connection.js';
 import { exporterError, prometheusExporter } from '../temporal/metrics.js';
 import { CollapsingLogger } from './collapsing-logger.js';
 import { UsageError } from '../shared/errors.js';
+import { settingsFrom } from '../settings.js';
 
-const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 let installed = false;
 
 /** `metrics`: host:port for the Prometheus exporter (`kiln worker --metrics`), off when absent. */
 export function installQuietRuntime(dflt: LogLevel = 'ERROR', env: NodeJS.ProcessEnv = process.env, metrics?: string): void {
   if (installed) return;
   installed = true;
-  const wanted = (env.KILN_LOG_LEVEL ?? '').toUpperCase() as LogLevel;
-  const level = LEVELS.includes(wanted) ? wanted : dflt;
+  const level: LogLevel = settingsFrom(env).logLevel ?? dflt;
   // a bad address is the user's to fix, not a Runtime that already exists
   const exporter = metrics ? prometheusExporter(metrics) : undefined;
   try {

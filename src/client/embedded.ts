@@ -18,9 +18,10 @@ export { freePort };
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 import { kilnDataConverter } from '../codec/data-converter.js';
+import { settings as kilnSettings, settingsFrom } from '../settings.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.KILN_HOME || join(homedir(), '.kiln');
+  return settingsFrom(env).home ?? join(homedir(), '.kiln');
 }
 
 export interface Embedded {
@@ -88,7 +89,7 @@ export async function startEmbedded(o: {
   // only with a worker, and only once the server is up: a Runtime that never hosts a worker is
   // never shut down and would keep Node alive after a failed start
   // KILN_METRICS_ADDR: this worker's Prometheus endpoint, as for `kiln worker`
-  if (o.worker) installQuietRuntime('ERROR', process.env, process.env.KILN_METRICS_ADDR?.trim() || undefined);
+  if (o.worker) installQuietRuntime('ERROR', process.env, kilnSettings().metricsAddr);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default', dataConverter: converter.dataConverter });
   const deps = defaultDeps(o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env);
@@ -99,7 +100,7 @@ export async function startEmbedded(o: {
         deps,
         dataConverter: converter,
         versioning: { takeNewRuns: 'always' },
-        fleetGauges: process.env.KILN_METRICS_ADDR?.trim() ? {} : undefined,
+        fleetGauges: kilnSettings().metricsAddr ? {} : undefined,
       })
     : undefined;
   return {

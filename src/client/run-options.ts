@@ -12,6 +12,7 @@ import type { RunInput } from '../shared/types.js';
 import { gitResult } from '../git/run.js';
 import { UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
+import { settingsFrom } from '../settings.js';
 
 export interface RunFlags {
   repo?: string;
@@ -75,7 +76,7 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');
   if (f.id !== undefined && !ID_RE.test(f.id)) throw new UsageError(`--id ${f.id}: use letters, digits, ".", "_" or "-" (at most 101 characters)`);
 
-  const model = f.model ?? env.KILN_MODEL ?? DEFAULT_MODEL;
+  const model = f.model ?? settingsFrom(env).model ?? DEFAULT_MODEL;
   if (isScriptedSpec(model)) {
     const parsed = parseModelSpec(model);
     if (parsed.kind === 'scripted') {

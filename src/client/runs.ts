@@ -34,6 +34,7 @@ import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
 import { runningCall } from './running-call.js';
+import { settings, settingsFrom } from '../settings.js';
 
 export interface Started {
   handle: WorkflowHandle<typeof kilnRun>;
@@ -60,7 +61,7 @@ export async function startRun(
   try {
     const handle = await client.workflow.start<typeof kilnRun>(WORKFLOW_TYPE, {
       workflowId: input.runId,
-      taskQueue: opts.taskQueue ?? process.env.KILN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      taskQueue: opts.taskQueue ?? settings().taskQueue ?? DEFAULT_TASK_QUEUE,
       args: [input],
       // racing starts with the same id: the server lets exactly one start, the others get
       // "already started" (open or closed run) and attach — so each caller can say which it did
@@ -100,7 +101,8 @@ export async function hasKilnSearchAttributes(client: Client): Promise<boolean> 
  * Temporal is the default local address. A remote cluster's UI is anyone's guess: no link.
  */
 export function webUiUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.KILN_UI_URL) return env.KILN_UI_URL.replace(/\/+$/, '');
+  const given = settingsFrom(env).uiUrl;
+  if (given) return given.replace(/\/+$/, '');
   const addr = env.TEMPORAL_ADDRESS;
   const dev = readDevState(env);
   if (dev && dev.address === (addr || '127.0.0.1:7233')) return dev.uiUrl;
@@ -116,7 +118,7 @@ export interface DevState {
 }
 
 export function devStateFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.KILN_HOME || join(homedir(), '.kiln'), 'dev.json');
+  return join(settingsFrom(env).home ?? join(homedir(), '.kiln'), 'dev.json');
 }
 
 export function readDevState(env: NodeJS.ProcessEnv = process.env): DevState | undefined {
@@ -200,7 +202,7 @@ export async function outcome(
 }
 
 /** Whether any worker polls the queue: an Update needs one to answer, a Signal does not. */
-export async function workerPolling(client: Client, taskQueue = process.env.KILN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE): Promise<boolean> {
+export async function workerPolling(client: Client, taskQueue = settings().taskQueue ?? DEFAULT_TASK_QUEUE): Promise<boolean> {
   try {
     const res = await client.workflowService.describeTaskQueue({
       namespace: client.options.namespace,

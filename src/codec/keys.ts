@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { KilnInputError } from '../shared/errors.js';
 import { loadJsonFile } from '../shared/zod-error.js';
+import { settingsFrom } from '../settings.js';
 
 /** AES-256: a key is 32 bytes, written as base64. */
 const KEY_BYTES = 32;
@@ -33,8 +34,7 @@ function decodeKey(id: string, b64: string, where: string): Buffer {
 
 /** The configured keyring, or undefined when no key is configured (payloads then stay as they are). */
 export async function loadKeyring(env: NodeJS.ProcessEnv = process.env): Promise<Keyring | undefined> {
-  const file = env.KILN_CODEC_KEYS_FILE?.trim();
-  const key = env.KILN_CODEC_KEY?.trim();
+  const { codecKeysFile: file, codecKey: key, codecKeyId } = settingsFrom(env);
   if (file && key) throw new CodecKeyError('both KILN_CODEC_KEYS_FILE and KILN_CODEC_KEY are set: keep one (the file holds every key, for rotation)');
   if (file) {
     const where = `KILN_CODEC_KEYS_FILE ${file}`;
@@ -44,7 +44,7 @@ export async function loadKeyring(env: NodeJS.ProcessEnv = process.env): Promise
     return { active: parsed.active, keys };
   }
   if (key) {
-    const id = env.KILN_CODEC_KEY_ID?.trim();
+    const id = codecKeyId;
     if (!id)
       throw new CodecKeyError('KILN_CODEC_KEY is set without KILN_CODEC_KEY_ID: name the key (the id is stored with every payload, so rotation can find it)');
     const ok = ID.safeParse(id);

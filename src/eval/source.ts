@@ -11,6 +11,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { CliError } from '../shared/errors.js';
+import { settingsFrom } from '../settings.js';
 
 export const SOURCE_KINDS = ['npm', 'pypi', 'go', 'crate'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
@@ -27,7 +28,7 @@ const FETCH_TIMEOUT_MS = 5 * 60_000;
 
 /** `$KILN_HOME/eval-sources`, else `~/.cache/kiln/eval-sources`. */
 export function sourceCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.KILN_HOME || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln'), 'eval-sources');
+  return join(settingsFrom(env).home ?? join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln'), 'eval-sources');
 }
 
 /** The name and version a spec names, or why it names none. */

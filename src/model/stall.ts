@@ -4,7 +4,7 @@
  * byte, or a stream that stops mid-way, was abandoned only after 306 s per attempt. This fetch
  * wrapper gives up on each of those separately, so an attempt dies in seconds, not minutes.
  */
-import { envNumber } from '../shared/env-number.js';
+import { settingsFrom } from '../settings.js';
 
 export interface StallTimeouts {
   /** from sending the request until the response headers arrive */
@@ -19,8 +19,8 @@ export const DEFAULT_STALL_TIMEOUTS: StallTimeouts = { firstByteMs: 60_000, idle
 /** Read from the worker's environment: KILN_MODEL_FIRST_BYTE_MS, KILN_MODEL_IDLE_MS. */
 export function stallTimeoutsFromEnv(env: NodeJS.ProcessEnv): StallTimeouts {
   return {
-    firstByteMs: envNumber(env, 'KILN_MODEL_FIRST_BYTE_MS', DEFAULT_STALL_TIMEOUTS.firstByteMs),
-    idleMs: envNumber(env, 'KILN_MODEL_IDLE_MS', DEFAULT_STALL_TIMEOUTS.idleMs),
+    firstByteMs: settingsFrom(env).modelFirstByteMs ?? DEFAULT_STALL_TIMEOUTS.firstByteMs,
+    idleMs: settingsFrom(env).modelIdleMs ?? DEFAULT_STALL_TIMEOUTS.idleMs,
   };
 }
 

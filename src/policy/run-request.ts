@@ -7,9 +7,10 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { RunInput } from '../shared/types.js';
-import { KilnInputError, UsageError } from '../shared/errors.js';
+import { KilnInputError } from '../shared/errors.js';
 import { runInputProblem, runInputSchema } from '../shared/run-input-schema.js';
 import { DEFAULT_RUN_CEILINGS, overCeilings, runCeilingsFrom, type RunCeilings } from './run-ceilings.js';
+import { settingsFrom } from '../settings.js';
 
 /** What the worker's operator allows clients to ask for. Set on the worker, never in the input. */
 export interface OperatorConfig {
@@ -28,19 +29,10 @@ export interface OperatorConfig {
 
 /** Bad operator settings stop the worker at start, naming the variable. */
 export function operatorConfigFromEnv(env: NodeJS.ProcessEnv): OperatorConfig {
-  const o: OperatorConfig = { allowSandboxOff: env.KILN_ALLOW_SANDBOX_OFF === '1', ceilings: runCeilingsFrom(env.KILN_RUN_CEILINGS) };
-  const roots = env.KILN_REPO_ROOTS?.split(':').filter((r) => r.trim() !== '');
-  if (roots?.length) {
-    o.repoRoots = roots.map((r) => {
-      if (!isAbsolute(r)) throw new UsageError(`KILN_REPO_ROOTS: "${r}" is not an absolute path (colon-separated directories)`);
-      return realOrResolved(r);
-    });
-  }
-  const setup = env.KILN_ALLOW_CLIENT_SETUP?.trim();
-  if (setup !== undefined && setup !== '') {
-    if (setup !== '0' && setup !== '1') throw new UsageError(`KILN_ALLOW_CLIENT_SETUP: expected 0 or 1, got "${setup}"`);
-    o.allowClientSetup = setup === '1';
-  }
+  const s = settingsFrom(env);
+  const o: OperatorConfig = { allowSandboxOff: s.allowSandboxOff, ceilings: runCeilingsFrom(s.runCeilings) };
+  if (s.repoRoots) o.repoRoots = s.repoRoots.map(realOrResolved);
+  if (s.allowClientSetup !== undefined) o.allowClientSetup = s.allowClientSetup;
   return o;
 }
 

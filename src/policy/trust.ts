@@ -8,12 +8,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { settingsFrom } from '../settings.js';
 
 /** The repo files that can loosen a run: policy, setup and checks, and the AGENTS.md checks. */
 export const REPO_CONFIG_FILES = ['.kiln/policy.json', '.kiln/config', 'AGENTS.md', 'CLAUDE.md'] as const;
 
 export function kilnHomeDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.KILN_HOME || join(homedir(), '.kiln');
+  return settingsFrom(env).home ?? join(homedir(), '.kiln');
 }
 
 export function trustStorePath(home: string): string {

@@ -7,6 +7,7 @@ import { keepReaderSandboxReady, runCommand, type RunnerConfig, type SetupNetwor
 import { findSlirp } from './setup-network.js';
 import { findSystemBinary, isExecutableFile } from './system-paths.js';
 import type { CommandOptions, CommandResult, Sandbox } from './types.js';
+import { settings } from '../settings.js';
 
 export interface CreateSandboxOptions {
   mode: 'bwrap' | 'off';
@@ -118,7 +119,7 @@ export async function createSandbox(opts: CreateSandboxOptions): Promise<Sandbox
   if (opts.mode === 'off') return new ConfiguredSandbox('off', { mode: 'off', limits, ...cgroupDeps });
 
   const bwrapPath = locateBwrap(opts.bwrapPath);
-  const allowHost = opts.allowSetupHostNetwork ?? process.env.KILN_SETUP_HOST_NETWORK === 'allow';
+  const allowHost = opts.allowSetupHostNetwork ?? settings().setupHostNetwork;
   let probe: ProbeResult;
   try {
     probe = await cachedProbe(bwrapPath, {

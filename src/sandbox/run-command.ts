@@ -17,6 +17,7 @@ import { SANDBOX_CACHE } from './toolchains.js';
 import { dieWithParent, findShell, findSystemBinary } from './system-paths.js';
 import { ownedTempDir } from '../process/owned-dirs.js';
 import type { CommandOptions, CommandResult } from './types.js';
+import { settings } from '../settings.js';
 
 /** How commands that asked for the network (setup) get it. */
 export type SetupNetwork =
@@ -47,7 +48,7 @@ function cgroupKinds(cgroup: RunCgroup | undefined): CgroupKinds {
 
 /** Readers share a kept sandbox per worktree unless the operator turned that off (KILN_KEEP_READER_SANDBOX=0). */
 function keepReaders(): boolean {
-  return process.env.KILN_KEEP_READER_SANDBOX !== '0';
+  return settings().keepReaderSandbox;
 }
 
 /** The uid/gid a command runs as inside its user namespace when the worker is root. */

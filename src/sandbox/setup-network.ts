@@ -3,6 +3,7 @@ import { networkInterfaces } from 'node:os';
 import type { Readable } from 'node:stream';
 import { scratchFile } from './scratch-files.js';
 import { dieWithParent, findSystemBinary } from './system-paths.js';
+import { settingsFrom } from '../settings.js';
 
 /**
  * Network for setup commands (`npm ci`, `pip install`) without the host: the sandbox gets its own
@@ -51,7 +52,6 @@ export const SETUP_BLOCKED_NETS = [
   '240.0.0.0/4',
 ];
 const SLIRP_GATEWAY = '10.0.2.2';
-const CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
 /** The host's own IPv4 addresses but loopback: a listener bound to 0.0.0.0 answers on each. */
 function hostAddresses(): string[] {
@@ -75,16 +75,7 @@ export function setupRoutes(hosts: readonly string[], allowed: readonly string[]
 
 /** KILN_SETUP_ALLOW_NETS: comma-separated IPv4 CIDRs; a malformed one is an error, not ignored. */
 export function allowedSetupNets(env: NodeJS.ProcessEnv = process.env): string[] {
-  const nets = (env.KILN_SETUP_ALLOW_NETS ?? '')
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
-  for (const n of nets) {
-    const m = CIDR.exec(n);
-    if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32)
-      throw new Error(`KILN_SETUP_ALLOW_NETS: "${n}" is not an IPv4 network like 10.1.2.0/24`);
-  }
-  return nets;
+  return settingsFrom(env).setupAllowNets;
 }
 
 /**

@@ -8,6 +8,7 @@ import { createApp } from './app.js';
 import { TemporalBackend } from './temporal-backend.js';
 import { loadTenants, tenantsPath } from './tenants.js';
 import { TokenStore, tokensPath } from './tokens.js';
+import { settings as kilnSettings } from '../settings.js';
 
 export interface ServeOptions {
   port?: string;
@@ -37,7 +38,7 @@ export async function runServer(o: ServeOptions, print: (line: string) => void):
     // read per request: an operator's edit applies without a restart
     tenants: () => loadTenants(tenantsFile),
     approvalKey,
-    allowScriptedModels: o.allowScriptedModel === true || process.env.KILN_SERVE_ALLOW_SCRIPTED === '1',
+    allowScriptedModels: o.allowScriptedModel === true || kilnSettings().serveAllowScripted,
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));

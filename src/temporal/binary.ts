@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KilnInputError } from '../shared/errors.js';
+import { settingsFrom } from '../settings.js';
 
 /** v1.6+ cannot be `go install`ed (its go.mod has a replace directive). */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -32,7 +33,7 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
  * undefined (the caller falls back to the SDK's download, which needs the internet).
  */
 export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const override = env.KILN_TEMPORAL_CLI;
+  const override = settingsFrom(env).temporalCli;
   if (override) {
     if (!existsSync(override)) throw new TemporalCliError(`KILN_TEMPORAL_CLI=${override} does not exist; unset it or point it at a temporal binary`);
     return override;

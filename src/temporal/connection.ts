@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { DEFAULT_TASK_QUEUE } from '../shared/constants.js';
 import { KilnError } from '../shared/errors.js';
 import { kilnDataConverter, type KilnDataConverter } from '../codec/data-converter.js';
+import { settingsFrom } from '../settings.js';
 
 /** True when nothing listens at host:port (the dial is refused or the name does not resolve). */
 function tcpRefused(address: string): Promise<boolean> {
@@ -39,7 +40,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
   return {
     address: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
-    taskQueue: env.KILN_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    taskQueue: settingsFrom(env).taskQueue ?? DEFAULT_TASK_QUEUE,
   };
 }
 

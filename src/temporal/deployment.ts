@@ -7,6 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { createHash } from 'node:crypto';
 import { KilnError, UsageError } from '../shared/errors.js';
 import { KILN_VERSION } from '../shared/version.js';
+import { settingsFrom } from '../settings.js';
 
 export interface DeploymentVersion {
   deploymentName: string;
@@ -57,11 +58,12 @@ export function checkBuildId(id: string, from: string): string {
  * other's current build.
  */
 export function deploymentNameFor(taskQueue: string, env: NodeJS.ProcessEnv = process.env): string {
-  const name = env.KILN_DEPLOYMENT?.trim() || taskQueue;
+  const given = settingsFrom(env).deployment;
+  const name = given ?? taskQueue;
   // the server's own rule: "worker deployment name cannot contain '.'"
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_:/-]{0,99}$/.test(name)) {
     throw new UsageError(
-      `deployment name ${JSON.stringify(name)}${env.KILN_DEPLOYMENT ? ' (--deployment / KILN_DEPLOYMENT)' : ' (from the task queue)'}: expected letters, digits and _ - : / (no dots); set KILN_DEPLOYMENT`,
+      `deployment name ${JSON.stringify(name)}${given ? ' (--deployment / KILN_DEPLOYMENT)' : ' (from the task queue)'}: expected letters, digits and _ - : / (no dots); set KILN_DEPLOYMENT`,
     );
   }
   return name;

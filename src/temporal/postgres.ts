@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KilnInputError } from '../shared/errors.js';
+import { settingsFrom } from '../settings.js';
 
 export class PostgresMissingError extends KilnInputError {
   override name = 'PostgresMissingError';
@@ -17,9 +18,10 @@ export class PostgresMissingError extends KilnInputError {
 /** The PostgreSQL server binaries: KILN_PG_BIN, else the newest /usr/lib/postgresql/N/bin, else pg_config's. */
 export function findPgBin(env: NodeJS.ProcessEnv = process.env): string {
   const fix = 'install PostgreSQL 12+ (Debian/Ubuntu: apt-get install postgresql-15) or set KILN_PG_BIN to the directory holding initdb and postgres';
-  if (env.KILN_PG_BIN) {
-    if (!existsSync(join(env.KILN_PG_BIN, 'initdb'))) throw new PostgresMissingError(`KILN_PG_BIN=${env.KILN_PG_BIN} holds no initdb: ${fix}`);
-    return env.KILN_PG_BIN;
+  const given = settingsFrom(env).pgBin;
+  if (given) {
+    if (!existsSync(join(given, 'initdb'))) throw new PostgresMissingError(`KILN_PG_BIN=${given} holds no initdb: ${fix}`);
+    return given;
   }
   const debian = '/usr/lib/postgresql';
   const versions = existsSync(debian)

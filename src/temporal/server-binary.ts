@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { goInstall, kilnCacheRoot, TemporalCliError } from './binary.js';
+import { settingsFrom } from '../settings.js';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
@@ -33,7 +34,8 @@ async function goModCache(env: NodeJS.ProcessEnv): Promise<string | undefined> {
 
 /** The module's PostgreSQL schema directory, if the module is in the Go module cache. */
 export async function findSchemaDir(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
-  if (env.KILN_TEMPORAL_SCHEMA_DIR) return existsSync(env.KILN_TEMPORAL_SCHEMA_DIR) ? env.KILN_TEMPORAL_SCHEMA_DIR : undefined;
+  const given = settingsFrom(env).temporalSchemaDir;
+  if (given) return existsSync(given) ? given : undefined;
   const mod = await goModCache(env);
   const dir = mod && join(mod, `${TEMPORAL_SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12');
   return dir && existsSync(join(dir, 'temporal', 'versioned')) ? dir : undefined;

@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { kilnHome } from '../../client/embedded.js';
 import { hostPort } from '../../temporal/cluster-config.js';
 import { isLoopback, machineAddresses, startCluster } from '../../temporal/cluster.js';
+import { settingsFrom } from '../../settings.js';
 
 /** As root, PostgreSQL runs as another user, who cannot enter /root: the default moves to /var/lib. */
 export function defaultClusterDir(env: NodeJS.ProcessEnv = process.env): string {
-  return process.getuid?.() === 0 && !env.KILN_HOME ? '/var/lib/kiln/cluster' : join(kilnHome(env), 'cluster');
+  return process.getuid?.() === 0 && !settingsFrom(env).home ? '/var/lib/kiln/cluster' : join(kilnHome(env), 'cluster');
 }
 
 /**

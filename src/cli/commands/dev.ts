@@ -10,6 +10,7 @@ import { freePort } from '../../temporal/dev-server.js';
 import { metricsStatus } from '../../temporal/metrics.js';
 import { openCodecServer } from './codec-server.js';
 import { openRunsOnOtherBuilds, otherBuildsQuery } from '../../temporal/deployment.js';
+import { settings } from '../../settings.js';
 
 export async function runDev(
   o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string },
@@ -44,7 +45,7 @@ export async function runDev(
   if (env.worker) out(`                     ${await sandboxStatus()}`);
   if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
   if (env.worker) out(`                     ${modelStatus()}`);
-  if (env.worker) out(`                     ${metricsStatus(process.env.KILN_METRICS_ADDR?.trim() || undefined)}`);
+  if (env.worker) out(`                     ${metricsStatus(settings().metricsAddr)}`);
   if (env.worker) out(`                     ${env.worker.versioning}`);
   const stranded = env.worker?.version && (await openRunsOnOtherBuilds(env.client.connection, 'default', env.worker.version).catch(() => 0));
   if (stranded && env.worker?.version) {

@@ -12,6 +12,7 @@ import { runSuite } from '../../eval/runner.js';
 import { contextSavings, formatSavings } from '../../eval/context-savings.js';
 import { loadSuite } from '../../eval/suite.js';
 import { EXAMPLES_DIR } from './demo.js';
+import { settings } from '../../settings.js';
 
 export const BUNDLED_SUITE = join(EXAMPLES_DIR, 'eval');
 
@@ -38,7 +39,7 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   const startedAt = new Date().toISOString();
   const outDir = resolve(o.out ?? join(kilnHome(), 'evals', startedAt.replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-')));
   await mkdir(outDir, { recursive: true });
-  const concurrency = Number(process.env.KILN_EVAL_CONCURRENCY ?? 2) || 2;
+  const concurrency = settings().evalConcurrency ?? 2;
 
   out(
     `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
