@@ -75,7 +75,12 @@ export function setupRoutes(hosts: readonly string[], allowed: readonly string[]
 
 /** KILN_SETUP_ALLOW_NETS: comma-separated IPv4 CIDRs; a malformed one is an error, not ignored. */
 export function allowedSetupNets(env: NodeJS.ProcessEnv = process.env): string[] {
-  return settingsFrom(env).setupAllowNets;
+  try {
+    return settingsFrom(env).setupAllowNets;
+  } catch (err) {
+    // read inside a command's activity: a plain Error, which Temporal retries, as it has always been
+    throw new Error((err as Error).message, { cause: err });
+  }
 }
 
 /**
