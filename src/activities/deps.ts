@@ -9,7 +9,7 @@ import { createSandbox } from '../sandbox/index.js';
 import { registerKnownSecrets, secretEnvValues } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { hostTaskQueue } from '../shared/constants.js';
-import { crashPointsFromEnv, type CrashPoint } from './crash.js';
+import { crashPointsFromEnv, type CrashPoint } from '../testing-hooks.js';
 import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
 import { settingsFrom } from '../settings.js';
 
