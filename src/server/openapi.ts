@@ -17,12 +17,6 @@ const common = {
 };
 
 export function openApiDocument() {
-  const listParams = Object.keys(ListRuns.shape).map((name) => ({
-    name,
-    in: 'query',
-    required: false,
-    schema: schema(ListRuns.shape[name as keyof typeof ListRuns.shape]),
-  }));
   return {
     openapi: '3.1.0',
     info: {
@@ -43,113 +37,133 @@ export function openApiDocument() {
       },
     },
     paths: {
-      '/runs': {
-        post: {
-          summary: 'start a run (role runner)',
-          parameters: [
-            {
-              name: 'Idempotency-Key',
-              in: 'header',
-              required: false,
-              schema: { type: 'string', maxLength: 200 },
-              description: 'same key and body: the same run; same key, another body: 409',
-            },
-          ],
-          requestBody: { required: true, ...json('CreateRun') },
-          responses: {
-            '201': { description: 'started' },
-            '200': { description: 'the run this Idempotency-Key started' },
-            '400': err('bad input: `field` names it'),
-            '403': err('role, or a repo the tenant was not given'),
-            '409': err('Idempotency-Key reused with another body'),
-            '413': err('body too large'),
-            ...common,
-            '429': err("rate limit, the tenant's concurrent runs or its USD a day; Retry-After and resetsAt say when"),
-          },
-        },
-        get: {
-          summary: "the tenant's runs (fleet filters)",
-          parameters: listParams,
-          responses: { '200': { description: 'runs' }, '400': err('bad filter'), ...common },
-        },
-      },
-      '/runs/{id}': {
-        get: { summary: 'a run: its summary, live state and outcome', parameters: [runId], responses: { '200': { description: 'the run' }, ...common } },
-      },
-      '/runs/{id}/cancel': {
-        post: {
-          summary: 'cancel (role runner)',
-          parameters: [runId],
-          requestBody: { required: false, ...json('Cancel') },
-          responses: { '202': { description: 'cancelling' }, '409': err('already ended'), ...common },
-        },
-      },
-      '/runs/{id}/events': {
-        get: {
-          summary: 'Server-Sent Events: log (id = seq), state, end; resume with Last-Event-ID',
-          parameters: [runId, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
-          responses: { '200': { description: 'text/event-stream' }, ...common },
-        },
-      },
-      '/events': {
-        get: {
-          summary: "Server-Sent Events: `runs` (the tenant's open runs: id, status, phase) whenever that list changes",
-          responses: { '200': { description: 'text/event-stream' }, ...common },
-        },
-      },
-      '/runs/{id}/patch': {
-        get: {
-          summary: 'the diff so far (live while the worktree exists), else the patch the run left',
-          parameters: [runId],
-          responses: { '200': { description: 'text/x-diff' }, ...common },
-        },
-      },
-      '/runs/{id}/artifacts': {
-        get: { summary: "the run's artifact files", parameters: [runId], responses: { '200': { description: 'names and links' }, ...common } },
-      },
-      '/runs/{id}/artifacts/{name}': {
-        get: {
-          summary: 'one artifact file',
-          parameters: [runId, { name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { '200': { description: 'the file' }, ...common },
-        },
-      },
-      '/approvals': {
-        get: {
-          summary: "pending approvals across the tenant's open runs, with plan and recent log",
-          responses: { '200': { description: 'approvals' }, ...common },
-        },
-      },
-      '/runs/{id}/approvals/{approvalId}': {
-        post: {
-          summary: 'approve or reject (role approver); signed with the user and tenant for the worker to verify',
-          parameters: [runId, { name: 'approvalId', in: 'path', required: true, schema: { type: 'string' } }],
-          requestBody: { required: true, ...json('Decide') },
-          responses: {
-            '200': { description: 'applied or recorded' },
-            '400': err('bad input'),
-            '403': err('role'),
-            '409': err('the run refused it'),
-            ...common,
-          },
-        },
-      },
-      '/runs/{id}/human': {
-        post: {
-          summary: 'hint, accept or abandon a run that waits for a person (role approver)',
-          parameters: [runId],
-          requestBody: { required: true, ...json('Human') },
-          responses: {
-            '200': { description: 'applied or recorded' },
-            '400': err('bad input'),
-            '403': err('role'),
-            '409': err('the run is not waiting for a person'),
-            ...common,
-          },
-        },
-      },
+      ...runPaths(),
+      ...approvalPaths(),
       '/me': { get: { summary: "the token's user, tenant and role", responses: { '200': { description: 'who you are' }, '401': common['401'] } } },
       '/openapi.json': { get: { summary: 'this document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}
+
+/** The runs: start, list, read, cancel, follow, and what they left. */
+function runPaths() {
+  const listParams = Object.keys(ListRuns.shape).map((name) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: schema(ListRuns.shape[name as keyof typeof ListRuns.shape]),
+  }));
+  return {
+    '/runs': {
+      post: {
+        summary: 'start a run (role runner)',
+        parameters: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            schema: { type: 'string', maxLength: 200 },
+            description: 'same key and body: the same run; same key, another body: 409',
+          },
+        ],
+        requestBody: { required: true, ...json('CreateRun') },
+        responses: {
+          '201': { description: 'started' },
+          '200': { description: 'the run this Idempotency-Key started' },
+          '400': err('bad input: `field` names it'),
+          '403': err('role, or a repo the tenant was not given'),
+          '409': err('Idempotency-Key reused with another body'),
+          '413': err('body too large'),
+          ...common,
+          '429': err("rate limit, the tenant's concurrent runs or its USD a day; Retry-After and resetsAt say when"),
+        },
+      },
+      get: {
+        summary: "the tenant's runs (fleet filters)",
+        parameters: listParams,
+        responses: { '200': { description: 'runs' }, '400': err('bad filter'), ...common },
+      },
+    },
+    '/runs/{id}': {
+      get: { summary: 'a run: its summary, live state and outcome', parameters: [runId], responses: { '200': { description: 'the run' }, ...common } },
+    },
+    '/runs/{id}/cancel': {
+      post: {
+        summary: 'cancel (role runner)',
+        parameters: [runId],
+        requestBody: { required: false, ...json('Cancel') },
+        responses: { '202': { description: 'cancelling' }, '409': err('already ended'), ...common },
+      },
+    },
+    '/runs/{id}/events': {
+      get: {
+        summary: 'Server-Sent Events: log (id = seq), state, end; resume with Last-Event-ID',
+        parameters: [runId, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+        responses: { '200': { description: 'text/event-stream' }, ...common },
+      },
+    },
+    '/events': {
+      get: {
+        summary: "Server-Sent Events: `runs` (the tenant's open runs: id, status, phase) whenever that list changes",
+        responses: { '200': { description: 'text/event-stream' }, ...common },
+      },
+    },
+    '/runs/{id}/patch': {
+      get: {
+        summary: 'the diff so far (live while the worktree exists), else the patch the run left',
+        parameters: [runId],
+        responses: { '200': { description: 'text/x-diff' }, ...common },
+      },
+    },
+    '/runs/{id}/artifacts': {
+      get: { summary: "the run's artifact files", parameters: [runId], responses: { '200': { description: 'names and links' }, ...common } },
+    },
+    '/runs/{id}/artifacts/{name}': {
+      get: {
+        summary: 'one artifact file',
+        parameters: [runId, { name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'the file' }, ...common },
+      },
+    },
+  };
+}
+
+/** What waits for a person, and the answers to it. */
+function approvalPaths() {
+  return {
+    '/approvals': {
+      get: {
+        summary: "pending approvals across the tenant's open runs, with plan and recent log",
+        responses: { '200': { description: 'approvals' }, ...common },
+      },
+    },
+    '/runs/{id}/approvals/{approvalId}': {
+      post: {
+        summary: 'approve or reject (role approver); signed with the user and tenant for the worker to verify',
+        parameters: [runId, { name: 'approvalId', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: { required: true, ...json('Decide') },
+        responses: {
+          '200': { description: 'applied or recorded' },
+          '400': err('bad input'),
+          '403': err('role'),
+          '409': err('the run refused it'),
+          ...common,
+        },
+      },
+    },
+    '/runs/{id}/human': {
+      post: {
+        summary: 'hint, accept or abandon a run that waits for a person (role approver)',
+        parameters: [runId],
+        requestBody: { required: true, ...json('Human') },
+        responses: {
+          '200': { description: 'applied or recorded' },
+          '400': err('bad input'),
+          '403': err('role'),
+          '409': err('the run is not waiting for a person'),
+          ...common,
+        },
+      },
     },
   };
 }

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCodecServer } from '../../src/cli/commands/codec-server.js';
+import { openCodecServer } from '../../src/cli/actions/codec-server.js';
 import { dataConverterFor, type KilnDataConverter } from '../../src/codec/data-converter.js';
 import { loadKeyring } from '../../src/codec/keys.js';
 import type { CodecServer } from '../../src/codec/server.js';

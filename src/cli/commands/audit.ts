@@ -1,41 +1,39 @@
-/** `kiln audit verify RUN`: recomputes the hash chain of a run's audit.jsonl and checks it ends where the run recorded (src/activities/audit-chain.ts). */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { auditExecution, compareAuditHead, verifyAuditChain } from '../../activities/audit-chain.js';
-import { auditFile } from '../../activities/audit.js';
-import type { RecordedHead } from '../../client/audit-head.js';
-import { CliError, UsageError } from '../../shared/errors.js';
+/** `kiln audit verify RUN`: check a run's audit.jsonl against the head the run recorded (actions/audit.ts). */
+import type { Command } from 'commander';
+import { UsageError } from '../../shared/errors.js';
+import { runsModule, withRun } from '../with-run.js';
 
-/**
- * The exit code of an audit that shows no edit but cannot be shown whole: its chain holds, but no
- * record outside the file says where it ends, so a cut or appended line would not be seen.
- */
-export const UNVERIFIED_EXIT = 3;
-
-/** The execution an audit.jsonl names (its first line's), for reading that execution's head; undefined when the file has none. */
-export async function auditFileExecution(repo: string, runId: string): Promise<string | undefined> {
-  return auditExecution(await readFile(auditFile(resolve(repo), runId), 'utf8').catch(() => ''));
-}
-
-/** Without `recorded` (--offline) only the chain is checked: that is no verdict, and it exits UNVERIFIED_EXIT. */
-export async function auditVerify(repo: string, runId: string, recorded?: RecordedHead): Promise<string> {
-  const file = auditFile(resolve(repo), runId);
-  const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') throw new UsageError(`${file} does not exist: is ${runId} a run of ${repo}? (pass --repo DIR)`);
-    throw e;
-  });
-  const r = verifyAuditChain(text, runId);
-  if (!r.ok) throw new CliError(`audit.jsonl line ${r.line} ${r.problem} (${file})`);
-  const unverified = (why: string) =>
-    new CliError(
-      `unverified: the chain of ${r.entries} entries holds, but ${why}: lines cut from the end or added to it would not show (${file})`,
-      UNVERIFIED_EXIT,
-    );
-  if (!recorded) throw unverified("the head was not compared with the run's record (--offline)");
-  if (r.execution && recorded.execution && r.execution !== recorded.execution)
-    throw new CliError(`audit.jsonl names execution ${r.execution}, but ${recorded.from} is execution ${recorded.execution} (${file})`);
-  if (!recorded.head) throw unverified(`${recorded.from} keeps no head for it (an execution that wrote no audit line, or one from before heads were kept)`);
-  const h = compareAuditHead(text, recorded.head);
-  if (!h.ok) throw new CliError(`audit.jsonl ${h.problem} (head from ${recorded.from}) (${file})`);
-  return `ok, ${r.entries} entries, head matches the run's record (${recorded.from}) (${file})`;
+export function addAuditCommand(program: Command, out: (s: string) => void): void {
+  program
+    .command('audit')
+    .summary("Check a run's audit log")
+    .description(
+      "audit verify RUN: recompute the hash chain of the run's audit.jsonl and check it ends at the head the run recorded (asked from Temporal); exits 1 naming what does not hold, 3 when the chain holds but no recorded head says where it ends (unverified)",
+    )
+    .command('verify')
+    .argument('<run>')
+    .option('--repo <dir>', 'the repo that holds the run (default: asked from Temporal)')
+    .option(
+      '--offline',
+      'check the chain only, without Temporal: a cut or an edit of the last line is not seen, so it exits 3 (unverified) when the chain holds (needs --repo)',
+    )
+    .action(async (runId: string, o: { repo?: string; offline?: boolean }) => {
+      const { auditFileExecution, auditVerify } = await import('../actions/audit.js');
+      if (o.offline) {
+        if (!o.repo) throw new UsageError('--offline reads the file only: pass --repo DIR');
+        return out(await auditVerify(o.repo, runId));
+      }
+      const { readState, startInput } = await runsModule();
+      const { recordedAuditHead } = await import('../../client/audit-head.js');
+      await withRun(runId, async (handle, client) => {
+        const repo = o.repo ?? (await readState(handle))?.repo ?? (await startInput(handle))?.repo;
+        if (!repo) throw new UsageError(`cannot find the repo of ${runId}: pass --repo DIR`);
+        out(await auditVerify(repo, runId, await recordedAuditHead(handle, client, await auditFileExecution(repo, runId))));
+      }).catch(async (err: unknown) => {
+        const { TemporalUnreachableError } = await import('../../temporal/connection.js');
+        if (err instanceof TemporalUnreachableError && o.repo)
+          throw new TemporalUnreachableError(`${err.message}; or pass --offline to check the chain only (the head the run recorded is in Temporal)`);
+        throw err;
+      });
+    });
 }

@@ -1,42 +1,20 @@
-/**
- * `kiln codec-server`: the Web UI's remote codec, so people who may read runs see them decrypted
- * in the UI while Temporal stores only ciphertext (docs/encryption.md).
- */
-import { AesGcmCodec } from '../../codec/aes-gcm.js';
-import { CodecKeyError, loadKeyring } from '../../codec/keys.js';
-import { newToken, startCodecServer, type CodecServer } from '../../codec/server.js';
+/** `kiln codec-server`: the Web UI's remote codec for encrypted runs (actions/codec-server.ts). */
+import type { Command } from 'commander';
 import { UsageError } from '../../shared/errors.js';
-import { settings, settingsFrom } from '../../settings.js';
 
-/** `kiln dev`'s Web UI, the one a codec server serves unless told otherwise. */
-export const DEV_UI_ORIGIN = 'http://127.0.0.1:8233';
-
-/** `origin`: the Web UI's origin; `kiln dev` also names the other spellings of its own (localhost). */
-export async function openCodecServer(o: { port: number; origin: string | string[]; env?: NodeJS.ProcessEnv }): Promise<CodecServer> {
-  const env = o.env ?? process.env;
-  const origins = [o.origin].flat().map((x) => {
-    try {
-      return new URL(x).origin;
-    } catch {
-      throw new UsageError(`--origin ${JSON.stringify(x)}: expected the Web UI's origin, e.g. ${DEV_UI_ORIGIN}`);
-    }
-  });
-  const keyring = await loadKeyring(env);
-  if (!keyring) throw new CodecKeyError('no codec keys configured: set KILN_CODEC_KEYS_FILE (or KILN_CODEC_KEY and KILN_CODEC_KEY_ID) as the workers have it');
-  const token = settingsFrom(env).codecServerToken ?? newToken();
-  return startCodecServer({ codec: new AesGcmCodec(keyring), port: o.port, origins, token });
-}
-
-export async function runCodecServer(o: { port: number; origin: string }, out: (s: string) => void): Promise<void> {
-  const server = await openCodecServer(o);
-  out(`codec server:   ${server.url} (POST /encode, /decode) for the Web UI at ${new URL(o.origin).origin}`);
-  if (!settings().codecServerToken) out(`token:          ${server.token}   (set KILN_CODEC_SERVER_TOKEN to choose it)`);
-  out(`send:           Authorization: Bearer <token>; a UI without login uses the endpoint ${server.url}/<token>`);
-  out(`dev UI:         temporal server start-dev --ui-codec-endpoint ${server.url}/<token>  (kiln dev does this itself when keys are set)`);
-  out('Ctrl-C stops it.');
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-  await server.close();
+export function addCodecServerCommand(program: Command, out: (s: string) => void): void {
+  program
+    .command('codec-server')
+    .summary("Serve the Web UI's codec (encrypted runs)")
+    .description(
+      "Serve the Temporal Web UI's remote codec endpoint (POST /encode, /decode) with this machine's codec keys; only the UI's origin and holders of the token may use it",
+    )
+    .option('--port <n>', 'port on 127.0.0.1', '8234')
+    .option('--origin <url>', 'the Web UI origin allowed by CORS', 'http://127.0.0.1:8233')
+    .action(async (o: { port: string; origin: string }) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number`);
+      const { runCodecServer } = await import('../actions/codec-server.js');
+      await runCodecServer({ port, origin: o.origin }, out);
+    });
 }

@@ -1,71 +1,32 @@
-/** `kiln dev`: the embedded server (persistent SQLite, Web UI) and a worker; Ctrl-C stops both. */
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { kilnHome, startEmbedded } from '../../client/embedded.js';
-import { devStateFile, type DevState } from '../../client/runs.js';
-import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
-import { loadKeyring } from '../../codec/keys.js';
-import { codecStatus, dataConverterFor } from '../../codec/data-converter.js';
-import { freePort } from '../../temporal/dev-server.js';
-import { metricsStatus } from '../../temporal/metrics.js';
-import { openCodecServer } from './codec-server.js';
-import { openRunsOnOtherBuilds, otherBuildsQuery } from '../../temporal/deployment.js';
-import { settings } from '../../settings.js';
+/** `kiln dev`: the embedded Temporal dev server, its Web UI and a worker (actions/dev.ts). */
+import type { Command } from 'commander';
+import { UsageError } from '../../shared/errors.js';
 
-export async function runDev(
-  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string },
-  out: (s: string) => void,
-): Promise<void> {
-  const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
-  const keyring = await loadKeyring();
-  // with keys and no codec endpoint of its own, the UI gets one here: encrypted runs stay readable in it
-  const codec =
-    keyring && !o.codecEndpoint
-      ? await openCodecServer({ port: await freePort([o.uiPort, o.port]), origin: [`http://127.0.0.1:${o.uiPort}`, `http://localhost:${o.uiPort}`] })
-      : undefined;
-  const env = await startEmbedded({
-    dbFile,
-    port: o.port,
-    uiPort: o.uiPort,
-    worker: o.worker,
-    allowSandboxOff: o.allowSandboxOff,
-    codecEndpoint: o.codecEndpoint,
-    ...(codec ? { codec: { url: codec.url, token: codec.token } } : {}),
-    log: out,
-  }).catch(async (err: unknown) => {
-    await codec?.close();
-    throw err;
-  });
-  out(`Temporal dev server: ${env.address} (SQLite ${dbFile})`);
-  out(`Web UI:              ${env.uiUrl}`);
-  out(`                     ${codecStatus(dataConverterFor(keyring))}`);
-  if (env.codecLogin) out(`codec:               open ${env.codecLogin} once in your browser to see encrypted runs decrypted in the Web UI`);
-  else if (o.codecEndpoint) out(`codec endpoint:      ${o.codecEndpoint}`);
-  out(env.worker ? `worker:              running (host queue ${env.worker.hostQueue})` : 'worker:              not started (--no-worker)');
-  if (env.worker) out(`                     ${await sandboxStatus()}`);
-  if (env.worker) out(`                     ${operatorStatus(env.operator)}`);
-  if (env.worker) out(`                     ${modelStatus()}`);
-  if (env.worker) out(`                     ${metricsStatus(settings().metricsAddr)}`);
-  if (env.worker) out(`                     ${env.worker.versioning}`);
-  const stranded = env.worker?.version && (await openRunsOnOtherBuilds(env.client.connection, 'default', env.worker.version).catch(() => 0));
-  if (stranded && env.worker?.version) {
-    const v = env.worker.version;
-    out(
-      `                     ${stranded} open run(s) were started by another build of Kiln and stay on it (Worker Versioning); no worker of that build runs here. To finish them on this build (safe when the change was behind patched()): temporal workflow update-options --query "${otherBuildsQuery(v)}" --versioning-override-behavior pinned --versioning-override-deployment-name ${v.deploymentName} --versioning-override-build-id ${v.buildId} (docs/cluster.md, "Upgrading workers")`,
-    );
-  }
-  if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
-  // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
-  const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };
-  writeFileSync(devStateFile(), JSON.stringify(state));
-  out('Ctrl-C stops everything.');
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  out('stopping…');
-  rmSync(devStateFile(), { force: true });
-  await env.stop();
-  await codec?.close();
+export function addDevCommand(program: Command, out: (s: string) => void): void {
+  program
+    .command('dev')
+    .summary('Start a local Temporal server, Web UI and worker')
+    .description('Start the embedded Temporal dev server (SQLite under KILN_HOME, Web UI) and a worker')
+    .option('--no-worker', 'start only the server')
+    .option('--port <n>', 'Temporal frontend port', '7233')
+    .option('--ui-port <n>', 'Web UI port', '8233')
+    .option('--db <file>', 'SQLite file (default: $KILN_HOME/temporal.db)')
+    .option('--allow-sandbox-off', "as this worker's operator, let runs ask for --sandbox off (unsafe)")
+    .option('--codec-endpoint <url>', "the Web UI's remote codec (default with codec keys set: a `kiln codec-server` started here)")
+    .action(async (o: { worker: boolean; port: string; uiPort: string; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string }) => {
+      if (o.codecEndpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(o.codecEndpoint))
+        throw new UsageError(`--codec-endpoint ${o.codecEndpoint}: expected an http(s) URL`);
+      const { runDev } = await import('../actions/dev.js');
+      await runDev(
+        {
+          worker: o.worker,
+          port: Number(o.port),
+          uiPort: Number(o.uiPort),
+          db: o.db,
+          allowSandboxOff: o.allowSandboxOff === true,
+          codecEndpoint: o.codecEndpoint,
+        },
+        out,
+      );
+    });
 }

@@ -1,34 +1,19 @@
-/** `kiln serve` and `kiln token`: the HTTP API's process and its bearer tokens. */
-import { runServer, type ServeOptions } from '../../server/serve.js';
-import { TokenStore, tokensPath } from '../../server/tokens.js';
+/** `kiln serve`: the HTTP API and the approval inbox (src/server/, actions/serve.ts). */
+import type { Command } from 'commander';
 
-export async function runServe(o: ServeOptions, out: (s: string) => void): Promise<void> {
-  const s = await runServer(o, out);
-  out('Ctrl-C stops the server (runs go on in Temporal)');
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await s.close();
-}
-
-export function runTokenCreate(o: { tenant: string; user: string; role?: string }, out: (s: string) => void): void {
-  const store = new TokenStore(tokensPath());
-  const { token, record } = store.create(o);
-  // the secret on stdout alone, so `TOKEN=$(kiln token create …)` works; the rest to stderr
-  out(token);
-  process.stderr.write(`token ${record.id} for ${record.user} (tenant ${record.tenant}, role ${record.role}); shown once, stored hashed in ${store.file}\n`);
-}
-
-export function runTokenList(o: { json?: boolean }, out: (s: string) => void): void {
-  const tokens = new TokenStore(tokensPath()).list().map(({ sha256: _, ...t }) => t);
-  if (o.json) return out(JSON.stringify(tokens));
-  if (!tokens.length) return out('no tokens: `kiln token create --tenant T --user U --role runner` makes one');
-  for (const t of tokens) out(`${t.id}  ${t.tenant}/${t.user}  ${t.role.padEnd(8)}  created ${t.createdAt}${t.revokedAt ? `  REVOKED ${t.revokedAt}` : ''}`);
-}
-
-export function runTokenRevoke(id: string, out: (s: string) => void): void {
-  const t = new TokenStore(tokensPath()).revoke(id);
-  out(`revoked ${t.id} (${t.tenant}/${t.user}): it is refused from the next request on`);
+export function addServeCommand(program: Command, out: (s: string) => void): void {
+  program
+    .command('serve')
+    .summary('Serve the HTTP API and the approval inbox')
+    .description(
+      'Serve the HTTP API (bearer tokens, tenants, OpenAPI at /openapi.json) and the approval inbox at /, over the Temporal server at TEMPORAL_ADDRESS (docs/server.md)',
+    )
+    .option('--port <n>', 'port to listen on', '8080')
+    .option('--host <addr>', 'address to bind (loopback by default: put a TLS proxy in front to serve beyond this host)', '127.0.0.1')
+    .option('--tenants <file>', 'tenant settings (default: $KILN_HOME/server/tenants.json)')
+    .option('--allow-scripted-model', 'accept scripted:FILE models, which read a file on this host: for development only (also KILN_SERVE_ALLOW_SCRIPTED=1)')
+    .action(async (o: { port: string; host: string; tenants?: string; allowScriptedModel?: boolean }) => {
+      const { runServe } = await import('../actions/serve.js');
+      await runServe(o, out);
+    });
 }

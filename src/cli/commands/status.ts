@@ -1,54 +1,29 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { approvalProgress } from '../../shared/approver.js';
-import { PATCH_FILE } from '../../shared/paths.js';
-import type { RunState } from '../../shared/types.js';
-import { TERMINAL_PHASES } from '../../shared/types.js';
-import { workflowUrl } from '../../client/runs.js';
-import { shellQuote } from '../../sandbox/shell-quote.js';
+/** `kiln status RUN`: a run's phase, plan, files, approvals and budget, or its result once it ended. */
+import type { Command } from 'commander';
+import { runsModule, withRun } from '../with-run.js';
 
-export function formatStatus(st: RunState, uiUrl?: string): string {
-  const b = st.budget;
-  const done = TERMINAL_PHASES.includes(st.phase);
-  const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? shellQuote(st.worktree) : `${shellQuote(st.worktree)} (removed)`;
-  const lines = [
-    `${st.runId}: ${st.phase}${st.reason ? ` — ${st.reason}` : ''}${st.scripted ? '  [SCRIPTED model: not a real model run]' : ''}`,
-    `  goal:      ${shortGoal(st.goal)}`,
-    `  repo:      ${st.repo}`,
-    `  model:     ${st.model}`,
-    `  attempt:   ${st.attempt}/${st.maxAttempts} · turn ${st.turn}`,
-    `  tokens:    in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
-    `  worktree:  ${worktree}`,
-  ];
-  if (st.recentTurns?.length) {
-    lines.push(`  per turn:  (last ${st.recentTurns.length}; every turn is in metrics.json)`);
-    for (const t of st.recentTurns) {
-      lines.push(
-        `    turn ${String(t.turn).padStart(3)}  in ${t.input} · out ${t.output} · cache read ${t.cacheRead} · cache write ${t.cacheWrite} · $${t.costUsd.toFixed(4)}`,
-      );
-    }
-  }
-  if (st.plan.length) lines.push('  plan:', ...st.plan.map((s) => `    [${s.status === 'done' ? 'x' : s.status === 'in_progress' ? '~' : ' '}] ${s.step}`));
-  if (st.touchedFiles.length) lines.push(`  touched:   ${st.touchedFiles.join(', ')}`);
-  if (st.lastObservation) lines.push(`  last:      ${st.lastObservation.split('\n')[0]}`);
-  for (const a of st.pendingApprovals)
-    lines.push(
-      a.approvals ? `  waiting:   ${a.id} ${a.summary} — ${approvalProgress(a)}` : `  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`,
-    );
-  for (const p of st.preApprovals ?? [])
-    lines.push(
-      `  pre-approved: ${p.id} \`${p.text}\` (${p.scope === 'run' ? 'every time' : 'once'}, by ${p.by}${p.answered.length ? `; answered ${p.answered.join(', ')}` : ''})`,
-    );
-  if (st.phase === 'needs_human') lines.push(`  decide:    kiln hint ${st.runId} "TEXT" | kiln accept ${st.runId} | kiln abandon ${st.runId}`);
-  lines.push(`  artifacts: ${shellQuote(st.artifactsDir)}`);
-  if (done) lines.push(`  patch:     ${join(st.artifactsDir, PATCH_FILE)} (kiln diff ${st.runId})`);
-  if (uiUrl) lines.push(`  Web UI:    ${workflowUrl(uiUrl, st.runId)}`);
-  return lines.join('\n');
-}
-
-/** The goal's first line, cut at 160 characters: a long goal is in `kiln status --json` whole. */
-export function shortGoal(goal: string): string {
-  const first = goal.trim().split('\n')[0] ?? '';
-  const cut = first.length > 160 ? `${first.slice(0, 157)}…` : first;
-  return cut.length < goal.trim().length ? `${cut.replace(/…$/, '')}… (${goal.length} chars: kiln status --json has it whole)` : cut;
+export function addStatusCommand(program: Command, out: (s: string) => void): void {
+  program
+    .command('status')
+    .summary("Show a run's phase, plan, files, approvals, budget")
+    .description("Show a run's phase, attempt, plan, touched files, pending approvals and budget")
+    .argument('<run>')
+    .option('--json', 'print the state as JSON')
+    .action(async (runId: string, o: { json?: boolean }) => {
+      const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
+      await withRun(runId, async (handle) => {
+        const st = await readState(handle);
+        if (!st) {
+          const d = await handle.describe();
+          // a finished run still has its result in history, worker or not
+          const r = d.status.name === 'RUNNING' ? undefined : await outcome(handle).catch(() => undefined);
+          if (o.json) return out(JSON.stringify({ runId, status: d.status.name, state: null, result: r ?? null }));
+          if (r) return out(`${formatSummary(r)}\n  (no worker answers queries right now: this is the run's result)`);
+          return out(`${runId}: ${d.status.name} (no worker answers queries right now; start one with \`kiln worker\` or \`kiln dev\`)`);
+        }
+        if (o.json) return out(JSON.stringify(st));
+        const { formatStatus } = await import('../actions/status.js');
+        out(formatStatus(st, webUiUrl()));
+      });
+    });
 }

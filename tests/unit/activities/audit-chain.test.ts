@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditGenesis, sha256Hex, verifyAuditChain } from '../../../src/activities/audit-chain.js';
 import { auditFile } from '../../../src/activities/audit.js';
-import { auditVerify } from '../../../src/cli/commands/audit.js';
+import { auditVerify } from '../../../src/cli/actions/audit.js';
 import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';
 
 async function writtenAudit(n = 4) {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditGenesis, auditHeadOf, compareAuditHead, sha256Hex, verifyAuditChain, type AuditHead } from '../../../src/activities/audit-chain.js';
 import { auditFile } from '../../../src/activities/audit.js';
-import { auditVerify, UNVERIFIED_EXIT } from '../../../src/cli/commands/audit.js';
+import { auditVerify, UNVERIFIED_EXIT } from '../../../src/cli/actions/audit.js';
 import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';
 
 async function writtenAudit(n = 4) {

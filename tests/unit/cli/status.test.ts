@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStatus } from '../../../src/cli/commands/status.js';
+import { formatStatus } from '../../../src/cli/actions/status.js';
 import { initialState } from '../../../src/workflows/machine.js';
 import { testInput } from '../../helpers/run-input.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runEval } from '../../../src/cli/commands/eval.js';
+import { runEval } from '../../../src/cli/actions/eval.js';
 import { UsageError } from '../../../src/shared/errors.js';
 
 const saved = { key: process.env.ANTHROPIC_API_KEY, url: process.env.ANTHROPIC_BASE_URL };

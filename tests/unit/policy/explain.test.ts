@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { policyCheck } from '../../../src/cli/commands/policy.js';
+import { policyCheck } from '../../../src/cli/actions/policy.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 let repo: TempRepo;

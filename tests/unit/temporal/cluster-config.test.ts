@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentDynamicConfig, hostPort, localAddress, writeClusterConfig, type ClusterPorts } from '../../../src/temporal/cluster-config.js';
 import { checkBindAddress } from '../../../src/temporal/cluster.js';
-import { exposureWarning, workerAddresses } from '../../../src/cli/commands/cluster.js';
+import { exposureWarning, workerAddresses } from '../../../src/cli/actions/cluster.js';
 import { UsageError } from '../../../src/shared/errors.js';
 import { SEARCH_ATTRIBUTES } from '../../../src/temporal/search-attributes.js';
 import { AGENT_DYNAMIC_CONFIG, agentDynamicConfigArgs } from '../../../src/temporal/dev-server.js';
