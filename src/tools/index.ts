@@ -1,4 +1,15 @@
-export { TOOL_CATALOG, TOOL_NAMES, READ_ONLY_TOOLS, EDIT_TOOLS, isToolName, type ToolName, type ToolFlags } from './catalog.js';
+export {
+  TOOL_CATALOG,
+  TOOL_NAMES,
+  READ_ONLY_TOOLS,
+  EDIT_TOOLS,
+  COMMAND_TOOLS,
+  REFLECTION_TOOLS,
+  ATTEMPT_ENDING_TOOLS,
+  isToolName,
+  type ToolName,
+  type ToolFlags,
+} from './catalog.js';
 export { TOOLS, type ToolRegistry } from './registry.js';
 export { defineTool, type ToolHost, type ToolSpec } from './spec.js';
 export { describeCall, runToolCall } from './dispatch.js';

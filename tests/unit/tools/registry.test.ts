@@ -5,7 +5,16 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../../src/policy/index.js';
-import { EDIT_TOOLS, READ_ONLY_TOOLS, TOOL_CATALOG, TOOL_NAMES, isToolName } from '../../../src/tools/catalog.js';
+import {
+  ATTEMPT_ENDING_TOOLS,
+  COMMAND_TOOLS,
+  EDIT_TOOLS,
+  READ_ONLY_TOOLS,
+  REFLECTION_TOOLS,
+  TOOL_CATALOG,
+  TOOL_NAMES,
+  isToolName,
+} from '../../../src/tools/catalog.js';
 import { describeCall } from '../../../src/tools/dispatch.js';
 import { TOOLS } from '../../../src/tools/registry.js';
 import { parseToolInput } from '../../../src/tools/schemas.js';
@@ -83,6 +92,9 @@ describe('the catalog', () => {
   it('gives the workflow the same sets it hard-coded before', () => {
     expect([...READ_ONLY_TOOLS].sort()).toEqual(['list_files', 'read_file', 'search', 'update_plan']);
     expect([...EDIT_TOOLS].sort()).toEqual(['create_file', 'edit']);
+    expect([...COMMAND_TOOLS]).toEqual(['run_command']);
+    expect([...REFLECTION_TOOLS]).toEqual(['reflect']);
+    expect([...ATTEMPT_ENDING_TOOLS]).toEqual(['finish']);
     expect(READ_ONLY_TOOLS.has('constructor')).toBe(false);
     expect(isToolName('__proto__')).toBe(false);
     expect(isToolName('finish')).toBe(true);
