@@ -1,7 +1,7 @@
 import { TOOL_CATALOG, TOOL_NAMES, isToolName } from '../tools/catalog.js';
 import { TOOLS } from '../tools/registry.js';
 import { canonicalJson, sha256 } from './canonical.js';
-import type { Judgement, ToolInput } from './tool-judges.js';
+import type { Judgement, ToolInput } from './judging.js';
 import type { PolicyContext, PolicyDecision } from './types.js';
 import { applyMode, deny } from './verdict.js';
 

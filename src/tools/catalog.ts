@@ -1,8 +1,9 @@
 /*
  * The tools by name, with the facts about each that workflow code may act on. This module is
  * bundled into the deterministic workflow sandbox: it must stay free of Node, zod and I/O.
- * Everything else about a tool (schema, policy judgement, how it runs, its summary) is its spec
- * in registry.ts, which the compiler requires for every name listed here.
+ * Everything else about a tool (schema and prompt text, policy judgement, how it runs, its
+ * summary) is its spec, in the tool's own file (read-file.ts for read_file, ...); registry.ts
+ * lists them, and the compiler requires a spec for every name listed here.
  *
  * Code that treats a tool differently asks for its flag (or one of the sets below), never for its name.
  */

@@ -110,7 +110,7 @@ describe('a tool left half-added does not compile', () => {
     complete: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r: ToolRegistry = TOOLS;\n`,
     missingTool: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nconst { reflect: _gone, ...rest } = TOOLS;\nexport const r: ToolRegistry = rest;\n`,
     missingJudge:
-      `import { defineTool } from ${JSON.stringify(src('tools/spec.js'))};\nimport { finishInput } from ${JSON.stringify(src('tools/inputs.js'))};\n` +
+      `import { defineTool } from ${JSON.stringify(src('tools/spec.js'))};\nimport { finishInput } from ${JSON.stringify(src('tools/finish.js'))};\n` +
       `export const t = defineTool({ schema: finishInput, run: (h) => h.record('x', { summary: 'x' }), summary: (v) => v.summary });\n`,
     unlisted: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r = { ...TOOLS, delete_repo: TOOLS.finish } satisfies ToolRegistry;\n`,
   };
