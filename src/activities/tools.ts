@@ -9,7 +9,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isDiskFull } from './disk.js';
 import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
-import { evaluate } from '../policy/index.js';
 import { writesNothing } from '../policy/read-only.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
@@ -23,6 +22,7 @@ import {
   capText,
   commitEdit,
   describeCall,
+  evaluate,
   fileHash,
   parseToolInput,
   prepareEdit,

@@ -13,6 +13,7 @@ export {
 export { TOOLS, type ToolRegistry } from './registry.js';
 export { defineTool, type ToolHost, type ToolSpec } from './spec.js';
 export { describeCall, runToolCall } from './dispatch.js';
+export { evaluate, runPolicyCases } from './evaluate.js';
 export * from './schemas.js';
 export { capText, type ToolOutcome } from './outcome.js';
 export {

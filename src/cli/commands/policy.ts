@@ -1,12 +1,13 @@
 /** `kiln policy check|redact|test`: the policy and redaction as a run sees them, for users. */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultPolicyConfig, evaluate, loadPolicyConfig, runPolicyCases } from '../../policy/index.js';
+import { defaultPolicyConfig, loadPolicyConfig } from '../../policy/index.js';
 import { explainCommand } from '../../policy/shell/explain.js';
 import type { ApprovalMode } from '../../policy/types.js';
 import { createStreamRedactor } from '../../redact/index.js';
 import { UsageError } from '../../shared/errors.js';
 import { COMMAND_TOOLS } from '../../tools/catalog.js';
+import { evaluate, runPolicyCases } from '../../tools/evaluate.js';
 
 export async function policyCheck(
   o: { workspace: string; tool: string; input: string; mode: string; json?: boolean; explain?: boolean },
