@@ -202,10 +202,10 @@ export function toolActivities(deps: ActivityDeps) {
     // a command is judged on the files this run changed, and the same look is its "before"
     const st = stateDir(rec.input.repo, rec.input.runId);
     // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
-    const command = COMMAND_TOOLS.has(call.name);
-    const known = command ? await knownSnapshot(st) : undefined;
-    const atMost = command && !known ? await changedAtMost(st) : undefined;
-    const snap: Seen | undefined = !command || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
+    const runsCommand = COMMAND_TOOLS.has(call.name);
+    const known = runsCommand ? await knownSnapshot(st) : undefined;
+    const atMost = runsCommand && !known ? await changedAtMost(st) : undefined;
+    const snap: Seen | undefined = !runsCommand || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
     const { decision, needs } = await decide(rec, call, snap?.changed ?? atMost);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
