@@ -74,4 +74,22 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // tools own their judges and call the policy's parts; a policy that imported the tools back
+    // would tie every judge to every tool again (the pure catalog's names are the one exception)
+    files: ['src/policy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../tools/*', '../../tools/*', '!../tools/catalog.js', '!../../tools/catalog.js'],
+              message: 'The policy imports nothing of the tools: a tool judges its calls (its file in src/tools) from the parts in src/policy/judging.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { defaultPolicyConfig, evaluate } from '../src/policy/index.js';
+import { defaultPolicyConfig } from '../src/policy/index.js';
+import { evaluate } from '../src/tools/evaluate.js';
 import { spread, type Spread } from './stats.js';
 
 export interface PolicyRow {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
 import { redact, redactDeep } from '../redact/index.js';
-import { describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
+import { REFLECTION_TOOLS, describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
 import { firstContext } from './first-context.js';
@@ -176,7 +176,7 @@ export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToo
               inputError: redact(parsed.error).slice(0, MAX_INPUT_ERROR_CHARS),
             },
       );
-      if (!parsed.ok && block.name === 'reflect') {
+      if (!parsed.ok && REFLECTION_TOOLS.has(block.name)) {
         // the decision log keeps every reflection, the rejected ones too
         await appendJsonl(join(runDir(inp.repo, inp.runId), 'decisions.jsonl'), {
           at: new Date().toISOString(),

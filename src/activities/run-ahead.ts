@@ -11,11 +11,9 @@ import { Context } from '@temporalio/activity';
 import { settingsFrom } from '../settings.js';
 import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
 import { observeCall, type StuckState } from '../workflows/stuck.js';
+import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS } from '../tools/catalog.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
 import { heartbeating } from './heartbeat.js';
-
-/** The workflow's own protocol: its stop gate answers finish. */
-const WORKFLOW_TOOLS = new Set(['finish']);
 
 export async function runAhead(
   inp: AgentTurnInput,
@@ -26,8 +24,8 @@ export async function runAhead(
   if (!inp.runAhead || turn.budgetStop) return out;
   let commands = 0;
   for (const call of turn.calls) {
-    if (call.inputError || WORKFLOW_TOOLS.has(call.name)) break;
-    if (call.name === 'run_command' && commands++ > 0) break;
+    if (call.inputError || ATTEMPT_ENDING_TOOLS.has(call.name)) break;
+    if (COMMAND_TOOLS.has(call.name) && commands++ > 0) break;
     // the workflow hears of the call only when the turn ends: the live view reads it from here
     const result = await heartbeating(
       () => runTool({ runId: inp.runId, repo: inp.repo, toolUseId: call.id, grants: inp.runAhead!.grants }),

@@ -9,7 +9,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isDiskFull } from './disk.js';
 import { openOutputLog, outputLogCap } from './output-log.js';
 import { join } from 'node:path';
-import { evaluate } from '../policy/index.js';
 import { writesNothing } from '../policy/read-only.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { applyApprovalRules, type ApprovalNeeds } from '../policy/approvals.js';
@@ -18,10 +17,12 @@ import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandOptions, CommandResult } from '../sandbox/types.js';
 import {
+  COMMAND_TOOLS,
   TOOL_CATALOG,
   capText,
   commitEdit,
   describeCall,
+  evaluate,
   fileHash,
   parseToolInput,
   prepareEdit,
@@ -32,6 +33,7 @@ import {
   type EditToolName,
   type ParsedToolInput,
   type PreparedEdit,
+  type RunCommandInput,
   type ToolHost,
 } from '../tools/index.js';
 import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
@@ -72,8 +74,8 @@ import {
  * person typed is exactly what runs.
  */
 function preApprovable(parsed: Extract<ParsedToolInput, { ok: true }>): { exact?: string } {
-  if (parsed.name !== 'run_command') return {};
-  const command = parsed.value.command;
+  if (!COMMAND_TOOLS.has(parsed.name)) return {};
+  const { command } = parsed.value as RunCommandInput;
   return command.length <= PRE_APPROVAL_MAX_CHARS && redact(command) === command ? { exact: command } : {};
 }
 
@@ -200,9 +202,10 @@ export function toolActivities(deps: ActivityDeps) {
     // a command is judged on the files this run changed, and the same look is its "before"
     const st = stateDir(rec.input.repo, rec.input.runId);
     // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
-    const known = call.name === 'run_command' ? await knownSnapshot(st) : undefined;
-    const atMost = call.name === 'run_command' && !known ? await changedAtMost(st) : undefined;
-    const snap: Seen | undefined = call.name !== 'run_command' || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
+    const runsCommand = COMMAND_TOOLS.has(call.name);
+    const known = runsCommand ? await knownSnapshot(st) : undefined;
+    const atMost = runsCommand && !known ? await changedAtMost(st) : undefined;
+    const snap: Seen | undefined = !runsCommand || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
     const { decision, needs } = await decide(rec, call, snap?.changed ?? atMost);
     decided.set(call.id, decision);
     const summary = describeCall(parsed);
@@ -497,7 +500,7 @@ export function toolActivities(deps: ActivityDeps) {
       unsavedResults.set(file, stored);
       return view;
     }
-    const reason = call.name === 'run_command' ? (call.input as { reason?: unknown } | null)?.reason : undefined;
+    const reason = COMMAND_TOOLS.has(call.name) ? (call.input as { reason?: unknown } | null)?.reason : undefined;
     await appendEvent(repo, runId, {
       type: 'tool',
       id: call.id,

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult, RunState, Usage } from '../shared/types.js';
 import { protectedSet } from '../checks/protected.js';
+import { COMMAND_TOOLS } from '../tools/catalog.js';
 import { judgeFailure } from './classify.js';
 import type { EvalTask, Observed, RunScore } from './types.js';
 
@@ -120,7 +121,10 @@ export function countTools(events: EventLine[], checks: string[]): ToolCounts {
 
 function isCheck(e: EventLine, checks: string[]): boolean {
   const s = e.summary ?? '';
-  return e.tool === 'run_command' && checks.some((c) => s === `run_command: ${c}` || s.startsWith(`run_command: ${c}:`) || s.startsWith(`run_command: ${c} `));
+  if (e.tool === undefined || !COMMAND_TOOLS.has(e.tool)) return false;
+  // a command's line is "<tool>: <command>" (its summary), then perhaps the outcome
+  const ran = `${e.tool}: `;
+  return checks.some((c) => s === `${ran}${c}` || s.startsWith(`${ran}${c}:`) || s.startsWith(`${ran}${c} `));
 }
 
 export interface ScoreInput {

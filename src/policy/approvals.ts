@@ -49,7 +49,8 @@ export function matchTwoPerson(config: PolicyConfig, tool: string, decision: Pol
     if (kind === 'tool') return tool === arg;
     if (kind === 'rule') return decision.rule === arg || decision.rule.startsWith(`${arg}.`);
     if (kind === 'setup') return false;
-    return tool === 'run_command' && (decision.segments ?? []).some((s) => matchesRule(arg, s.argv));
+    // only a command's decision has segments: a rule on what runs matches no other tool
+    return (decision.segments ?? []).some((s) => matchesRule(arg, s.argv));
   });
 }
 

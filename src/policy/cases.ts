@@ -2,8 +2,7 @@ import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultPolicyConfig, parsePolicyConfig, parsePolicyConfigText, type PolicyConfig } from './config.js';
-import { evaluate } from './evaluate.js';
-import type { ApprovalMode, PolicyDecision } from './types.js';
+import type { ApprovalMode, PolicyContext, PolicyDecision } from './types.js';
 
 /**
  * One line of a policy corpus. Besides the documented fields a case may set
@@ -77,11 +76,14 @@ async function layOut(workspace: string, setup: PolicyCase['setup']): Promise<vo
   }
 }
 
+/** The decision on one tool call: the tools own their judges, so they give it (evaluate in src/tools). */
+export type Evaluate = (tool: string, input: unknown, ctx: PolicyContext) => Promise<PolicyDecision>;
+
 /**
- * Runs a JSON-lines corpus of policy cases, each in a fresh temporary worktree.
- * `policyFile` replaces the default policy for cases without an inline one.
+ * Runs a JSON-lines corpus of policy cases, each in a fresh temporary worktree, each call decided
+ * by `evaluate`. `policyFile` replaces the default policy for cases without an inline one.
  */
-export async function runPolicyCases(file: string, opts: { policyFile?: string } = {}): Promise<PolicyCasesReport> {
+export async function runCases(evaluate: Evaluate, file: string, opts: { policyFile?: string } = {}): Promise<PolicyCasesReport> {
   const cases = parseCases(await readFile(file, 'utf8'), file);
   const base: PolicyConfig = opts.policyFile ? parsePolicyConfigText(await readFile(opts.policyFile, 'utf8'), opts.policyFile) : defaultPolicyConfig();
   const results: PolicyCaseResult[] = [];

@@ -1,4 +1,4 @@
-export { evaluate, canonicalJson } from './evaluate.js';
+export { canonicalJson } from './evaluate.js';
 export { judgeCommand, grantKeyFor, type CommandJudgement } from './commands.js';
 export {
   loadPolicyConfig,
@@ -12,5 +12,5 @@ export {
 } from './config.js';
 export { resolveWorkspacePath, type ResolvedPath } from './paths.js';
 export { isSensitivePath, isExecutableConfig, globTargetsSensitive, BUILTIN_SENSITIVE, EXECUTABLE_CONFIG } from './globs.js';
-export { runPolicyCases, type PolicyCaseResult, type PolicyCasesReport } from './cases.js';
+export type { PolicyCaseResult, PolicyCasesReport } from './cases.js';
 export type { ApprovalMode, CommandSegment, Decision, PolicyContext, PolicyDecision } from './types.js';

@@ -1,11 +1,56 @@
+/*
+ * edit: an exact text replacement in a file of the workspace. Its name and flags are in
+ * catalog.ts; this is the rest of it, and the two-step edit that create_file makes files with too.
+ */
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { judgeFileWrite, str } from '../policy/judging.js';
+import type { CreateFileInput } from './create-file.js';
+import { relPath } from './fields.js';
 import { fail, ok, type ToolOutcome } from './outcome.js';
 import { entryKind, workspaceTarget, safeReadFile, safeWriteFile, WorkspacePathError } from './safe-fs.js';
-import type { CreateFileInput, EditInput } from './inputs.js';
+import { defineTool } from './spec.js';
+import { isBinary, lineAt, numberLines, splitLines } from './text.js';
+
+/** The parser of what the model sends and, as JSON schema, what it is shown (schemas.ts). */
+export const editInput = z
+  .strictObject({
+    path: relPath,
+    old_string: z
+      .string()
+      .min(1)
+      .describe(
+        'Exact text to replace, including whitespace and indentation, copied from read_file output without the line-number prefix. ' +
+          'Must occur exactly once unless replace_all is true: include enough surrounding lines to make it unique.',
+      ),
+    new_string: z.string().describe('Replacement text. Must differ from old_string. May be empty to delete.'),
+    replace_all: z.boolean().default(false).describe('Replace every occurrence of old_string. Default false.'),
+  })
+  .describe(
+    'Change an existing file by exact text replacement. old_string must match exactly once unless replace_all; ' +
+      'include enough context lines to make it unique. On no match the error shows the nearest lines. ' +
+      'Read the file first. Use create_file for new files.',
+  );
+
+export type EditInput = z.output<typeof editInput>;
 
 /** What callers may pass: parsed input, or the same with replace_all left out (false). */
 export type EditRequest = Omit<EditInput, 'replace_all'> & { replace_all?: boolean };
-import { isBinary, lineAt, numberLines, splitLines } from './text.js';
+
+export const editTool = defineTool({
+  schema: editInput,
+  // a package.json is judged on its text after the edit, worked out here as the edit would make it
+  judge: async (input, ctx) => ({
+    verdict: await judgeFileWrite('edit', input, ctx, (before) => {
+      const oldS = str(input, 'old_string') ?? '';
+      const newS = str(input, 'new_string') ?? '';
+      if (before === null || !oldS || !before.includes(oldS)) return newS;
+      return input.replace_all === true ? before.split(oldS).join(newS) : before.replace(oldS, () => newS);
+    }),
+  }),
+  run: (host, v) => host.edit('edit', v),
+  summary: (v) => `edit ${v.path}`,
+});
 
 /*
  * Edits come in two steps so the caller can make them idempotent across crashes:

@@ -1,10 +1,45 @@
+/*
+ * list_files: the files of the workspace as git sees them, filtered by a glob. Its name and flags
+ * are in catalog.ts; this is the rest of it, and the listing the context builder uses too.
+ */
 import { rgPath } from '@vscode/ripgrep';
+import { z } from 'zod';
 import { hardenedGit } from '../git/run.js';
+import { judgeGlob } from '../policy/judging.js';
+import { allow, deny } from '../policy/verdict.js';
 import { collect } from '../process/collect.js';
 import picomatch from 'picomatch';
 import { capText, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
-import type { ListFilesInput } from './inputs.js';
+import { defineTool } from './spec.js';
+
+/** The parser of what the model sends and, as JSON schema, what it is shown (schemas.ts). */
+export const listFilesInput = z
+  .strictObject({
+    glob: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Glob to filter paths, e.g. "src/**/*.ts" or "*.md" (a glob without "/" matches the file name at any depth). Default: all files.'),
+  })
+  .describe(
+    'List the files of the workspace (tracked and untracked, .gitignore respected), sorted, at most 1000 per call. ' +
+      'Use a glob to narrow large repositories.',
+  );
+
+export type ListFilesInput = z.output<typeof listFilesInput>;
+
+export const listFilesTool = defineTool({
+  schema: listFilesInput,
+  judge: (input, ctx) => {
+    const g = input.glob;
+    if (g !== undefined && typeof g !== 'string') return { verdict: deny('input.invalid', 'list_files needs "glob" as a string.') };
+    const bad = g ? judgeGlob(g, ctx, 'glob') : null;
+    return { verdict: bad ?? allow('tool.list', 'Listing files in the repository only reads (sensitive files are left out).', true) };
+  },
+  run: async (host, v) => host.result(await listFiles(host.workspace, v)),
+  summary: (v) => `list_files ${v.glob ?? ''}`.trim(),
+});
 
 export const LIST_MAX_FILES = 1000;
 const LIST_MAX_CHARS = 60_000;

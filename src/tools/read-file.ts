@@ -1,7 +1,41 @@
+/*
+ * read_file: a text file of the workspace, with line numbers, a page at a time. Its name and
+ * flags are in catalog.ts; this is the rest of it.
+ */
+import { z } from 'zod';
+import { judgeRead } from '../policy/files.js';
+import { need } from '../policy/judging.js';
+import { relPath } from './fields.js';
 import { fail, ok, type ToolOutcome } from './outcome.js';
 import { safeReadFile, WorkspacePathError } from './safe-fs.js';
-import type { ReadFileInput } from './inputs.js';
+import { defineTool } from './spec.js';
 import { decodeText, numberLines, splitLines } from './text.js';
+
+const lineNumber = z.number().int().min(1);
+
+/** The parser of what the model sends and, as JSON schema, what it is shown (schemas.ts). */
+export const readFileInput = z
+  .strictObject({
+    path: relPath,
+    start_line: lineNumber.optional().describe('First line to show, 1-based. Default 1.'),
+    end_line: lineNumber.optional().describe('Last line to show, inclusive. Default: as far as the 2000-line / 100 KB limit allows.'),
+  })
+  .describe(
+    'Read a text file of the workspace, with line numbers ("  12\\tcode"). Shows at most 2000 lines or 100 KB per call; ' +
+      'the output says how to read further (start_line). Prefer search to find where something is, then read the lines around it.',
+  );
+
+export type ReadFileInput = z.output<typeof readFileInput>;
+
+export const readFileTool = defineTool({
+  schema: readFileInput,
+  judge: (input, ctx) => {
+    const p = need(input, 'path', 'read_file');
+    return { verdict: typeof p === 'string' ? judgeRead(ctx, p) : p };
+  },
+  run: async (host, v) => host.result(await readFile(host.workspace, v)),
+  summary: (v) => `read_file ${v.path}${v.start_line ? `:${v.start_line}-${v.end_line ?? ''}` : ''}`,
+});
 
 export const READ_MAX_LINES = 2000;
 export const READ_MAX_BYTES = 100 * 1024;

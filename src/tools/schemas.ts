@@ -4,8 +4,6 @@ import { TOOLS } from './registry.js';
 import { describeIssue } from '../shared/zod-error.js';
 import { deepFreeze } from '../shared/freeze.js';
 
-export * from './inputs.js';
-
 /*
  * The wire side of the tools: the definitions the model is shown and the parser of what it
  * sends, both from each tool's schema in the registry.

@@ -1,9 +1,48 @@
+/*
+ * search: ripgrep over the workspace, matches grouped by file. Its name and flags are in
+ * catalog.ts; this is the rest of it, and the matcher the context builder uses too.
+ */
 import { rgPath } from '@vscode/ripgrep';
 import readline from 'node:readline';
+import { z } from 'zod';
+import { judgeGlob, need } from '../policy/judging.js';
+import { allow, deny } from '../policy/verdict.js';
 import { spawnCommand } from '../process/spawn.js';
 import { capText, fail, ok, type ToolOutcome } from './outcome.js';
 import { workspaceRealpath } from './safe-fs.js';
-import type { SearchInput } from './inputs.js';
+import { defineTool } from './spec.js';
+
+/** The parser of what the model sends and, as JSON schema, what it is shown (schemas.ts). */
+export const searchInput = z
+  .strictObject({
+    pattern: z.string().min(1).describe('Text to find. Literal unless regex is true.'),
+    path_glob: z.string().min(1).optional().describe('Only search files matching this glob, e.g. "src/**/*.ts" or "*.py". Prefix with "!" to exclude.'),
+    regex: z.boolean().default(false).describe('Treat pattern as a regular expression (Rust regex syntax, like ripgrep). Default false: literal text.'),
+    case: z
+      .enum(['sensitive', 'insensitive', 'smart'])
+      .default('smart')
+      .describe('"smart" (default): insensitive unless the pattern has an upper-case letter.'),
+  })
+  .describe(
+    'Search file contents of the workspace (ripgrep; .gitignore respected). Returns matching lines grouped by file with line numbers, ' +
+      'at most 200 lines per call; the output says how many were cut. Use this before reading files to find where code lives.',
+  );
+
+export type SearchInput = z.output<typeof searchInput>;
+
+export const searchTool = defineTool({
+  schema: searchInput,
+  judge: (input, ctx) => {
+    const pattern = need(input, 'pattern', 'search');
+    if (typeof pattern !== 'string') return { verdict: pattern };
+    const g = input.path_glob;
+    if (g !== undefined && typeof g !== 'string') return { verdict: deny('input.invalid', 'search needs "path_glob" as a string.') };
+    const bad = g ? judgeGlob(g, ctx, 'path_glob') : null;
+    return { verdict: bad ?? allow('tool.search', 'Searching the repository only reads (results from sensitive files are filtered out).', true) };
+  },
+  run: async (host, v) => host.result(await search(host.workspace, v)),
+  summary: (v) => `search "${v.pattern.slice(0, 60)}"${v.path_glob ? ` in ${v.path_glob}` : ''}`,
+});
 
 export const SEARCH_MAX_SHOWN = 200;
 /** Past this many matching lines we stop ripgrep: the count is then a lower bound. */

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { RunToolResult } from '../activities/contracts.js';
-import type { ToolJudge } from '../policy/tool-judges.js';
+import type { ToolJudge } from '../policy/judging.js';
+import type { CreateFileInput } from './create-file.js';
 import type { EditRequest } from './edit.js';
-import type { CreateFileInput } from './inputs.js';
 import type { ToolOutcome } from './outcome.js';
 
 export type DoneResult = Extract<RunToolResult, { status: 'done' }>;
@@ -28,9 +28,9 @@ export interface ToolHost {
 }
 
 /**
- * One tool: the schema the model is shown and its input is parsed with, the policy's judgement,
- * how an allowed call runs, and the one line that names a call in logs and the Web UI.
- * Its name and flags are its entry in catalog.ts.
+ * One tool: the schema the model is shown and its input is parsed with (its descriptions are the
+ * tool's prompt text), its policy judgement, how an allowed call runs, and the one line that names
+ * a call in logs and the Web UI. Its name and flags are its entry in catalog.ts.
  */
 export interface ToolSpec<S extends z.ZodObject = z.ZodObject> {
   readonly schema: S;

@@ -12,11 +12,8 @@ import { modelOptions, toolOptions, turnAheadOptions, type Acts } from './option
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
 import { approvalEnded, approvalRequested, toolDenied, turnDone } from './metrics.js';
-import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
+import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, REFLECTION_TOOLS } from '../tools/catalog.js';
 
-/** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
-const FINISH_TOOL = 'finish';
-const REFLECT_TOOL = 'reflect';
 /** the stop gate matches checks by what runs and names what is missing (issue 13) */
 const GATE_PATCH = 'gate-checks-by-what-runs';
 /** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
@@ -152,16 +149,16 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       if (call.inputError) {
         loop.toolResults[call.id] = { content: call.inputError, isError: true };
         ctx.note('tool', `${call.summary}: invalid call`);
-        if (call.name === REFLECT_TOOL && loop.needReflection) loop.reflectionBounces += 1;
+        if (REFLECTION_TOOLS.has(call.name) && loop.needReflection) loop.reflectionBounces += 1;
         result = { text: call.inputError, isError: true, malformed: true };
-      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== REFLECT_TOOL && patched('retry-reflects')) {
+      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && !REFLECTION_TOOLS.has(call.name) && patched('retry-reflects')) {
         // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
         const text =
           'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
         loop.toolResults[call.id] = { content: text, isError: true };
         ctx.note('note', `reflection required before ${call.name}`);
         result = { text, isError: true, malformed: false };
-      } else if (call.name === FINISH_TOOL) {
+      } else if (ATTEMPT_ENDING_TOOLS.has(call.name)) {
         if (gateSatisfied()) {
           finished = true;
           loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
@@ -271,7 +268,7 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
       { ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants },
     ]);
   // a command may run for minutes: the live view shows it when it starts, not only when it ends
-  if (call.name === 'run_command' && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
+  if (COMMAND_TOOLS.has(call.name) && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
   const res = await exec();
   if (res.status !== 'ask') {
     ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);

@@ -1,11 +1,13 @@
 /** `kiln policy check|redact|test`: the policy and redaction as a run sees them, for users. */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultPolicyConfig, evaluate, loadPolicyConfig, runPolicyCases } from '../../policy/index.js';
+import { defaultPolicyConfig, loadPolicyConfig } from '../../policy/index.js';
 import { explainCommand } from '../../policy/shell/explain.js';
 import type { ApprovalMode } from '../../policy/types.js';
 import { createStreamRedactor } from '../../redact/index.js';
 import { UsageError } from '../../shared/errors.js';
+import { COMMAND_TOOLS } from '../../tools/catalog.js';
+import { evaluate, runPolicyCases } from '../../tools/evaluate.js';
 
 export async function policyCheck(
   o: { workspace: string; tool: string; input: string; mode: string; json?: boolean; explain?: boolean },
@@ -23,7 +25,7 @@ export async function policyCheck(
   const config = existsSync(resolve(ws, '.kiln')) ? await loadPolicyConfig(ws) : defaultPolicyConfig();
   const d = await evaluate(o.tool, input, { workspace: ws, config, mode: o.mode as ApprovalMode, checks: [] });
   const command = (input as { command?: unknown } | null)?.command;
-  const explain = o.explain && o.tool === 'run_command' && typeof command === 'string' ? await explainCommand(command) : undefined;
+  const explain = o.explain && COMMAND_TOOLS.has(o.tool) && typeof command === 'string' ? await explainCommand(command) : undefined;
   if (o.json) {
     out(JSON.stringify(explain ? { ...d, explain } : d));
     return;

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyApprovalRules, judgePatchSize, judgeSetup } from '../../../src/policy/approvals.js';
 import { parsePolicyConfig, type PolicyConfig } from '../../../src/policy/config.js';
-import { evaluate } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { mergePolicy } from '../../../src/policy/precedence.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 

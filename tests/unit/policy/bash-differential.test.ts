@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluate } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 /*

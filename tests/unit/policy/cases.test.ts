@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runPolicyCases } from '../../../src/policy/index.js';
+import { runPolicyCases } from '../../../src/tools/evaluate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kiln-cases-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

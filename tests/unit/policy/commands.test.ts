@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { evaluate } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 let repo: TempRepo;

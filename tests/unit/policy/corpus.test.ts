@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { runPolicyCases } from '../../../src/policy/index.js';
+import { runPolicyCases } from '../../../src/tools/evaluate.js';
 
 const corpus = fileURLToPath(new URL('../../policy-corpus/cases.jsonl', import.meta.url));
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { evaluate } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { describeRunSettings, loadRunSettings } from '../../../src/policy/precedence.js';
 import { repoTrust, trustRepo } from '../../../src/policy/trust.js';
 import { tempRepo, type TempRepo } from './helpers.js';

@@ -5,7 +5,8 @@
  * the list from taking writers at all.
  */
 import { describe, expect, it } from 'vitest';
-import { defaultPolicyConfig, evaluate } from '../../../src/policy/index.js';
+import { defaultPolicyConfig } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { writesNothing } from '../../../src/policy/read-only.js';
 
 async function readOnly(command: string): Promise<boolean> {

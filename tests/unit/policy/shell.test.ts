@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { evaluate } from '../../../src/policy/index.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
 import { bashParser } from '../../../src/policy/shell/grammar.js';
 import { explainCommand } from '../../../src/policy/shell/explain.js';
 import { parseShell, ShellParseError } from '../../../src/policy/shell/parse.js';

@@ -4,8 +4,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
-import { evaluate } from '../../../src/policy/index.js';
-import { EDIT_TOOLS, READ_ONLY_TOOLS, TOOL_CATALOG, TOOL_NAMES, isToolName } from '../../../src/tools/catalog.js';
+import { evaluate } from '../../../src/tools/evaluate.js';
+import {
+  ATTEMPT_ENDING_TOOLS,
+  COMMAND_TOOLS,
+  EDIT_TOOLS,
+  READ_ONLY_TOOLS,
+  REFLECTION_TOOLS,
+  TOOL_CATALOG,
+  TOOL_NAMES,
+  isToolName,
+} from '../../../src/tools/catalog.js';
 import { describeCall } from '../../../src/tools/dispatch.js';
 import { TOOLS } from '../../../src/tools/registry.js';
 import { parseToolInput } from '../../../src/tools/schemas.js';
@@ -83,6 +92,9 @@ describe('the catalog', () => {
   it('gives the workflow the same sets it hard-coded before', () => {
     expect([...READ_ONLY_TOOLS].sort()).toEqual(['list_files', 'read_file', 'search', 'update_plan']);
     expect([...EDIT_TOOLS].sort()).toEqual(['create_file', 'edit']);
+    expect([...COMMAND_TOOLS]).toEqual(['run_command']);
+    expect([...REFLECTION_TOOLS]).toEqual(['reflect']);
+    expect([...ATTEMPT_ENDING_TOOLS]).toEqual(['finish']);
     expect(READ_ONLY_TOOLS.has('constructor')).toBe(false);
     expect(isToolName('__proto__')).toBe(false);
     expect(isToolName('finish')).toBe(true);
@@ -98,7 +110,7 @@ describe('a tool left half-added does not compile', () => {
     complete: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r: ToolRegistry = TOOLS;\n`,
     missingTool: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nconst { reflect: _gone, ...rest } = TOOLS;\nexport const r: ToolRegistry = rest;\n`,
     missingJudge:
-      `import { defineTool } from ${JSON.stringify(src('tools/spec.js'))};\nimport { finishInput } from ${JSON.stringify(src('tools/inputs.js'))};\n` +
+      `import { defineTool } from ${JSON.stringify(src('tools/spec.js'))};\nimport { finishInput } from ${JSON.stringify(src('tools/finish.js'))};\n` +
       `export const t = defineTool({ schema: finishInput, run: (h) => h.record('x', { summary: 'x' }), summary: (v) => v.summary });\n`,
     unlisted: `import { TOOLS, type ToolRegistry } from ${JSON.stringify(src('tools/registry.js'))};\nexport const r = { ...TOOLS, delete_repo: TOOLS.finish } satisfies ToolRegistry;\n`,
   };
