@@ -36,7 +36,7 @@ export function commandEnv(
     GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0',
     npm_config_update_notifier: 'false',
-    // Test runs leave no bytecode or cache dirs in the worktree (issue 13: __pycache__ in patches).
+    // Test runs leave no bytecode or cache dirs in the worktree, where they would end up in the patch.
     PYTHONDONTWRITEBYTECODE: '1',
     PYTEST_ADDOPTS: '-p no:cacheprovider',
     ...toolchains.env,

@@ -36,7 +36,7 @@ export interface RunnerConfig {
   /** deny the kernel keyring syscalls (seccomp.ts) */
   keyringFilter?: boolean;
   setupNetwork?: SetupNetwork;
-  /** toolchains outside the system directories, bound read-only (issue 9's discovery adds to this) */
+  /** toolchains outside the system directories, bound read-only (the toolchain discovery adds to this) */
   extraReadOnly?: string[];
 }
 

@@ -109,13 +109,13 @@ export interface DevServer {
 
 /** The server died before it answered (a Go panic exits 2): nothing of it is left running. */
 class CrashedBeforeReadyError extends KilnError {
-  // a crash while starting may not come again (one CI pass saw one): worth one more start
+  // a crash while starting (a panic on a fresh database under load) may not come again: worth one more start
   readonly retryable = true;
 }
 
 /**
- * A start that crashed is tried once more: one CI pass saw the server exit 2 (a Go panic) on a
- * fresh database under load, and the next start on the same file is what a person would do.
+ * A start that crashed is tried once more: the server can exit 2 (a Go panic) on a fresh database
+ * under load, and the next start on the same file is what a person would do.
  */
 export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   try {
@@ -265,8 +265,8 @@ const HANDED_OUT_MS = 5 * 60_000;
 
 /**
  * A port nothing listens on right now, on loopback (the OS picks it), and none of `besides` nor
- * one this process was handed in the last minutes (a CI run drew the same port for the Web UI
- * and its guard).
+ * one this process was handed in the last minutes: the OS hands a port back out soon after it was
+ * free, and two servers of one test must not both get it.
  */
 export async function freePort(besides: number[] = []): Promise<number> {
   const now = Date.now();

@@ -1,5 +1,5 @@
 /**
- * Issue 12: a burst of 50 `kiln run --detach` at once against one dev server. Before the CLI
+ * A burst of 50 `kiln run --detach` at once against one dev server. Before the CLI
  * connected with retries and a longer deadline, 27 of 50 failed with "cannot reach Temporal"
  * while the server was up. Every start must land, each as one workflow with its own id.
  * No worker runs: the runs wait on the queue and are terminated at the end (SCRIPTED model).

@@ -1,5 +1,5 @@
 /**
- * A Temporal dev server that dies while starting (one CI pass saw a Go panic, exit 2, on a fresh
+ * A Temporal dev server that dies while starting (a Go panic, exit 2, which can happen on a fresh
  * database under load): `kiln dev` says why in the panic's own words, not the last lines of a
  * goroutine dump, and starts it once more before giving up. The server that does start keeps
  * its SQLite file in write-ahead-log mode.

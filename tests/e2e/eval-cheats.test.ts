@@ -1,6 +1,6 @@
 /**
- * The bundled cheating models (examples/eval-cheats): each tries one way to fake a success that
- * issue 9 found. Through the built CLI, with real worktrees, policy, sandbox and checks; only the
+ * The bundled cheating models (examples/eval-cheats): each tries one way to fake a success
+ * that an adversarial model found. Through the built CLI, with real worktrees, policy, sandbox and checks; only the
  * model is scripted. Every run must end not succeeded, with the failure class its task names,
  * and the report must say why.
  */

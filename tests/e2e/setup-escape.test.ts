@@ -1,5 +1,5 @@
 /**
- * Issue 10, attack 1, end to end: a trusted repo's `.kiln/config` setup command tried to read the
+ * End to end: a trusted repo's `.kiln/config` setup command tried to read the
  * Web UI's settings (its CSRF token) on the host's 127.0.0.1 and to start a `kilnRun` of its own
  * (sandbox off, its own setup) through the UI's HTTP API — and ran as root on the host during an
  * ordinary `kiln run`. Here, against the real `kiln dev` (server, UI and worker): setup gets a

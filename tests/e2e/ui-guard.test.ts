@@ -1,5 +1,5 @@
 /**
- * Issue 10, attack 1 (the Web UI side), against the real dev server and UI that `kiln dev`
+ * The Web UI side of the setup attack, against the real dev server and UI that `kiln dev`
  * starts: a page or process that fetched the UI's CSRF token started a `kilnRun` through the UI's
  * HTTP API, and the UI took foreign Host and Origin headers. Now the UI sits behind Kiln's guard.
  */

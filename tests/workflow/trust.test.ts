@@ -1,7 +1,7 @@
 /**
  * Workflow input is a request: any local process that reaches the Temporal frontend (or the Web
- * UI's HTTP API) can start a `kilnRun`, so the worker bounds what it honours. Issue 10, attack 1:
- * a run started with `sandbox: "off"` and its own setup command ran that command on the host.
+ * UI's HTTP API) can start a `kilnRun`, so the worker bounds what it honours.
+ * An attack: a run started with `sandbox: "off"` and its own setup command ran that command on the host.
  * Real dev server, real worker, real sandbox; the scripted model is never reached.
  */
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';

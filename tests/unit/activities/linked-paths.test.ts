@@ -1,5 +1,5 @@
 /**
- * Issue 10: `.kiln/config` `link` and `include` bring ignored files of the checkout into the
+ * `.kiln/config` `link` and `include` bring ignored files of the checkout into the
  * worktree and the sandbox. They are loosenings (only once the repo is trusted), and an entry that
  * resolves outside the repo — a symlink `vendor -> /var/tmp/x` — is refused even then.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10, attack 3: a value from the repo's .env must not reach what a run stores. The model
+ * An attack: a value from the repo's .env must not reach what a run stores. The model
  * here is a fake that quotes the value (a model that read it somehow); prepare, the worktree,
  * redaction and the files are real.
  */

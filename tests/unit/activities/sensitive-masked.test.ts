@@ -1,5 +1,5 @@
 /**
- * Issue 10: the user's own sensitive globs reach the sandbox. A file that only the user's policy
+ * The user's own sensitive globs reach the sandbox. A file that only the user's policy
  * ($KILN_HOME/policy.json) calls sensitive is masked in the run's commands and setup, through the
  * real activities and the real bwrap; the same file with no such policy, and an ordinary file,
  * stay readable.

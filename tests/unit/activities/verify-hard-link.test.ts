@@ -1,5 +1,5 @@
 /**
- * Issue 10: `ln .env notes.txt` shipped the credential in the patch under an innocent name. The
+ * `ln .env notes.txt` shipped the credential in the patch under an innocent name. The
  * verify activity fails a tree that adds a hard link to a file of the worktree; the same change
  * made as an ordinary new file passes.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10: an untrusted repo's `.kiln/config` setup and link are ignored at prepare — and at
+ * An untrusted repo's `.kiln/config` setup and link are ignored at prepare — and at
  * verify and the baseline too, which read the checkout's file again and ran its setup (with
  * network) whenever the user gave a check of their own. They now use what prepare honoured.
  */

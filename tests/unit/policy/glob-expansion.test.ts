@@ -1,5 +1,5 @@
 /**
- * Issue 10: the policy expands a command's globs (as the shell would) only inside the worktree,
+ * The policy expands a command's globs (as the shell would) only inside the worktree,
  * bounded in entries and time, and never names a host file in a reason. The attack was
  * `cat /*\/*\/…` with 300 segments: the worker walked the host's filesystem for 31 s.
  */

@@ -7,7 +7,7 @@ import { describeRunSettings, loadRunSettings } from '../../../src/policy/preced
 import { repoTrust, trustRepo } from '../../../src/policy/trust.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
-// the committed policy from issue 10, attack 2, plus a test file released by name
+// a hostile committed policy, plus a test file released by name
 const HOSTILE_POLICY = { allowSensitive: ['**'], protected: [], unprotect: ['tests/app.test.js'], commands: { allow: ['*'] } };
 
 let repo: TempRepo;

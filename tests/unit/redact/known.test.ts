@@ -1,5 +1,5 @@
 /**
- * Issue 10, attack 3 (redaction side): a plain value from .env is no secret *shape*, so shape
+ * The redaction side of the .env attack: a plain value from .env is no secret *shape*, so shape
  * rules let it through; known-value redaction masks it and its usual encodings.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 10: the worker's start-up line says what the sandbox probe proved on this host — allowlisted
+ * The worker's start-up line says what the sandbox probe proved on this host — allowlisted
  * system dirs, masked secrets, an unprivileged user, the keyring, setup's network without the
  * host's loopback — from the probe's own results, so a host that cannot give one is not told it has it.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10, attack 3: secrets read through commands. Each attack runs against the real bwrap next
+ * Secrets read through commands. Each attack runs against the real bwrap next
  * to a control that looks the same but aims at an ordinary file, which must still work.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

@@ -1,9 +1,9 @@
 /**
- * Issue 10, attack 1: a repo's setup command (it gets the network) read the Temporal UI's CSRF
+ * An attack: a repo's setup command (it gets the network) read the Temporal UI's CSRF
  * token from http://127.0.0.1:<ui>/api/v1/settings and started a workflow with the sandbox off.
  * Setup now gets a network namespace of its own, connected outside by slirp4netns: the host's
- * loopback, its abstract sockets and slirp's gateway alias for the host are out of reach. Issue
- * 28: a listener on the host's own non-loopback address still answered setup; now the host's
+ * loopback, its abstract sockets and slirp's gateway alias for the host are out of reach.
+ * A listener on the host's own non-loopback address still answered setup; now the host's
  * addresses and the private ranges route nowhere in setup's namespace, unless the operator allows
  * a network (KILN_SETUP_ALLOW_NETS), while the rest of the world routes through slirp.
  */

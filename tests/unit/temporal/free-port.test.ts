@@ -1,7 +1,7 @@
 /**
  * freePort hands out a port nobody listens on; until its user binds it, the OS may hand the same
- * one out again (here about one call in six over 3,000 did), and a CI run once drew one port for
- * both the Web UI and its guard. Within a process, a port is handed out once.
+ * one out again, so two servers of one test could both draw it (the Web UI and its guard). Within a
+ * process, a port is handed out once.
  */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
