@@ -14,7 +14,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createActivities, defaultDeps } from '../src/activities/index.js';
 import { checkpointDiff, diffAgainstBase, removeWorktree } from '../src/activities/workspace.js';
-import type { PrepareResult } from '../src/activities/contracts.js';
+import type { PrepareResult } from '../src/shared/contracts.js';
 import { stateDir } from '../src/activities/run-files.js';
 import { RACY_MS, sensitiveEntries } from '../src/sandbox/sensitive-files.js';
 import { generateRepo } from './search.js';

@@ -17,7 +17,7 @@ import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
 import { checkpointDiff } from './workspace.js';
 import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
-import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
+import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';

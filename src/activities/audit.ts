@@ -7,7 +7,7 @@ import { approverSubject, identifyApprover, type ApproverIdentity } from '../sha
 import { verifiedOsUser } from './approvals.js';
 import type { ActivityDeps } from './deps.js';
 import { auditGenesis, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
-import type { RunRef } from './contracts.js';
+import type { RunRef } from '../shared/contracts.js';
 import { claimRunDir, runDir, writeWorkflowEvents } from './run-files.js';
 
 export interface AuditEntry {

@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import { envNumber } from '../shared/env-number.js';
 import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
 import { observeCall, type StuckState } from '../workflows/stuck.js';
-import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
+import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { heartbeating } from './heartbeat.js';
 
 /** The workflow's own protocol: its stop gate answers finish. */

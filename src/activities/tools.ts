@@ -34,7 +34,7 @@ import {
   type PreparedEdit,
   type ToolHost,
 } from '../tools/index.js';
-import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
+import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';

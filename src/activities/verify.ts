@@ -19,7 +19,7 @@ import { judgeInfluence } from './verify-influence.js';
 import { protectedSet } from '../checks/protected.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
-import type { PatchJudgement, RunRef, VerifyInput } from './contracts.js';
+import type { PatchJudgement, RunRef, VerifyInput } from '../shared/contracts.js';
 import { judgePatchSize } from '../policy/approvals.js';
 import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';

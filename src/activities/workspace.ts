@@ -16,7 +16,7 @@ import { sandboxSensitive } from './run-policy.js';
 import { redact, redactAsync } from '../redact/index.js';
 import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
-import type { FinalizeInput, FinalizeResult, HeldSetup, PrepareResult } from './contracts.js';
+import type { FinalizeInput, FinalizeResult, HeldSetup, PrepareResult } from '../shared/contracts.js';
 import { judgeSetup } from '../policy/approvals.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { createHash } from 'node:crypto';

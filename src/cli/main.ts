@@ -355,7 +355,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       if (o.showQuery) return out(query);
       const [{ hasKilnSearchAttributes }, { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince }] = await Promise.all([
         runsModule(),
-        import('../temporal/search-attributes.js'),
+        import('../shared/search-attributes.js'),
       ]);
       const { client, connection } = await connectClient();
       try {

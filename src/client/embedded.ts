@@ -15,7 +15,7 @@ import { temporalSettings } from '../temporal/connection.js';
 import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from '../temporal/dev-server.js';
 
 export { freePort };
-import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 import { kilnDataConverter } from '../codec/data-converter.js';
 

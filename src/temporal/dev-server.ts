@@ -11,7 +11,7 @@ import { KilnError, UsageError } from '../shared/errors.js';
 import { dieWithParent } from '../sandbox/system-paths.js';
 import { ownedTempDir } from '../process/owned-dirs.js';
 import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
-import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../shared/search-attributes.js';
 import { startUiGuard, UI_CODEC_PATH, type GuardedCodec } from './ui-guard.js';
 
 /**

@@ -4,7 +4,7 @@
  * Everything else about a tool (schema, policy judgement, how it runs, its summary) is its spec
  * in registry.ts, which the compiler requires for every name listed here.
  */
-import type { ToolEffect } from '../activities/contracts.js';
+import type { ToolEffect } from '../shared/contracts.js';
 
 export interface ToolFlags {
   /** only looks: a turn's leading run of such calls is batched into one activity, and does not end planning */

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { stateDir } from '../../../src/activities/run-files.js';
 import { firstLook, forgetWorktreeTree, knownSnapshot, knownWorktreeTree, rememberWorktreeTree } from '../../../src/activities/snapshot.js';
-import type { PrepareResult } from '../../../src/activities/contracts.js';
+import type { PrepareResult } from '../../../src/shared/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';

@@ -10,7 +10,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import type { PrepareResult } from '../../../src/activities/contracts.js';
+import type { PrepareResult } from '../../../src/shared/contracts.js';
 import { stateDir, writeJsonAtomic } from '../../../src/activities/run-files.js';
 import { changedAtMost, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
 import { callPath } from '../../../src/activities/tools.js';
