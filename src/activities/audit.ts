@@ -8,7 +8,7 @@ import { verifiedOsUser } from './approvals.js';
 import type { ActivityDeps } from './deps.js';
 import { auditGenesis, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
 import type { RunRef } from '../shared/contracts.js';
-import { claimRunDir, runDir, writeWorkflowEvents } from './run-files.js';
+import { claimRunDir, runDir, writeWorkflowEvents } from '../store/run-files.js';
 
 export interface AuditEntry {
   kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval' | 'start';

@@ -64,7 +64,7 @@ import {
   writeTextAtomic,
   writeWorkflowEvents,
   type RunRecord,
-} from './run-files.js';
+} from '../store/run-files.js';
 
 /**
  * The text a pre-approval (`kiln approve RUN --pre TEXT`) must equal, byte for byte: a command

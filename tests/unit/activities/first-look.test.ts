@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { stateDir } from '../../../src/activities/run-files.js';
+import { stateDir } from '../../../src/store/run-files.js';
 import { firstLook, forgetWorktreeTree, knownSnapshot, knownWorktreeTree, rememberWorktreeTree } from '../../../src/activities/snapshot.js';
 import type { PrepareResult } from '../../../src/shared/contracts.js';
 import type { ModelClient } from '../../../src/model/index.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import type { PrepareResult } from '../../../src/shared/contracts.js';
-import { stateDir, writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { stateDir, writeJsonAtomic } from '../../../src/store/run-files.js';
 import { changedAtMost, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
 import { callPath } from '../../../src/activities/tools.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
