@@ -12,7 +12,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import type { PrepareResult } from '../../../src/shared/contracts.js';
 import { stateDir, writeJsonAtomic } from '../../../src/store/run-files.js';
-import { changedAtMost, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
+import { changedAtMost, firstLook, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
 import { callPath } from '../../../src/activities/tools.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
@@ -39,6 +39,8 @@ async function prepared() {
   const env = new MockActivityEnvironment();
   const prep = (await env.run(acts.prepareWorkspace, input)) as PrepareResult;
   const state = stateDir(repo, input.runId);
+  // the first turn waits for the run's first look before any call runs; these calls come first
+  await firstLook(prep.worktree, prep.baseCommit, state);
   const call = async (id: string, name: string, callInput: unknown) => {
     await writeJsonAtomic(callPath(repo, input.runId, id), { id, name, input: callInput });
     return env.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });

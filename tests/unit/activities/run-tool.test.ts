@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
 import { callPath } from '../../../src/activities/tools.js';
-import { knownSnapshot, knownWorktreeTree } from '../../../src/activities/snapshot.js';
+import { firstLook, knownSnapshot, knownWorktreeTree } from '../../../src/activities/snapshot.js';
 import { checkpointDiff, diffAgainstBase } from '../../../src/store/diff.js';
-import { writeJsonAtomic } from '../../../src/store/run-files.js';
+import { stateDir, writeJsonAtomic } from '../../../src/store/run-files.js';
 import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
@@ -21,6 +21,8 @@ async function prepared(deps: Partial<ActivityDeps> = {}) {
   const acts = createActivities({ ...defaultDeps(), hostQueue: 'unit-host', ...deps });
   const env = new MockActivityEnvironment();
   const prep = await env.run(acts.prepareWorkspace, input);
+  // the first turn waits for the run's first look before any call runs; these calls come first
+  if (prep.ok) await firstLook(prep.worktree, prep.baseCommit, stateDir(repo, input.runId));
   const call = async (id: string, name: string, callInput: unknown) => {
     await writeJsonAtomic(callPath(repo, input.runId, id), { id, name, input: callInput });
     return env.run(acts.runTool, { runId: input.runId, repo, toolUseId: id, grants: [] });

@@ -44,7 +44,9 @@ describe('glob expansion in commands', () => {
     await run('true'); // the shell parser's first load is not what is measured
     const d = await run(`cat ${'/*'.repeat(300)}`);
     console.log(`cat with 300 /* segments judged in ${d.ms.toFixed(1)} ms`);
-    expect(d.ms).toBeLessThan(100);
+    // the walk this stops took 31 s; the bound is far above a judgement on a loaded machine (the
+    // bench measures the policy's speed), far below a walk of the host
+    expect(d.ms).toBeLessThan(3000);
     expect(d.decision).not.toBe('allow');
     expectNoHostPath(d.reason);
   });
