@@ -13,8 +13,6 @@ import { findTemporalCli } from '../temporal/binary.js';
 import type { GuardedCodec } from '../temporal/ui-guard.js';
 import { temporalSettings } from '../temporal/connection.js';
 import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from '../temporal/dev-server.js';
-
-export { freePort };
 import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import { installQuietRuntime } from '../cli/quiet-runtime.js';
 import { kilnDataConverter } from '../codec/data-converter.js';
