@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { installQuietRuntime } from '../src/cli/quiet-runtime.js';
+import { installQuietRuntime } from '../src/temporal/quiet-runtime.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
