@@ -11,8 +11,8 @@ function place(src, file) {
   return { folder: parts.length > 1 ? parts[0] : '.', path: parts.join('/').replace(/\.[cm]?[jt]sx?$/, '') };
 }
 
-/** An entry names a folder ('tools'), a folder inside one ('policy/shell') or one file ('tools/catalog'). */
-const covers = (entries, target) => entries.some((e) => e === target.folder || target.path === e || target.path.startsWith(`${e}/`));
+/** An entry names a folder ('tools'), a folder inside one ('tools/x'), one file ('tools/catalog') or all ('*'). */
+const covers = (entries, target) => entries.some((e) => e === '*' || e === target.folder || target.path === e || target.path.startsWith(`${e}/`));
 
 /** `import type`, `export type`, or every named binding marked `type`: erased when compiled. */
 function typeOnly(node) {
@@ -61,7 +61,7 @@ const rule = {
       const source = sourceOf(node);
       if (typeof source?.value !== 'string' || !source.value.startsWith('.')) return;
       const target = place(src, resolve(dirname(context.filename), source.value));
-      if (!target || target.folder === here.folder || covers(allowed, target)) return;
+      if (!target || target.folder === here.folder || (covers(allowed, target) && !covers(row.but ?? [], target))) return;
       if (typeOnly(node) && covers(row.types ?? [], target)) return;
       const to = target.folder === '.' ? `src/${target.path}` : `src/${target.folder}`;
       context.report({ node: source, messageId: 'backArrow', data: { from, to, target: target.path } });

@@ -53,6 +53,18 @@ describe('the layer table', () => {
     expect(value).toEqual([expect.stringMatching(/^1: src\/workflows may not import src\/activities/)]);
   });
 
+  it('reports worker.ts or embedded.ts importing the CLI; control: the client and the activities are theirs', async () => {
+    const code = [
+      "import { startRun } from './client/runs.js';",
+      "import { createActivities } from './activities/index.js';",
+      "import { main } from './cli/main.js';",
+      'export const x = [startRun, createActivities, main];',
+      '',
+    ].join('\n');
+    const problems = await layerProblems('src/layer-probe.ts', code);
+    expect(problems).toEqual([expect.stringMatching(/^3: src\/ \(its top-level files\) may not import src\/cli/)]);
+  });
+
   it('reports a folder with no row, so a new folder is placed in the table', async () => {
     const problems = await layerProblems('src/newfolder/layer-probe.ts', 'export const x = 1;\n');
     expect(problems).toEqual([expect.stringMatching(/^1: src\/newfolder has no row in the layer table/)]);
