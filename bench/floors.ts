@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { installQuietRuntime } from '../src/cli/quiet-runtime.js';
+import { installQuietRuntime } from '../src/temporal/quiet-runtime.js';
 import { useSpawner } from '../src/process/spawn.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import type { DevServer } from '../src/temporal/dev-server.js';

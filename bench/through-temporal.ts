@@ -5,16 +5,15 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { installQuietRuntime } from '../src/cli/quiet-runtime.js';
+import { installQuietRuntime } from '../src/temporal/quiet-runtime.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { defaultDeps } from '../src/activities/index.js';
-import { freePort } from '../src/client/embedded.js';
 import { startRun } from '../src/client/runs.js';
 import type { RunInput, RunResult } from '../src/shared/types.js';
 import { findTemporalCli } from '../src/temporal/binary.js';
-import { startDevServer } from '../src/temporal/dev-server.js';
+import { freePort, startDevServer } from '../src/temporal/dev-server.js';
 import { startWorker } from '../src/worker.js';
 import { measureHistory, type HistoryFigures } from './history.js';
 import { TurnClock } from './turn-clock.js';

@@ -14,10 +14,10 @@ import { ModelError, type ModelClient, type ModelResult } from '../model/index.j
 import { redact, redactDeep } from '../redact/index.js';
 import { REFLECTION_TOOLS, describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
 import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
-import { checkpointDiff } from './workspace.js';
+import { checkpointDiff } from '../store/diff.js';
 import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
-import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from './contracts.js';
+import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
@@ -33,7 +33,7 @@ import {
   writeJsonKept,
   writeWorkflowEvents,
   type RunRecord,
-} from './run-files.js';
+} from '../store/run-files.js';
 import { callPath, readStoredResult, readySandbox, type StoredCall } from './tools.js';
 
 /** Fold older turns once the conversation passes this share of the model's window. */

@@ -1,4 +1,4 @@
-/** audit.jsonl: who decided what, when — one redacted line per approval or human decision, chained (./audit-chain.ts). */
+/** audit.jsonl: who decided what, when — one redacted line per approval or human decision, chained (src/store/audit-chain.ts). */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkRepoPlaces } from '../policy/run-request.js';
@@ -6,9 +6,9 @@ import { redact } from '../redact/index.js';
 import { approverSubject, identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import { verifiedOsUser } from './approvals.js';
 import type { ActivityDeps } from './deps.js';
-import { auditGenesis, lastLine, sha256Hex, type AuditHead } from './audit-chain.js';
-import type { RunRef } from './contracts.js';
-import { claimRunDir, runDir, writeWorkflowEvents } from './run-files.js';
+import { auditGenesis, lastLine, sha256Hex, type AuditHead } from '../store/audit-chain.js';
+import type { RunRef } from '../shared/contracts.js';
+import { claimRunDir, runDir, writeWorkflowEvents } from '../store/run-files.js';
 
 export interface AuditEntry {
   kind: 'approval' | 'human' | 'sandbox' | 'verification' | 'cancel' | 'pre-approval' | 'start';

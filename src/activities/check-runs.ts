@@ -19,7 +19,7 @@ import { hardenedGit } from '../git/run.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { sandboxSensitive } from './run-policy.js';
-import type { RunRecord } from './run-files.js';
+import type { RunRecord } from '../store/run-files.js';
 
 type Say = (t: string) => Promise<void>;
 

@@ -6,7 +6,7 @@
  * otherwise wait for. A turn in another process, or after a restart, builds it itself.
  */
 import { buildContext, type BuiltContext } from '../context/index.js';
-import type { RunRecord } from './run-files.js';
+import type { RunRecord } from '../store/run-files.js';
 
 /** Context packed into the first message: enough to start, small enough to stay cheap. */
 export const CONTEXT_TOKEN_BUDGET = 6000;

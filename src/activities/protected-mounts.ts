@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { protectedMounts, protectedSet } from '../checks/protected.js';
 import { git } from '../git/run.js';
 import type { PolicyConfig } from '../policy/types.js';
-import type { RunRecord } from './run-files.js';
+import type { RunRecord } from '../store/run-files.js';
 
 /** per run and base, for a record made before prepare kept them: the base's files do not change under a run */
 const cache = new Map<string, Promise<string[]>>();

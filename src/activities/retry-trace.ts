@@ -7,7 +7,7 @@ import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { artifactsDir } from '../shared/paths.js';
-import { appendEvent } from './run-files.js';
+import { appendEvent } from '../store/run-files.js';
 
 export function retryTrace(ctx: Context): ActivityInterceptors {
   return {

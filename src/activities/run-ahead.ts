@@ -12,7 +12,7 @@ import { settingsFrom } from '../settings.js';
 import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
 import { observeCall, type StuckState } from '../workflows/stuck.js';
 import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS } from '../tools/catalog.js';
-import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from './contracts.js';
+import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { heartbeating } from './heartbeat.js';
 
 export async function runAhead(

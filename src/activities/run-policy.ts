@@ -4,7 +4,7 @@ import { loadRunSettings } from '../policy/precedence.js';
 import { kilnHomeDir } from '../policy/trust.js';
 import type { ApprovalMode } from '../shared/types.js';
 import type { SensitiveConfig } from '../sandbox/sensitive-files.js';
-import type { RunRecord } from './run-files.js';
+import type { RunRecord } from '../store/run-files.js';
 
 export async function runPolicy(rec: RunRecord, env: NodeJS.ProcessEnv): Promise<{ config: PolicyConfig; mode: ApprovalMode }> {
   if (rec.policy) return { config: rec.policy, mode: rec.mode ?? rec.input.approvalMode };

@@ -7,8 +7,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
-import { dropClutter, runExcludeList } from './clutter.js';
-import { baseGitlinks, dropNested, inNestedRepo, stageWorktree } from './nested-repos.js';
+import { dropClutter, runExcludeList } from '../store/clutter.js';
+import { baseGitlinks, dropNested, inNestedRepo, stageWorktree } from '../store/nested-repos.js';
 import { treeChanges } from './verify-tree.js';
 
 /** The worktree as a tree, with the paths it changes against the base when they were asked for. */

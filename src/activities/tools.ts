@@ -36,7 +36,7 @@ import {
   type RunCommandInput,
   type ToolHost,
 } from '../tools/index.js';
-import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from './contracts.js';
+import type { RunRef, RunToolInput, RunToolResult, ToolEffect } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { runPolicy, sandboxSensitive } from './run-policy.js';
@@ -66,7 +66,7 @@ import {
   writeTextAtomic,
   writeWorkflowEvents,
   type RunRecord,
-} from './run-files.js';
+} from '../store/run-files.js';
 
 /**
  * The text a pre-approval (`kiln approve RUN --pre TEXT`) must equal, byte for byte: a command

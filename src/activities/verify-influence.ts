@@ -15,7 +15,7 @@ import type { Sandbox } from '../sandbox/types.js';
 import type { Verdict } from '../shared/types.js';
 import { runCheck, runSetup, testFiles } from './check-runs.js';
 import { heartbeating } from './heartbeat.js';
-import { stateDir, type RunRecord } from './run-files.js';
+import { stateDir, type RunRecord } from '../store/run-files.js';
 import type { Baseline } from './verify.js';
 import { bringIncludes, buildVerifyTree, treeChanges, type VerifyTree } from './verify-tree.js';
 

@@ -11,9 +11,9 @@ import { dirname, join } from 'node:path';
 import { changedIniSections, changedJsonKeys, PROTECTED_SECTIONS, restoreJsonKeys, type ProtectedSet } from '../checks/protected.js';
 import { kilnDir } from '../shared/paths.js';
 import { realPathsInRepo } from '../policy/repo-config.js';
-import { runExcludePathspecs } from './clutter.js';
+import { runExcludePathspecs } from '../store/clutter.js';
 import { git, hardenedGit } from '../git/run.js';
-import { dropNested, stageWorktree, type NestedFindings } from './nested-repos.js';
+import { dropNested, stageWorktree, type NestedFindings } from '../store/nested-repos.js';
 
 export interface TreeFindings extends NestedFindings {
   /** every path the model's tree changes against the base */

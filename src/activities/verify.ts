@@ -19,13 +19,13 @@ import { judgeInfluence } from './verify-influence.js';
 import { protectedSet } from '../checks/protected.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
-import type { PatchJudgement, RunRef, VerifyInput } from './contracts.js';
+import type { PatchJudgement, RunRef, VerifyInput } from '../shared/contracts.js';
 import { judgePatchSize } from '../policy/approvals.js';
 import { hardenedGit } from '../git/run.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
-import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from './run-files.js';
-import { nestedRepoNotes } from './nested-repos.js';
+import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
+import { nestedRepoNotes } from '../store/nested-repos.js';
 import { bringIncludes, buildVerifyTree, pristineCheckout, removeLeftoverCheckouts, worktreeTree } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */

@@ -8,7 +8,7 @@
  * failed; one further along counts only when the whole command succeeded, since an earlier
  * failure in an `&&` chain would have kept it from running.
  */
-import { parseShell, type ShellCommand } from '../policy/shell/parse.js';
+import { parseShell, type ShellCommand } from '../shell/parse.js';
 
 type Argv = string[];
 

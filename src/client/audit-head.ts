@@ -9,7 +9,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
-import type { AuditHead } from '../activities/audit-chain.js';
+import type { AuditHead } from '../store/audit-chain.js';
 import type { RunState } from '../shared/types.js';
 import type { kilnRun } from '../workflows/run.js';
 import { readState } from './runs.js';

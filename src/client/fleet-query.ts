@@ -9,7 +9,7 @@ import { WORKFLOW_TYPE } from '../shared/constants.js';
 import { UsageError } from '../shared/errors.js';
 import type { Phase } from '../shared/types.js';
 import { ALL_PHASES } from '../workflows/machine.js';
-import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
+import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince } from '../shared/search-attributes.js';
 import { duration } from './run-options.js';
 
 export interface FleetFilters {

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { diffAgainstBase } from '../activities/workspace.js';
-import { stateDir } from '../activities/run-files.js';
+import { diffAgainstBase } from '../store/diff.js';
+import { stateDir } from '../store/run-files.js';
 import { artifactsDir, PATCH_FILE } from '../shared/paths.js';
 
 /** The live diff while the worktree exists, else the patch the run left. */

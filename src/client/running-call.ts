@@ -6,7 +6,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
-import type { RunningCall } from '../activities/contracts.js';
+import type { RunningCall } from '../shared/contracts.js';
 
 const isRunning = (v: unknown): v is RunningCall =>
   typeof v === 'object' && v !== null && typeof (v as RunningCall).running === 'string' && typeof (v as RunningCall).turn === 'number';

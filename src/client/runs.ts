@@ -29,7 +29,7 @@ import { DEFAULT_TASK_QUEUE, RUN_NOT_ACHIEVED, WORKFLOW_TYPE } from '../shared/c
 import { PATCH_FILE, artifactsDir } from '../shared/paths.js';
 import type { ApprovalDecision, CancelRequest, HumanDecision, LogLine, PendingApproval, PreApproval, RunInput, RunResult, RunState } from '../shared/types.js';
 import { TERMINAL_PHASES } from '../shared/types.js';
-import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../shared/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';

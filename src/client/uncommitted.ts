@@ -9,8 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, hardenedGit } from '../git/run.js';
-import { excludeList, excludePathspecs } from '../activities/clutter.js';
-import { dropNested, stageWorktree } from '../activities/nested-repos.js';
+import { excludeList, excludePathspecs } from '../store/clutter.js';
+import { dropNested, stageWorktree } from '../store/nested-repos.js';
 
 export interface Uncommitted {
   modified: string[];

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
-import { startEmbedded, type Embedded } from '../client/embedded.js';
+import { startEmbedded, type Embedded } from '../embedded.js';
 import { buildRunInput } from '../client/run-options.js';
 import { kilnHomeDir, trustRepo } from '../policy/trust.js';
 import { isClosed, outcome, readState, sendApproval, sendHuman, startRun } from '../client/runs.js';

@@ -7,24 +7,9 @@
  * its approvers before the run may succeed. All only tighten: the precedence merge unions or
  * takes the stricter, so a repo may add a rule, never drop one.
  */
-import { TOOL_NAMES } from '../tools/catalog.js';
 import { matchesRule } from './commands.js';
 import type { PolicyConfig } from './config.js';
 import type { PolicyDecision } from './types.js';
-
-const KINDS = ['command', 'rule', 'tool', 'setup'] as const;
-
-/** Why a twoPerson entry is not one Kiln understands, or undefined. */
-export function twoPersonRuleProblem(rule: string): string | undefined {
-  const m = /^(\w+):(.*)$/s.exec(rule);
-  const kind = m?.[1];
-  const arg = m?.[2]?.trim();
-  if (!m || !KINDS.includes(kind as (typeof KINDS)[number]))
-    return 'expected "command:<rule as in commands.ask>", "rule:<policy rule id>", "tool:<tool name>" or "setup:<rule matched against a setup command>"';
-  if (!arg) return `"${kind}:" needs what follows the colon`;
-  if (kind === 'tool' && !(TOOL_NAMES as readonly string[]).includes(arg)) return `no tool is named ${arg} (tools: ${TOOL_NAMES.join(', ')})`;
-  return undefined;
-}
 
 export interface ApprovalNeeds {
   /** different people who must approve: 1, or 2 for a twoPerson kind of call */

@@ -5,7 +5,7 @@ import { judgeCommandRead, judgeCommandWrite } from './files.js';
 import { globTargetsSensitive, isSensitivePath } from './globs.js';
 import { expandGlob, GlobBudget, GLOB_BUDGET_MS, GLOB_MAX_MATCHES } from './glob-expand.js';
 import { physicalPath } from './paths.js';
-import { lit, parseShell, ShellParseError, ShellTooComplexError, type ShellCommand, type Word } from './shell/parse.js';
+import { lit, parseShell, ShellParseError, ShellTooComplexError, type ShellCommand, type Word } from '../shell/parse.js';
 import type { CommandSegment, PolicyContext } from './types.js';
 import { allow, ask, deny, mostSevere, type Verdict } from './verdict.js';
 import { judgeProgram, type ProgramJudge, type ProgramResult } from './programs.js';

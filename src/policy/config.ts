@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { BUILTIN_PROTECTED, unprotectProblem } from '../checks/protected.js';
 import { KilnInputError } from '../shared/errors.js';
-import { twoPersonRuleProblem } from './approvals.js';
+import { twoPersonRuleProblem } from './two-person-rule.js';
 import { describeIssues, parseJsonText } from '../shared/zod-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Word } from './shell/parse.js';
+import type { Word } from '../shell/parse.js';
 import type { ProgramJudge, ProgramResult } from './programs.js';
 import { readFileSync } from 'node:fs';
 import { diffTargets, positionals } from './programs.js';

@@ -1,4 +1,4 @@
-import type { ShellCommand } from './shell/parse.js';
+import type { ShellCommand } from '../shell/parse.js';
 
 /*
  * Shapes whose only use in an agent's command is to hide what runs from a reader (or a policy):

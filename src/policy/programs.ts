@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { lit, type ShellCommand, type Word } from './shell/parse.js';
+import { lit, type ShellCommand, type Word } from '../shell/parse.js';
 import type { PolicyContext } from './types.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 import { judgeGit } from './git.js';

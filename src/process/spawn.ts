@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { dieWithParent } from '../sandbox/system-paths.js';
+import { dieWithParent } from './system-paths.js';
 import type { FromSpawner, StdioSpec, ToSpawner } from './protocol.js';
 
 export type { StdioSpec } from './protocol.js';

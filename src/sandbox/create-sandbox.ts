@@ -5,7 +5,7 @@ import { defaultLimits, type SandboxLimits } from './limits.js';
 import { probeSandbox, type ProbeResult } from './probe.js';
 import { keepReaderSandboxReady, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
 import { findSlirp } from './setup-network.js';
-import { findSystemBinary, isExecutableFile } from './system-paths.js';
+import { findSystemBinary, isExecutableFile } from '../process/system-paths.js';
 import type { CommandOptions, CommandResult, Sandbox } from './types.js';
 import { settings } from '../settings.js';
 

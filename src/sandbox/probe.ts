@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultLimits } from './limits.js';
 import { describeLimits, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
 import { keyringFilter } from './seccomp.js';
-import { findSystemBinary } from './system-paths.js';
+import { findSystemBinary } from '../process/system-paths.js';
 import { describeToolchains } from './toolchains.js';
 
 export interface ProbeCheck {

@@ -14,7 +14,7 @@ import { sensitiveEntries, withoutSensitive } from './sensitive-files.js';
 import { attachSlirp, slirpResolvConf } from './setup-network.js';
 import { privateEntries, systemMounts } from './system-mounts.js';
 import { SANDBOX_CACHE } from './toolchains.js';
-import { dieWithParent, findShell, findSystemBinary } from './system-paths.js';
+import { dieWithParent, findShell, findSystemBinary } from '../process/system-paths.js';
 import { ownedTempDir } from '../process/owned-dirs.js';
 import type { CommandOptions, CommandResult } from './types.js';
 import { settings } from '../settings.js';

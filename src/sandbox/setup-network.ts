@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import type { Readable } from 'node:stream';
 import { scratchFile } from './scratch-files.js';
-import { dieWithParent, findSystemBinary } from './system-paths.js';
+import { dieWithParent, findSystemBinary } from '../process/system-paths.js';
 import { settingsFrom } from '../settings.js';
 
 /**

@@ -7,7 +7,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { isExecutableFile } from './system-paths.js';
+import { isExecutableFile } from '../process/system-paths.js';
 
 /** Where the command's cache directory appears inside the sandbox. */
 export const SANDBOX_CACHE = '/tmp/kiln-cache';

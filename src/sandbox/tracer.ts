@@ -5,7 +5,7 @@
  * seccomp-bpf mode), which keeps the cost to the file lookups themselves.
  */
 import { spawnSync } from 'node:child_process';
-import { dieWithParent, findSystemBinary } from './system-paths.js';
+import { dieWithParent, findSystemBinary } from '../process/system-paths.js';
 
 let usable: string | null | undefined;
 

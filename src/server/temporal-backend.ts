@@ -4,7 +4,7 @@ import { fleetQuery } from '../client/fleet-query.js';
 import { hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
 import { startedBySignal } from '../shared/messages.js';
 import type { StartAttestation } from '../shared/types.js';
-import { KilnPhase, KilnTenant } from '../temporal/search-attributes.js';
+import { KilnPhase, KilnTenant } from '../shared/search-attributes.js';
 import type { kilnRun } from '../workflows/run.js';
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from './backend.js';
 import { signedStartOf, type SignedStart } from './signed-start.js';

@@ -8,10 +8,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { KilnError, UsageError } from '../shared/errors.js';
-import { dieWithParent } from '../sandbox/system-paths.js';
+import { dieWithParent } from '../process/system-paths.js';
 import { ownedTempDir } from '../process/owned-dirs.js';
 import { isolatedCommand, startHostBridge, type HostBridge } from './netns-bridge.js';
-import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../shared/search-attributes.js';
 import { startUiGuard, UI_CODEC_PATH, type GuardedCodec } from './ui-guard.js';
 
 /**

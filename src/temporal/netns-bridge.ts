@@ -7,7 +7,7 @@
  * gRPC port is bridged to the host's loopback as before, the UI only to the guard.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { dieWithParent, findSystemBinary } from '../sandbox/system-paths.js';
+import { dieWithParent, findSystemBinary } from '../process/system-paths.js';
 
 /**
  * One forwarder, used on both sides of the namespace: each argument pair is where to listen and

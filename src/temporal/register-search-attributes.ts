@@ -5,7 +5,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { KilnError } from '../shared/errors.js';
-import { KILN_SEARCH_ATTRIBUTE_KEYS } from './search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 
 /**
  * This client cannot register search attributes on this server; runs work, fleet queries wait

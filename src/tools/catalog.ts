@@ -7,7 +7,7 @@
  *
  * Code that treats a tool differently asks for its flag (or one of the sets below), never for its name.
  */
-import type { ToolEffect } from '../activities/contracts.js';
+import type { ToolEffect } from '../shared/contracts.js';
 
 export interface ToolFlags {
   /** only looks: a turn's leading run of such calls is batched into one activity, and does not end planning */

@@ -1,4 +1,4 @@
-import type { RunToolResult } from '../activities/contracts.js';
+import type { RunToolResult } from '../shared/contracts.js';
 import { TOOLS } from './registry.js';
 import type { ParsedToolInput } from './schemas.js';
 import type { ToolHost, ToolSpec } from './spec.js';

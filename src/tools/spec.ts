@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RunToolResult } from '../activities/contracts.js';
+import type { RunToolResult } from '../shared/contracts.js';
 import type { ToolJudge } from '../policy/judging.js';
 import type { CreateFileInput } from './create-file.js';
 import type { EditRequest } from './edit.js';

@@ -5,7 +5,7 @@
  * counting of different authenticated people, the same audit lines, the same inbox entry.
  */
 import { patched } from '@temporalio/workflow';
-import type { HeldSetup, RunToolResult, ToolCallView } from '../activities/contracts.js';
+import type { HeldSetup, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { askPeople, type Answer } from './approvals.js';
 import type { RunContext } from './context.js';
 import { hostOptions } from './options.js';

@@ -6,7 +6,7 @@
  * for enough different authenticated approvers; a rejection by any of them rejects it.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { RunToolResult, ToolCallView } from '../activities/contracts.js';
+import type { RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { identifyApprover, type ApproverIdentity } from '../shared/approver.js';
 import type { ApprovalDecision, HeldPreApproval, PendingApproval } from '../shared/types.js';
 import type { RunContext } from './context.js';

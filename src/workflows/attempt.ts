@@ -3,7 +3,7 @@
  * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows.
  */
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import type { AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../activities/contracts.js';
+import type { AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../shared/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
 import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';

@@ -6,7 +6,7 @@
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Checkpoint, PrepareResult } from '../activities/contracts.js';
+import type { Checkpoint, PrepareResult } from '../shared/contracts.js';
 import type {
   ApprovalDecision,
   CancelRequest,
@@ -18,7 +18,7 @@ import type {
   RunState,
   StartAttestation,
 } from '../shared/types.js';
-import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
+import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../shared/search-attributes.js';
 import { detailsMarkdown } from './details.js';
 import { budgetShare, initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';

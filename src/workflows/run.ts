@@ -20,7 +20,7 @@ import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
-import { KilnRepo } from '../temporal/search-attributes.js';
+import { KilnRepo } from '../shared/search-attributes.js';
 import { approvePatch, approveSetup, SETUP_APPROVAL_PATCH } from './approval-gates.js';
 import { runAttempt, type AttemptEnd } from './attempt.js';
 import { RunContext, freshLoop, type Carry, type LoopState } from './context.js';

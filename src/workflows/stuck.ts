@@ -2,6 +2,10 @@
  * Stuck detection: an attempt that repeats itself ends early instead of burning budget. Pure,
  * so the thresholds are tested without a server; the workflow feeds it every call and turn.
  */
+import type { StuckState } from '../shared/contracts.js';
+
+export type { StuckState };
+
 export const STUCK_LIMITS = {
   /** the same call with the same result, back to back */
   sameCall: 3,
@@ -16,17 +20,6 @@ export const STUCK_LIMITS = {
   /** how many times a cycle must repeat back to back (A B A B A B is period 2 three times) */
   cycleRepeats: 3,
 } as const;
-
-export interface StuckState {
-  lastCall?: string;
-  sameCallStreak: number;
-  lastError?: string;
-  errorStreak: number;
-  idleTurns: number;
-  malformedStreak: number;
-  /** the last calls (fingerprint and result), newest last, for cycle detection */
-  recent?: string[];
-}
 
 export function freshStuck(): StuckState {
   return { sameCallStreak: 0, errorStreak: 0, idleTurns: 0, malformedStreak: 0 };

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import type { RunState } from '../../src/shared/types.js';
 import { exampleRepo } from '../helpers/repo.js';
 import { GOAL, SCRIPT, exitOf, kiln, lastLine, portOpen, sleep, spawnKiln, until, userEnv, type Live } from './cli.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { statusQuery } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';

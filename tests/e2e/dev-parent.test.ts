@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { spawnKiln, userEnv } from './cli.js';
 
 /** The pids of Temporal servers started on this DB file (the file name is unique to the test). */

@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
+import { freePort, startDevServer } from '../../src/temporal/dev-server.js';
 
 const binary = findTemporalCli();
 

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { KILN_VERSION } from '../../src/shared/version.js';
 import type { RunState } from '../../src/shared/types.js';
 import { exampleRepo } from '../helpers/repo.js';

@@ -7,7 +7,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { pending } from '../helpers/fake-run-backend.js';
 import { harness } from '../unit/server/harness.js';
 

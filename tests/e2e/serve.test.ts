@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { artifactsDir } from '../helpers/artifacts.js';
 import { ROOT, exampleRepo } from '../helpers/repo.js';
 import { GOAL, SCRIPT, command, kiln, spawnKiln, until, userEnv, type Live } from './cli.js';

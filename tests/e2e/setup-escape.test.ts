@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 import { trustRepo } from '../../src/policy/trust.js';
 import { statusQuery } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';

@@ -8,9 +8,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/client/embedded.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { uiRequestProblem } from '../../src/temporal/ui-guard.js';
 
 const binary = findTemporalCli();

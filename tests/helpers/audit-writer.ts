@@ -1,5 +1,5 @@
 /** recordAudit as the workflow calls it: each write continues from the head the previous one returned, for one execution. */
-import type { AuditHead } from '../../src/activities/audit-chain.js';
+import type { AuditHead } from '../../src/store/audit-chain.js';
 import { auditActivities, type AuditEntry, type RecordAuditInput } from '../../src/activities/audit.js';
 
 export const EXECUTION = 'exec-1';

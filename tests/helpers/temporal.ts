@@ -1,7 +1,7 @@
 /** The real Temporal dev server for tests, configured as `kiln dev` starts it: the cached CLI build, the SDK download as fallback. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { findTemporalCli } from '../../src/temporal/binary.js';
-import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes.js';
 import { agentDynamicConfigArgs } from '../../src/temporal/dev-server.js';
 
 export async function startTestServer(opts: { dbFilename?: string; port?: number } = {}): Promise<TestWorkflowEnvironment> {

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditGenesis, sha256Hex, verifyAuditChain } from '../../src/activities/audit-chain.js';
+import { auditGenesis, sha256Hex, verifyAuditChain } from '../../src/store/audit-chain.js';
 import { auditFileExecution, auditVerify, UNVERIFIED_EXIT } from '../../src/cli/actions/audit.js';
 import { recordedAuditHead } from '../../src/client/audit-head.js';
 import { outcome, requestCancel } from '../../src/client/runs.js';

@@ -20,7 +20,7 @@ import { TemporalBackend } from '../../src/server/temporal-backend.js';
 import { TokenStore } from '../../src/server/tokens.js';
 import { approveSignal, approveUpdate, preApproveUpdate, startedBySignal } from '../../src/shared/messages.js';
 import type { ApprovalDecision, RunInput, StartAttestation } from '../../src/shared/types.js';
-import { KilnTenant } from '../../src/temporal/search-attributes.js';
+import { KilnTenant } from '../../src/shared/search-attributes.js';
 import { repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { saveHistory, workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';

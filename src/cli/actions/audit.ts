@@ -1,7 +1,7 @@
 /** `kiln audit verify RUN`: recomputes the hash chain of a run's audit.jsonl and checks it ends where the run recorded (src/activities/audit-chain.ts). */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { auditExecution, compareAuditHead, verifyAuditChain } from '../../activities/audit-chain.js';
+import { auditExecution, compareAuditHead, verifyAuditChain } from '../../store/audit-chain.js';
 import { auditFile } from '../../activities/audit.js';
 import type { RecordedHead } from '../../client/audit-head.js';
 import { CliError, UsageError } from '../../shared/errors.js';

@@ -4,7 +4,7 @@
  * that a second start reuses. Workers on this or other machines join with TEMPORAL_ADDRESS.
  */
 import { join } from 'node:path';
-import { kilnHome } from '../../client/embedded.js';
+import { kilnHome } from '../../embedded.js';
 import { hostPort } from '../../temporal/cluster-config.js';
 import { isLoopback, machineAddresses, startCluster } from '../../temporal/cluster.js';
 import { settingsFrom } from '../../settings.js';

@@ -9,7 +9,7 @@ import { cp, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kilnHome, startEmbedded } from '../../client/embedded.js';
+import { kilnHome, startEmbedded } from '../../embedded.js';
 import { buildRunInput } from '../../client/run-options.js';
 import { trustRepo } from '../../policy/trust.js';
 import { follow, formatSummary, hasKilnSearchAttributes, jsonSummary, outcome, sendApproval, startRun } from '../../client/runs.js';

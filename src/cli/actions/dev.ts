@@ -1,7 +1,7 @@
 /** `kiln dev`: the embedded server (persistent SQLite, Web UI) and a worker; Ctrl-C stops both. */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kilnHome, startEmbedded } from '../../client/embedded.js';
+import { kilnHome, startEmbedded } from '../../embedded.js';
 import { devStateFile, type DevState } from '../../client/runs.js';
 import { modelStatus, operatorStatus, sandboxStatus } from '../../worker.js';
 import { loadKeyring } from '../../codec/keys.js';

@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { kilnHome } from '../../client/embedded.js';
+import { kilnHome } from '../../embedded.js';
 import { UsageError } from '../../shared/errors.js';
 import { formatTable, formatTotals, renderMarkdown } from '../../eval/report.js';
 import { runSuite } from '../../eval/runner.js';

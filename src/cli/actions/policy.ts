@@ -2,7 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultPolicyConfig, loadPolicyConfig } from '../../policy/index.js';
-import { explainCommand } from '../../policy/shell/explain.js';
+import { explainCommand } from '../../shell/explain.js';
 import type { ApprovalMode } from '../../policy/types.js';
 import { createStreamRedactor } from '../../redact/index.js';
 import { UsageError } from '../../shared/errors.js';

@@ -42,7 +42,7 @@ async function listRuns(o: ListFlags, out: (s: string) => void): Promise<void> {
   if (o.showQuery) return out(query);
   const [{ hasKilnSearchAttributes }, { KilnApprovers, KilnBudgetShare, KilnPhase, KilnRepo, KilnTouched, KilnWaitingSince }] = await Promise.all([
     runsModule(),
-    import('../../temporal/search-attributes.js'),
+    import('../../shared/search-attributes.js'),
   ]);
   const { client, connection } = await connectClient();
   try {

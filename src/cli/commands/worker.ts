@@ -50,7 +50,7 @@ async function runWorker(o: WorkerFlags, out: (s: string) => void): Promise<void
   const deploymentName = versioned
     ? deploymentNameFor(temporalSettings().taskQueue, o.deployment === undefined ? process.env : { ...process.env, KILN_DEPLOYMENT: o.deployment })
     : undefined;
-  const { installQuietRuntime } = await import('../quiet-runtime.js');
+  const { installQuietRuntime } = await import('../../temporal/quiet-runtime.js');
   const { metricsAddress, metricsStatus } = await import('../../temporal/metrics.js');
   const metrics = o.metrics
     ? metricsAddress(o.metrics, '--metrics')

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditGenesis, auditHeadOf, compareAuditHead, sha256Hex, verifyAuditChain, type AuditHead } from '../../../src/activities/audit-chain.js';
+import { auditGenesis, auditHeadOf, compareAuditHead, sha256Hex, verifyAuditChain, type AuditHead } from '../../../src/store/audit-chain.js';
 import { auditFile } from '../../../src/activities/audit.js';
 import { auditVerify, UNVERIFIED_EXIT } from '../../../src/cli/actions/audit.js';
 import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';

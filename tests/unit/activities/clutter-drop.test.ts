@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { DEFAULT_EXCLUDES, excludeList, excludePathspecs, mayHoldClutter } from '../../../src/activities/clutter.js';
+import { DEFAULT_EXCLUDES, excludeList, excludePathspecs, mayHoldClutter } from '../../../src/store/clutter.js';
 import { snapshotWorktree } from '../../../src/activities/snapshot.js';
-import { checkpointDiff } from '../../../src/activities/workspace.js';
+import { checkpointDiff } from '../../../src/store/diff.js';
 import { git, repoWith, treeThroughFreshIndex, writeFiles } from '../../helpers/repo.js';
 
 /** every git command the looks ran, through the hardened git they use */

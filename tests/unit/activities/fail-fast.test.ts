@@ -9,7 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callPath } from '../../../src/activities/tools.js';
-import { writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { repoWith, writeScript } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { firstContext, firstContextAhead } from '../../../src/activities/first-context.js';
-import type { RunRecord } from '../../../src/activities/run-files.js';
+import type { RunRecord } from '../../../src/store/run-files.js';
 import { buildContext } from '../../../src/context/index.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { changedFiles, checkpointDiff, diffAgainstBase } from '../../../src/activities/workspace.js';
+import { changedFiles, checkpointDiff, diffAgainstBase } from '../../../src/store/diff.js';
 import { buildRunInput } from '../../../src/client/run-options.js';
 import { currentDiff } from '../../../src/context/diff.js';
 import { listFiles, listWorkspaceFiles } from '../../../src/tools/list-files.js';

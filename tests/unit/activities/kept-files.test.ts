@@ -6,7 +6,7 @@ import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJsonKept, writeJsonKept } from '../../../src/activities/run-files.js';
+import { readJsonKept, writeJsonKept } from '../../../src/store/run-files.js';
 
 describe('kept JSON files', () => {
   it('reuses the parsed value while the file is the one written, and reads what replaced it', async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { callPath } from '../../../src/activities/tools.js';
 import { trustRepo } from '../../../src/policy/trust.js';
 import { repoWith } from '../../helpers/repo.js';

@@ -78,13 +78,13 @@ describe("the model's own messages are redacted before they are stored", () => {
 
 describe('credentials in git remotes', () => {
   it('attack: `git var -l` prints a remote URL with a bare token (no known shape): the token is a known value', async () => {
-    const { urlCredentials } = await import('../../../src/activities/secrets.js');
+    const { urlCredentials } = await import('../../../src/store/secrets.js');
     expect(urlCredentials('[remote "origin"]\n\turl = https://x-access-token:plainTok3n0001@github.com/o/r.git\n')).toEqual(['plainTok3n0001']);
     expect(urlCredentials('[remote "origin"]\n\turl = https://opaqueToken99@git.example.com/r.git\n')).toEqual(['opaqueToken99']);
   });
 
   it('control: a remote without credentials gives nothing', async () => {
-    const { urlCredentials } = await import('../../../src/activities/secrets.js');
+    const { urlCredentials } = await import('../../../src/store/secrets.js');
     expect(urlCredentials('[remote "origin"]\n\turl = https://github.com/o/r.git\n\turl = git@github.com:o/r.git\n')).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { callPath } from '../../../src/activities/tools.js';
-import { writeJsonAtomic } from '../../../src/activities/run-files.js';
+import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
 

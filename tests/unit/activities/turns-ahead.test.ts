@@ -5,7 +5,7 @@
  * detector, continue-as-new, a call that needs a person or the workflow's own answer.
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentTurnInput, AgentTurnResult, RunToolResult, TurnsAhead } from '../../../src/activities/contracts.js';
+import type { AgentTurnInput, AgentTurnResult, RunToolResult, TurnsAhead } from '../../../src/shared/contracts.js';
 import { MAX_TURNS_AHEAD, turnsAhead, turnsAheadMs } from '../../../src/activities/run-ahead.js';
 import { freshStuck } from '../../../src/workflows/stuck.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { policyCheck } from '../../../src/cli/actions/policy.js';
 import { evaluate } from '../../../src/tools/evaluate.js';
-import { SHELL_LIMITS } from '../../../src/policy/shell/parse.js';
+import { SHELL_LIMITS } from '../../../src/shell/parse.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 /*

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { bashParser } from '../../../src/policy/shell/grammar.js';
+import { bashParser } from '../../../src/shell/grammar.js';
 
 /*
  * Its own file, so the grammar is first compiled in this process: V8 tiers hot wasm up with

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { evaluate } from '../../../src/tools/evaluate.js';
-import { bashParser } from '../../../src/policy/shell/grammar.js';
-import { explainCommand } from '../../../src/policy/shell/explain.js';
-import { parseShell, ShellParseError } from '../../../src/policy/shell/parse.js';
+import { bashParser } from '../../../src/shell/grammar.js';
+import { explainCommand } from '../../../src/shell/explain.js';
+import { parseShell, ShellParseError } from '../../../src/shell/parse.js';
 import { tempRepo, type TempRepo } from './helpers.js';
 
 const programs = async (src: string) => (await parseShell(src)).filter((c) => c.words.length).map((c) => c.words.map((w) => w.value).join(' '));

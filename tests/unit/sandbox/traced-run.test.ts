@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readTrace, used } from '../../../src/checks/trace.js';
 import { createSandbox } from '../../../src/sandbox/index.js';
 import type { Sandbox } from '../../../src/sandbox/types.js';
-import { findSystemBinary } from '../../../src/sandbox/system-paths.js';
+import { findSystemBinary } from '../../../src/process/system-paths.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {

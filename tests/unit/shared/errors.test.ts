@@ -12,7 +12,7 @@ import { ModelError } from '../../../src/model/errors.js';
 import { ScriptError } from '../../../src/model/script.js';
 import { PolicyConfigError } from '../../../src/policy/config.js';
 import { KilnConfigError } from '../../../src/policy/repo-config.js';
-import { ShellParseError } from '../../../src/policy/shell/parse.js';
+import { ShellParseError } from '../../../src/shell/parse.js';
 import { SandboxSpawnError, SandboxUnavailableError } from '../../../src/sandbox/errors.js';
 import { CliError, exitCodeFor, KilnError, UsageError } from '../../../src/shared/errors.js';
 import { TemporalCliError } from '../../../src/temporal/binary.js';

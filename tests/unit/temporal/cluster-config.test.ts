@@ -6,7 +6,7 @@ import { agentDynamicConfig, hostPort, localAddress, writeClusterConfig, type Cl
 import { checkBindAddress } from '../../../src/temporal/cluster.js';
 import { exposureWarning, workerAddresses } from '../../../src/cli/actions/cluster.js';
 import { UsageError } from '../../../src/shared/errors.js';
-import { SEARCH_ATTRIBUTES } from '../../../src/temporal/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../../../src/shared/search-attributes.js';
 import { AGENT_DYNAMIC_CONFIG, agentDynamicConfigArgs } from '../../../src/temporal/dev-server.js';
 
 const ports: ClusterPorts = {

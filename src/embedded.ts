@@ -6,19 +6,17 @@
 import { Client, Connection } from '@temporalio/client';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { startWorker, type RunningWorker } from '../worker.js';
-import { defaultDeps } from '../activities/deps.js';
-import type { OperatorConfig } from '../policy/run-request.js';
-import { findTemporalCli } from '../temporal/binary.js';
-import type { GuardedCodec } from '../temporal/ui-guard.js';
-import { temporalSettings } from '../temporal/connection.js';
-import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from '../temporal/dev-server.js';
-
-export { freePort };
-import { KILN_SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.js';
-import { installQuietRuntime } from '../cli/quiet-runtime.js';
-import { kilnDataConverter } from '../codec/data-converter.js';
-import { settings as kilnSettings, settingsFrom } from '../settings.js';
+import { startWorker, type RunningWorker } from './worker.js';
+import { defaultDeps } from './activities/deps.js';
+import type { OperatorConfig } from './policy/run-request.js';
+import { findTemporalCli } from './temporal/binary.js';
+import type { GuardedCodec } from './temporal/ui-guard.js';
+import { temporalSettings } from './temporal/connection.js';
+import { agentDynamicConfigArgs, freePort, sqlitePragmaArgs, startDevServer } from './temporal/dev-server.js';
+import { KILN_SEARCH_ATTRIBUTE_KEYS } from './shared/search-attributes.js';
+import { installQuietRuntime } from './temporal/quiet-runtime.js';
+import { kilnDataConverter } from './codec/data-converter.js';
+import { settings as kilnSettings, settingsFrom } from './settings.js';
 
 export function kilnHome(env: NodeJS.ProcessEnv = process.env): string {
   return settingsFrom(env).home ?? join(homedir(), '.kiln');

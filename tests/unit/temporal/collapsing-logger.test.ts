@@ -1,7 +1,7 @@
 /** A server outage is two lines in the worker's log, not one per retried gRPC call. */
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { CollapsingLogger } from '../../../src/cli/collapsing-logger.js';
+import { CollapsingLogger } from '../../../src/temporal/collapsing-logger.js';
 
 class Recorder implements Logger {
   lines: Array<[LogLevel, string]> = [];

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditGenesis, sha256Hex, verifyAuditChain } from '../../../src/activities/audit-chain.js';
+import { auditGenesis, sha256Hex, verifyAuditChain } from '../../../src/store/audit-chain.js';
 import { auditFile } from '../../../src/activities/audit.js';
 import { auditVerify } from '../../../src/cli/actions/audit.js';
 import { auditWriter, EXECUTION } from '../../helpers/audit-writer.js';

@@ -1,6 +1,5 @@
 /** Inputs and outputs of the activities: small, bounded and redacted, since they enter history. */
-import type { BudgetUsed, Budgets, CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
-import type { StuckState } from '../workflows/stuck.js';
+import type { BudgetUsed, Budgets, CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from './types.js';
 
 export interface RunRef {
   runId: string;
@@ -78,6 +77,18 @@ export interface AgentTurnInput extends RunRef {
    * run-ahead.ts): the grants are the run's, as runTool would get them. Absent: calls only.
    */
   runAhead?: { grants: string[]; turns?: TurnsAhead };
+}
+
+/** The stuck detector's state (workflows/stuck.ts): it crosses to the turn activity with the turns it runs ahead. */
+export interface StuckState {
+  lastCall?: string;
+  sameCallStreak: number;
+  lastError?: string;
+  errorStreak: number;
+  idleTurns: number;
+  malformedStreak: number;
+  /** the last calls (fingerprint and result), newest last, for cycle detection */
+  recent?: string[];
 }
 
 /**

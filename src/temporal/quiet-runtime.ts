@@ -5,8 +5,8 @@
  */
 import { connect } from 'node:net';
 import { DefaultLogger, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
-import { temporalSettings } from '../temporal/connection.js';
-import { exporterError, prometheusExporter } from '../temporal/metrics.js';
+import { temporalSettings } from './connection.js';
+import { exporterError, prometheusExporter } from './metrics.js';
 import { CollapsingLogger } from './collapsing-logger.js';
 import { UsageError } from '../shared/errors.js';
 import { settingsFrom } from '../settings.js';

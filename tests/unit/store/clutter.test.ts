@@ -5,8 +5,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from '../../../src/activities/clutter.js';
-import { changedFiles, diffAgainstBase } from '../../../src/activities/workspace.js';
+import { DEFAULT_EXCLUDES, excludeList, excludePathspecs } from '../../../src/store/clutter.js';
+import { changedFiles, diffAgainstBase } from '../../../src/store/diff.js';
 import { git, repoWith } from '../../helpers/repo.js';
 
 function put(root: string, rel: string, content: string | Buffer): void {

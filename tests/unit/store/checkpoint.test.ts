@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkpointDiff, diffAgainstBase } from '../../../src/activities/workspace.js';
+import { checkpointDiff, diffAgainstBase } from '../../../src/store/diff.js';
 import { git, repoWith } from '../../helpers/repo.js';
 
 function setup() {

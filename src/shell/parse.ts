@@ -1,4 +1,4 @@
-import { KilnError } from '../../shared/errors.js';
+import { KilnError } from '../shared/errors.js';
 import { bashParser, PARSE_TIMEOUT_MS, type BashParser, type SyntaxNode, type SyntaxTree } from './grammar.js';
 
 /**

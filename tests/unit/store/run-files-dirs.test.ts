@@ -6,7 +6,7 @@ import { afterEach, expect, test } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { appendJsonl, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents } from '../../../src/activities/run-files.js';
+import { appendJsonl, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents } from '../../../src/store/run-files.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
 import { accessSync, constants, statSync } from 'node:fs';
 
 /**
- * Binaries the sandbox relies on are looked up in fixed system directories only, never through
- * PATH: a worktree or node_modules/.bin early on PATH could otherwise plant a fake `bwrap` that
- * "sandboxes" nothing.
+ * Binaries the sandbox and the process launchers rely on are looked up in fixed system
+ * directories only, never through PATH: a worktree or node_modules/.bin early on PATH could
+ * otherwise plant a fake `bwrap` that "sandboxes" nothing.
  */
 export const SYSTEM_BIN_DIRS = ['/usr/bin', '/usr/local/bin', '/bin', '/usr/sbin', '/sbin'] as const;
 
