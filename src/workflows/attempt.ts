@@ -2,29 +2,21 @@
  * One attempt of the agent loop: model turns and their tool calls until the agent finishes, is
  * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../activities/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
-import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
+import { askPeople, type Answer } from './approvals.js';
 import type { LoopState, RunContext } from './context.js';
-import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
+import { addUsage, budgetExceeded, observe, totalTokens, touch } from './machine.js';
 import { modelOptions, toolOptions, turnAheadOptions, type Acts } from './options.js';
 import type { kilnRun } from './run.js';
 import { observeCall, observeIdleTurn } from './stuck.js';
-import { approvalEnded, approvalRequested, toolDenied, turnDone } from './metrics.js';
+import { toolDenied, turnDone } from './metrics.js';
 import { EDIT_TOOLS, READ_ONLY_TOOLS } from '../tools/catalog.js';
 
 /** The model's way to end an attempt (the stop gate may refuse it), and the reflection a retry starts with: the workflow's own protocol. */
 const FINISH_TOOL = 'finish';
 const REFLECT_TOOL = 'reflect';
-/** the stop gate matches checks by what runs and names what is missing (issue 13) */
-const GATE_PATCH = 'gate-checks-by-what-runs';
-/** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
-const LIVE_PATCH = 'live-view-notes';
-/** a turn's calls run in the model turn's activity (issue 14: half the hand-offs a turn) */
-const RUN_AHEAD_PATCH = 'turn-runs-ahead';
-/** and goes on to the next turns while nothing needs the workflow (issue 14: a hand-off a turn is most of a fast turn) */
-const TURNS_AHEAD_PATCH = 'turns-run-ahead';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -39,19 +31,13 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
   const acts = ctx.host!;
   const checks = ctx.prep!.checks;
   if (state.phase !== 'planning' && state.phase !== 'editing') ctx.phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
-  let cycles: boolean | undefined;
-  const cyclesOn = () => (cycles ??= patched('stuck-cycles'));
   // The stop gate: after an edit, finish waits until every check has run again.
   const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
   const missing = () => checks.filter((c) => !loop.checksSinceEdit.includes(c)).map((c) => `\`${c}\``);
-  // Behind a patch: runs started earlier replay with their old texts. The new ones name the
-  // files really edited and the checks still missing (issue 13: "finish refused" named none).
+  // the answer names the files really edited and the checks still missing
   const gateAnswer = () =>
-    patched(GATE_PATCH)
-      ? `The stop gate: run the checks first. ${loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
-      : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
-  const gateNote = () =>
-    patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
+    `The stop gate: run the checks first. ${loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`;
+  const gateNote = () => `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}`;
 
   // what the workflow checks between turns, for the activity to check in its place
   const betweenTurns = (): TurnsAhead => ({
@@ -59,7 +45,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     budgets: input.budgets,
     used: { ...state.budget },
     stuck: loop.stuck,
-    cycles: cyclesOn(),
+    cycles: true,
   });
 
   // A check added between turns below must also reach the activity (betweenTurns, and goesOn in
@@ -75,8 +61,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     state.turn += 1;
     // the turn runs its calls in the same activity while they are the worker's to decide; a retry
     // that must reflect first keeps one activity per call, since the loop below bounces them
-    const ahead = !loop.needReflection && patched(RUN_AHEAD_PATCH);
-    const aheadTurns = ahead && patched(TURNS_AHEAD_PATCH);
+    const ahead = !loop.needReflection;
     const first = await acts.agentTurn.executeWithOptions(
       { ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` },
       [
@@ -89,7 +74,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
           checkpoint: loop.dirty,
           memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
           tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
-          ...(ahead ? { runAhead: { grants: state.grants, ...(aheadTurns ? { turns: betweenTurns() } : {}) } } : {}),
+          ...(ahead ? { runAhead: { grants: state.grants, turns: betweenTurns() } } : {}),
         },
       ],
     );
@@ -132,7 +117,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     let finished = false;
     if (turn.calls.length === 0) {
       // An end_turn without finish counts as a finish attempt.
-      if (loop.needReflection && patched('retry-reflects')) {
+      if (loop.needReflection) {
         loop.userText = 'Reflect first: this is a retry; call reflect before anything else.';
         ctx.note('note', 'reflection required before finishing');
         const stuck = observeIdleTurn(loop.stuck);
@@ -154,7 +139,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         ctx.note('tool', `${call.summary}: invalid call`);
         if (call.name === REFLECT_TOOL && loop.needReflection) loop.reflectionBounces += 1;
         result = { text: call.inputError, isError: true, malformed: true };
-      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== REFLECT_TOOL && patched('retry-reflects')) {
+      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && call.name !== REFLECT_TOOL) {
         // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
         const text =
           'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
@@ -165,7 +150,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
         if (gateSatisfied()) {
           finished = true;
           loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
-          if (patched(LIVE_PATCH)) ctx.note('tool', call.summary);
+          ctx.note('tool', call.summary);
         } else {
           loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
           ctx.note('note', gateNote());
@@ -190,9 +175,9 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
             touch(state, res.path);
             loop.editedSinceChecks = true;
             loop.checksSinceEdit = [];
-            if (patched(GATE_PATCH)) loop.editedFiles = [...new Set([...(loop.editedFiles ?? []), res.path])];
+            loop.editedFiles = [...new Set([...(loop.editedFiles ?? []), res.path])];
           }
-          if (res.changedPaths?.length && patched('command-edits')) {
+          if (res.changedPaths?.length) {
             // sed -i, a formatter, a generator: a command's changes are edits for the gate and touchedFiles
             for (const p of res.changedPaths) touch(state, p);
             loop.editedSinceChecks = true;
@@ -200,7 +185,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
           }
           if (res.effect === 'reflect') loop.needReflection = false;
           // a command counts for every check it ran (`a && b`); older results name one at most
-          const ran = res.checksRan && patched(GATE_PATCH) ? res.checksRan : res.checkRan ? [res.checkRan] : [];
+          const ran = res.checksRan ? res.checksRan : res.checkRan ? [res.checkRan] : [];
           for (const c of ran) if (!loop.checksSinceEdit.includes(c)) loop.checksSinceEdit.push(c);
           if (ran.length && loop.editedFiles && checks.every((c) => loop.checksSinceEdit.includes(c))) loop.editedFiles = [];
           if (res.plan) state.plan = res.plan;
@@ -216,7 +201,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       const stuck = observeCall(
         loop.stuck,
         { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed },
-        { cycles: cyclesOn() },
+        { cycles: true },
       );
       if (stuck && !finished) return { kind: 'stuck', why: stuck };
     }
@@ -240,8 +225,7 @@ async function maybeContinueAsNew(ctx: RunContext, loop: LoopState): Promise<voi
 
 /**
  * The reads a turn starts with run in one activity instead of one each (they cannot need an
- * approval, and nothing before them changes the worktree). Behind patched(): runs started
- * before this change replay through the one-call-per-activity path.
+ * approval, and nothing before them changes the worktree).
  */
 async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[]): Promise<Map<string, RunToolResult>> {
   const lead: ToolCallView[] = [];
@@ -249,7 +233,7 @@ async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[])
     if (c.inputError || !READ_ONLY_TOOLS.has(c.name)) break;
     lead.push(c);
   }
-  if (lead.length < 2 || !patched('batch-read-tools')) return new Map();
+  if (lead.length < 2) return new Map();
   const results = await acts.runTools.executeWithOptions(
     {
       ...toolOptions(ctx.input),
@@ -271,63 +255,15 @@ async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Prom
       { ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants },
     ]);
   // a command may run for minutes: the live view shows it when it starts, not only when it ends
-  if (call.name === 'run_command' && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
+  if (call.name === 'run_command') ctx.note('tool', `${call.summary} … running`);
   const res = await exec();
   if (res.status !== 'ask') {
     ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
     return { kind: 'done', result: res };
   }
-  if (patched(APPROVALS_PATCH)) {
-    const answer = await askPeople(ctx, call, res);
-    if (answer.kind === 'timeout') return { kind: 'approval_timeout', approvalId: answer.approvalId };
-    return afterDecision(ctx, acts, call, answer, exec);
-  }
-
-  const id = `ap-${++ctx.approvalSeq}`;
-  state.pendingApprovals.push(pendingFor(id, call, res, input.approvalTimeoutMs));
-  ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
-  approvalRequested(call.name);
-  let answered: boolean;
-  try {
-    // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
-    // it is metadata, not part of the command that replay compares
-    answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, {
-      summary: `approval ${id} times out: ${call.summary}`.slice(0, 200),
-    });
-  } catch (err) {
-    approvalEnded(call.name, 'cancelled');
-    throw err;
-  }
-  approvalEnded(call.name, answered ? (ctx.decisions.get(id)!.approve ? 'approved' : 'rejected') : 'timeout');
-  const pending = findApproval(state, id)!;
-  state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
-  if (!answered) {
-    ctx.expired.add(id);
-    ctx.note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
-    await ctx.audit({ kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' });
-    return { kind: 'approval_timeout', approvalId: id };
-  }
-  const d = ctx.decisions.get(id)!;
-  const by = d.by ?? 'unknown';
-  const said = patched(LIVE_PATCH) ? (d.approve ? (d.note ? `: ${d.note}` : '') : `: ${d.reason?.trim() || 'no reason given'}`) : '';
-  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}${said}`);
-  await ctx.audit({
-    kind: 'approval',
-    id,
-    decision: d.approve ? 'approved' : 'rejected',
-    scope: d.scope ?? 'once',
-    what: pending.summary,
-    hash: pending.hash,
-    by,
-    note: d.note ?? d.reason,
-  });
-  return afterDecision(
-    ctx,
-    acts,
-    call,
-    { approve: d.approve, by, approvers: [by], scope: d.scope ?? 'once', reason: d.reason, hash: pending.hash, grantKey: pending.grantKey },
-    exec,
-  );
+  const answer = await askPeople(ctx, call, res);
+  if (answer.kind === 'timeout') return { kind: 'approval_timeout', approvalId: answer.approvalId };
+  return afterDecision(ctx, acts, call, answer, exec);
 }
 
 /** A decided approval: a rejection goes back to the model; an approval runs the call it was given for (its hash). */
