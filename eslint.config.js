@@ -53,6 +53,24 @@ export default tseslint.config(
     },
   },
   {
+    // the turn loop is read by workflow code and activities alike: it imports neither side, nor Node
+    files: ['src/loop/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: NODE_BUILTINS.map((name) => ({ name, message: 'The turn loop runs in workflow code too: no Node built-ins.' })),
+          patterns: [
+            {
+              group: ['@temporalio/*', '../workflows/*', ...HOST_MODULES.map((m) => `../${m}/*`)],
+              message: 'The turn loop is pure: the workflow and the activities import it, not the other way round.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [

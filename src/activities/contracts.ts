@@ -1,6 +1,6 @@
 /** Inputs and outputs of the activities: small, bounded and redacted, since they enter history. */
 import type { BudgetUsed, Budgets, CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
-import type { StuckState } from '../workflows/stuck.js';
+import type { StuckState } from '../loop/stuck.js';
 
 export interface RunRef {
   runId: string;
@@ -81,8 +81,9 @@ export interface AgentTurnInput extends RunRef {
 }
 
 /**
- * What the workflow would check between two turns, handed to the activity so that it may start
- * the next turn itself while nothing needs the workflow (run-ahead.ts, turnsAhead).
+ * What the turn loop checks between two turns (loop/turn.ts) as the workflow holds it, handed to
+ * the activity so that it may start the next turn itself while nothing needs the workflow
+ * (run-ahead.ts, turnsAhead).
  */
 export interface TurnsAhead {
   /** the last turn this attempt may start before the workflow continues as new */

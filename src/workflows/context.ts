@@ -20,9 +20,10 @@ import type {
 } from '../shared/types.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../temporal/search-attributes.js';
 import { detailsMarkdown } from './details.js';
-import { budgetShare, initialState, log, setPhase } from './machine.js';
+import { budgetShare } from '../loop/budget.js';
+import { initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
-import { freshStuck, type StuckState } from './stuck.js';
+import type { LoopState } from '../loop/state.js';
 import { phaseChanged } from './metrics.js';
 
 /** Budget share is kept in steps of 5%: fine enough for "over 80%", and a turn rarely adds an upsert. */
@@ -30,26 +31,6 @@ const SHARE_STEP = 0.05;
 
 /** Failures kept for the compaction summary and the Web UI. */
 const MAX_FAILURES = 10;
-
-/** The state of the agent loop inside one attempt; carried across continue-as-new. */
-export interface LoopState {
-  editedSinceChecks: boolean;
-  checksSinceEdit: string[];
-  /** files edited since the checks last ran, for the stop gate's answer (absent in older carries) */
-  editedFiles?: string[];
-  /** a retry must start with a valid reflection before any edit */
-  needReflection: boolean;
-  reflectionBounces: number;
-  stuck: StuckState;
-  /** files may have changed since the last checkpoint */
-  dirty: boolean;
-  userText?: string;
-  toolResults: Record<string, { content: string; isError: boolean }>;
-}
-
-export function freshLoop(needReflection: boolean, userText?: string): LoopState {
-  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), dirty: false, userText, toolResults: {} };
-}
 
 /**
  * Everything a continued run needs to go on exactly where the previous run stopped. Its shape

@@ -21,8 +21,9 @@ import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../temporal/search-attributes.js';
 import { approvePatch, approveSetup } from './approval-gates.js';
-import { runAttempt, type AttemptEnd } from './attempt.js';
-import { RunContext, freshLoop, type Carry, type LoopState } from './context.js';
+import { runAttempt } from './attempt.js';
+import { RunContext, type Carry } from './context.js';
+import { freshLoop, type LoopState } from '../loop/state.js';
 import { installHandlers } from './handlers.js';
 import { afterVerdict, observe } from './machine.js';
 import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from './options.js';
@@ -63,147 +64,148 @@ function refused(input: unknown, problem: string): RunResult {
   };
 }
 
+/** What follows an attempt: the next attempt (its loop), a person's decision, or the end of the run. */
+type AfterAttempt = { kind: 'attempt'; loop: LoopState } | { kind: 'human'; reason: string } | { kind: 'finish'; ok: boolean; verifiedTree?: string };
+
 async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
   const ctx = new RunContext(input, carry);
-  const { state } = ctx;
   installHandlers(ctx);
-
   try {
-    let loop: LoopState | undefined = carry?.loop;
-    if (!ctx.prep) {
-      const ready = await prepare(ctx);
-      if (!ready) return await finish(ctx, false);
-    }
-
+    if (!ctx.prep && !(await prepare(ctx))) return await finish(ctx, false);
+    let loop = carry?.loop ?? freshLoop(false);
     for (;;) {
-      let end: AttemptEnd;
-      const current = loop ?? freshLoop(false);
+      let after: AfterAttempt;
       try {
-        end = await runAttempt(ctx, current);
+        after = await attemptOnce(ctx, loop);
       } catch (err) {
+        // the one place a lost host is met (finish writes the artifacts anywhere itself): the
+        // attempt, its verification or the checks before it ships go on from a rebuilt worktree
         if (!isHostLost(err)) throw err;
         loop = await rebuildElsewhere(ctx);
         continue;
       }
-      loop = undefined;
-      if (end.kind === 'budget') {
-        state.reason = `budget exhausted: ${end.which}`;
-        ctx.phase('blocked', state.reason);
-        return await finish(ctx, false);
-      }
-      let waitReason: string;
-      if (end.kind === 'approval_timeout') {
-        waitReason = `approval ${end.approvalId} timed out; a person must decide how to go on`;
-      } else {
-        let verdict: Verdict;
-        if (end.kind === 'stuck') {
-          verdict = stuckVerdict(end.why);
-          ctx.note('verdict', `stuck: ${end.why}`);
-        } else {
-          ctx.phase('verifying');
-          // the verdict is judged against the baseline taken beside the turns
-          if (ctx.baseline) {
-            ctx.baseline.want();
-            await ctx.baseline.settled;
-          }
-          ctx.baseline = undefined;
-          try {
-            verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(input), summary: `verify attempt ${state.attempt}` }, [
-              { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
-            ]);
-          } catch (err) {
-            if (!isHostLost(err)) throw err;
-            loop = await rebuildElsewhere(ctx);
-            continue;
-          }
-          ctx.note('verdict', verdict.summary);
-        }
-        state.verdict = verdict;
-        observe(state, verdict.summary);
-        // no checks, or checks that could not run: a person decides; no attempt is spent on it
-        const next = verdict.cause && !verdict.pass ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
-        ctx.previousSignature = verdict.signature;
-        if (next.next === 'succeeded') {
-          // the tree that was verified must still be the worktree's: then that tree is what ships
-          const bound = verdict.modelTree;
-          let stale: string | undefined;
-          try {
-            stale = bound ? await staleVerdict(ctx, bound) : undefined;
-            // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
-            if (!stale) stale = await approvePatch(ctx, bound);
-          } catch (err) {
-            if (!isHostLost(err)) throw err;
-            loop = await rebuildElsewhere(ctx);
-            continue;
-          }
-          if (!stale) {
-            state.reason = undefined;
-            ctx.phase('succeeded');
-            return await finish(ctx, true, bound);
-          }
-          // not the model's failure (its turns were over): no attempt is spent, a person decides
-          ctx.note('verdict', stale);
-          waitReason = stale;
-        } else {
-          ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
-          if (next.next === 'retry') {
-            state.attempt = next.attempt;
-            ctx.phase('retrying', verdict.summary);
-            loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
-            // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
-            loop.editedSinceChecks = current.editedSinceChecks;
-            loop.checksSinceEdit = [...current.checksSinceEdit];
-            continue;
-          }
-          waitReason = next.reason;
-        }
-      }
-
-      let decision = await waitForHuman(ctx, waitReason);
-      while (decision?.action === 'accept') {
-        // accepting the work is not approving a patch over the size: its approvers still decide
-        const refused = await approvePatch(ctx);
-        if (!refused) break;
-        decision = await waitForHuman(ctx, `${refused}; a person decides: hint to retry, accept to ask again, or abandon`);
-      }
-      if (decision?.action === 'hint') {
-        state.attempt += 1;
-        state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
-        ctx.previousSignature = undefined;
-        ctx.phase('retrying', `hint from ${decision.by ?? 'a person'}`);
-        loop = freshLoop(false, `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`);
-        continue;
-      }
-      if (decision?.action === 'accept') {
-        state.acceptedBy = decision.by ?? 'unknown';
-        state.reason = `accepted by ${state.acceptedBy}`;
-        ctx.phase('succeeded', state.reason);
-        return await finish(ctx, true);
-      }
-      state.reason = decision ? `abandoned by ${decision.by ?? 'a person'}` : `no decision within ${input.humanTimeoutMs} ms`;
-      ctx.phase('blocked', state.reason);
-      return await finish(ctx, false);
+      if (after.kind === 'human') after = await askPerson(ctx, after.reason);
+      if (after.kind === 'finish') return await finish(ctx, after.ok, after.verifiedTree);
+      loop = after.loop;
     }
   } catch (err) {
-    if (err instanceof ActivityFailure && !isCancellation(err)) {
-      // An activity that cannot succeed (a refused API key, a broken script, retries exhausted)
-      // ends the run as blocked with the reason, and the artifacts are still written.
-      state.reason = failureReason(err);
-      ctx.phase('blocked', state.reason);
-      return await finish(ctx, false);
-    }
-    if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(async () => {
-        const who = ctx.cancelRequest;
-        state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
-        state.pendingApprovals = [];
-        ctx.phase('cancelled');
-        if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
-        await finish(ctx, true);
-      });
-    }
-    throw err;
+    return await endOnFailure(ctx, err);
   }
+}
+
+/** One attempt and its verdict: what follows it. */
+async function attemptOnce(ctx: RunContext, loop: LoopState): Promise<AfterAttempt> {
+  const { state } = ctx;
+  const end = await runAttempt(ctx, loop);
+  if (end.kind === 'budget') {
+    state.reason = `budget exhausted: ${end.which}`;
+    ctx.phase('blocked', state.reason);
+    return { kind: 'finish', ok: false };
+  }
+  if (end.kind === 'approval_timeout') return { kind: 'human', reason: `approval ${end.approvalId} timed out; a person must decide how to go on` };
+  if (end.kind === 'stuck') {
+    ctx.note('verdict', `stuck: ${end.why}`);
+    return judge(ctx, loop, stuckVerdict(end.why));
+  }
+  ctx.phase('verifying');
+  // the verdict is judged against the baseline taken beside the turns
+  if (ctx.baseline) {
+    ctx.baseline.want();
+    await ctx.baseline.settled;
+  }
+  ctx.baseline = undefined;
+  const verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(ctx.input), summary: `verify attempt ${state.attempt}` }, [
+    { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
+  ]);
+  ctx.note('verdict', verdict.summary);
+  return judge(ctx, loop, verdict);
+}
+
+/** A verdict's consequence: success once the verified tree is still the worktree's (and its patch approved), a retry, or a person. */
+async function judge(ctx: RunContext, ended: LoopState, verdict: Verdict): Promise<AfterAttempt> {
+  const { state } = ctx;
+  state.verdict = verdict;
+  observe(state, verdict.summary);
+  // no checks, or checks that could not run: a person decides; no attempt is spent on it
+  const next = verdict.cause && !verdict.pass ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
+  ctx.previousSignature = verdict.signature;
+  if (next.next === 'succeeded') {
+    // the tree that was verified must still be the worktree's: then that tree is what ships
+    const bound = verdict.modelTree;
+    // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
+    let stale = bound ? await staleVerdict(ctx, bound) : undefined;
+    if (!stale) stale = await approvePatch(ctx, bound);
+    if (!stale) {
+      state.reason = undefined;
+      ctx.phase('succeeded');
+      return { kind: 'finish', ok: true, verifiedTree: bound };
+    }
+    // not the model's failure (its turns were over): no attempt is spent, a person decides
+    ctx.note('verdict', stale);
+    return { kind: 'human', reason: stale };
+  }
+  ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
+  if (next.next !== 'retry') return { kind: 'human', reason: next.reason };
+  state.attempt = next.attempt;
+  ctx.phase('retrying', verdict.summary);
+  const loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
+  // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+  loop.editedSinceChecks = ended.editedSinceChecks;
+  loop.checksSinceEdit = [...ended.checksSinceEdit];
+  return { kind: 'attempt', loop };
+}
+
+/** needs_human until a person answers: a hint starts the next attempt, an accept ends the run (its patch approved), else it is blocked. */
+async function askPerson(ctx: RunContext, reason: string): Promise<Exclude<AfterAttempt, { kind: 'human' }>> {
+  const { state, input } = ctx;
+  let decision = await waitForHuman(ctx, reason);
+  while (decision?.action === 'accept') {
+    // accepting the work is not approving a patch over the size: its approvers still decide
+    const refused = await approvePatch(ctx);
+    if (!refused) break;
+    decision = await waitForHuman(ctx, `${refused}; a person decides: hint to retry, accept to ask again, or abandon`);
+  }
+  if (decision?.action === 'hint') {
+    state.attempt += 1;
+    state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
+    ctx.previousSignature = undefined;
+    ctx.phase('retrying', `hint from ${decision.by ?? 'a person'}`);
+    return { kind: 'attempt', loop: freshLoop(false, `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`) };
+  }
+  if (decision?.action === 'accept') {
+    state.acceptedBy = decision.by ?? 'unknown';
+    state.reason = `accepted by ${state.acceptedBy}`;
+    ctx.phase('succeeded', state.reason);
+    return { kind: 'finish', ok: true };
+  }
+  state.reason = decision ? `abandoned by ${decision.by ?? 'a person'}` : `no decision within ${input.humanTimeoutMs} ms`;
+  ctx.phase('blocked', state.reason);
+  return { kind: 'finish', ok: false };
+}
+
+/**
+ * An activity that cannot succeed (a refused API key, a broken script, retries exhausted) ends the
+ * run as blocked with the reason, and the artifacts are still written; a cancelled run records who
+ * cancelled it and cleans up before the cancellation ends it.
+ */
+async function endOnFailure(ctx: RunContext, err: unknown): Promise<RunResult> {
+  const { state } = ctx;
+  if (err instanceof ActivityFailure && !isCancellation(err)) {
+    state.reason = failureReason(err);
+    ctx.phase('blocked', state.reason);
+    return await finish(ctx, false);
+  }
+  if (isCancellation(err)) {
+    await CancellationScope.nonCancellable(async () => {
+      const who = ctx.cancelRequest;
+      state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
+      state.pendingApprovals = [];
+      ctx.phase('cancelled');
+      if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
+      await finish(ctx, true);
+    });
+  }
+  throw err;
 }
 
 /** Creates the worktree on whichever worker takes it; false when setup failed (the run is blocked). */
