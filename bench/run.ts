@@ -11,6 +11,7 @@
  *                          [--trials 5] [--sbs-turns 20] [--concurrent 50] [--harness 'name=command']...
  *                          [--think-ms 0]   (the mock thinks this long before each reply)
  *                          [--before OTHER/bin/kiln.js]   (another build timed beside this one)
+ *                          [--no-pi]   (leave out pi, the anchor the side-by-side installs from npm once)
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -37,6 +38,7 @@ import { benchChecks } from './checks.js';
 import { benchVerifyReal } from './verify-real.js';
 import { benchCheckpoint, checkpointSection } from './checkpoint.js';
 import { benchResultsParsing, resultsParsingSection } from './results-parsing.js';
+import { ensurePi, piHarness } from './pi-anchor.js';
 import { benchSideBySide, sideBySideSection, type Harness } from './side-by-side.js';
 
 export interface BenchArgs {
@@ -54,6 +56,8 @@ export interface BenchArgs {
   harnesses: Harness[];
   /** another build's bin/kiln.js, timed beside this one in the side-by-side trials */
   before?: string;
+  /** pi as the side-by-side anchor (installed from npm once) */
+  pi: boolean;
 }
 
 const SECTIONS = ['side-by-side', 'checkpoint', 'turns', 'search', 'redaction', 'policy', 'checks', 'results', 'verify-real'] as const;
@@ -74,6 +78,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     concurrent: 50,
     resultTests: 50_000,
     harnesses: [],
+    pi: true,
   };
   const num = (flag: string, v: string | undefined, min: number): number => {
     const n = Number(v);
@@ -83,6 +88,7 @@ export function parseArgs(argv: string[]): BenchArgs {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--json') args.json = true;
+    else if (a === '--no-pi') args.pi = false;
     else if (a === '--turns') args.turns = num(a, argv[++i], 2);
     else if (a === '--search-files') args.searchFiles = num(a, argv[++i], 1);
     else if (a === '--search-runs') args.searchRuns = num(a, argv[++i], 1);
@@ -111,10 +117,18 @@ export function parseArgs(argv: string[]): BenchArgs {
       args.sandbox = v;
     } else
       throw new Error(
-        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --think-ms N --concurrent N --result-tests N --harness name=command --before OTHER/bin/kiln.js`,
+        `unknown option ${a}; options: --turns N --search-files N --search-runs N --sandbox bwrap|off --json --only SECTIONS --trials N --sbs-turns N --think-ms N --concurrent N --result-tests N --harness name=command --no-pi --before OTHER/bin/kiln.js`,
       );
   }
   return args;
+}
+
+function anchor(args: BenchArgs, log: (line: string) => void): Harness[] {
+  if (!args.pi) return [];
+  const pi = ensurePi();
+  if ('bin' in pi) return [piHarness(pi.bin)];
+  log(`  no pi anchor this time (${pi.missing}); --no-pi skips it`);
+  return [];
 }
 
 export async function runBench(args: BenchArgs, print: (line: string) => void): Promise<Record<string, unknown>> {
@@ -135,7 +149,7 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
         tmp,
         turns: args.sbsTurns,
         trials: args.trials,
-        harnesses: args.harnesses,
+        harnesses: [...anchor(args, progress), ...args.harnesses],
         fifty: args.concurrent,
         sandbox: args.sandbox,
         before: args.before,

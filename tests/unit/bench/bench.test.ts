@@ -9,13 +9,15 @@ import { benchRedaction } from '../../../bench/redaction.js';
 import { activityHops, firstRequestPath, turnPaths } from '../../../bench/history.js';
 import { historySection, turnsSection } from '../../../bench/report.js';
 import { parseArgs } from '../../../bench/run.js';
+import { piHarness } from '../../../bench/pi-anchor.js';
 import { taskScript } from '../../../bench/task.js';
 import { benchTurns } from '../../../bench/turns.js';
 import { measureFloors } from '../../../bench/floors.js';
 import { freePort } from '../../../src/client/embedded.js';
 import { findTemporalCli } from '../../../src/temporal/binary.js';
 import { startDevServer } from '../../../src/temporal/dev-server.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -115,6 +117,23 @@ describe('the bench', () => {
     // --before: another build to time beside this one, which must be there
     expect(parseArgs(['--before', 'bin/kiln.js']).before).toMatch(/\/bin\/kiln\.js$/);
     expect(() => parseArgs(['--before', '/nowhere/bin/kiln.js'])).toThrow(/--before takes another Kiln build.*no such file/);
+    expect(parseArgs([]).pi).toBe(true);
+    expect(parseArgs(['--no-pi']).pi).toBe(false);
+  });
+
+  it("pi's command points pi at the bench's mock through a models.json of the trial's own", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-pi-anchor-'));
+    try {
+      // a stand-in for pi that shows what it was given: the real one is installed from npm by the bench
+      const fake = join(dir, 'pi');
+      writeFileSync(fake, '#!/bin/sh\ncat "$PI_CODING_AGENT_DIR/models.json"; echo; echo "$@"\n', { mode: 0o755 });
+      const out = execSync(piHarness(fake).command, { cwd: dir, env: { ...process.env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' }, encoding: 'utf8' });
+      const [models, argv] = out.split('\n');
+      expect(JSON.parse(models!)).toEqual({ providers: { anthropic: { baseUrl: 'http://127.0.0.1:8787' } } });
+      expect(argv).toMatch(/^-p --no-session --provider anthropic --model \S+ Run the shell commands/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('redaction finds every planted secret and reports a throughput', () => {
