@@ -18,39 +18,52 @@ const HOST_MODULES = ['activities', 'sandbox', 'policy', 'model', 'tools', 'cont
 // files' arrows that are known to be wrong and are being taken out; each goes when its arrow does.
 const LAYERS = [
   { folder: 'shared', mayImport: [] },
-  { folder: 'redact', mayImport: ['shared'] },
-  { folder: 'codec', mayImport: ['shared'] },
-  { folder: 'process', mayImport: ['shared'] },
-  { folder: 'git', mayImport: ['shared', 'process'] },
-  { folder: 'model', mayImport: ['shared'] },
+  // the turn loop: pure, read by workflow code and activities alike
+  { folder: 'loop', mayImport: ['shared', 'tools/catalog'] },
+  // settings.ts reads the environment once for all host code below; never workflow code
+  { folder: 'redact', mayImport: ['shared', 'settings'] },
+  { folder: 'codec', mayImport: ['shared', 'settings'] },
+  { folder: 'process', mayImport: ['shared', 'settings'] },
+  { folder: 'git', mayImport: ['shared', 'settings', 'process'] },
+  { folder: 'model', mayImport: ['shared', 'settings'] },
   { folder: 'shell', mayImport: ['shared'] },
-  { folder: 'checks', mayImport: ['shared', 'shell'] },
-  {
-    folder: 'policy',
-    mayImport: ['shared', 'shell', 'checks'],
-    // policy and tools import each other (the tool judges, the tool names); being settled apart
-    except: [{ files: ['policy/evaluate', 'policy/two-person-rule'], mayImport: ['tools'] }],
-  },
-  { folder: 'auth', mayImport: ['shared', 'policy'] },
-  { folder: 'tools', mayImport: ['shared', 'process', 'git', 'redact', 'policy'] },
-  { folder: 'context', mayImport: ['shared', 'process', 'git', 'tools'] },
-  { folder: 'sandbox', mayImport: ['shared', 'process', 'redact', 'policy'] },
+  { folder: 'checks', mayImport: ['shared', 'settings', 'shell'] },
+  // the two-person rule checks the tool names a policy gives, from the pure catalog
+  { folder: 'policy', mayImport: ['shared', 'settings', 'shell', 'checks', 'tools/catalog'] },
+  { folder: 'auth', mayImport: ['shared', 'settings', 'policy'] },
+  { folder: 'tools', mayImport: ['shared', 'settings', 'process', 'git', 'redact', 'policy'] },
+  { folder: 'context', mayImport: ['shared', 'settings', 'process', 'git', 'tools'] },
+  { folder: 'sandbox', mayImport: ['shared', 'settings', 'process', 'redact', 'policy'] },
   // the run's record on disk, which the activities write and the client reads
-  { folder: 'store', mayImport: ['shared', 'git', 'redact', 'policy'] },
-  // replayed code: the tool catalog (names and flags) is the one host module it runs
-  { folder: 'workflows', mayImport: ['shared', 'tools/catalog'], types: ['activities'] },
+  { folder: 'store', mayImport: ['shared', 'settings', 'git', 'redact', 'policy'] },
+  // replayed code: the tool catalog (names and flags) and the pure turn loop are the host code it runs
+  { folder: 'workflows', mayImport: ['shared', 'loop', 'tools/catalog'], types: ['activities'] },
   {
     folder: 'activities',
-    mayImport: ['shared', 'redact', 'process', 'git', 'model', 'checks', 'policy', 'auth', 'tools', 'context', 'sandbox', 'store'],
-    // the turn's look ahead takes the attempt's checks from workflow code; being moved to shared
-    except: [{ files: ['activities/run-ahead'], mayImport: ['workflows'] }],
+    mayImport: [
+      'shared',
+      'settings',
+      'testing-hooks',
+      'loop',
+      'redact',
+      'process',
+      'git',
+      'model',
+      'checks',
+      'policy',
+      'auth',
+      'tools',
+      'context',
+      'sandbox',
+      'store',
+    ],
   },
-  { folder: 'temporal', mayImport: ['shared', 'codec', 'process', 'workflows'] },
-  { folder: 'client', mayImport: ['shared', 'codec', 'git', 'model', 'policy', 'auth', 'sandbox', 'store', 'workflows', 'temporal'] },
-  // worker.ts and embedded.ts: the worker and the in-process server, put together from the layers
+  { folder: 'temporal', mayImport: ['shared', 'settings', 'codec', 'process', 'workflows'] },
+  { folder: 'client', mayImport: ['shared', 'settings', 'codec', 'git', 'model', 'policy', 'auth', 'sandbox', 'store', 'workflows', 'temporal'] },
+  // worker.ts, embedded.ts, settings.ts, testing-hooks.ts: the worker and the in-process server, put together from the layers
   { folder: '.', mayImport: ['*'], but: ['server', 'eval', 'cli'] },
-  { folder: 'server', mayImport: ['shared', 'model', 'policy', 'auth', 'workflows', 'temporal', 'client'] },
-  { folder: 'eval', mayImport: ['shared', 'git', 'model', 'checks', 'policy', 'context', 'activities', 'client', '.'] },
+  { folder: 'server', mayImport: ['shared', 'settings', 'model', 'policy', 'auth', 'workflows', 'temporal', 'client'] },
+  { folder: 'eval', mayImport: ['shared', 'settings', 'git', 'model', 'checks', 'policy', 'context', 'tools/catalog', 'activities', 'client', '.'] },
   { folder: 'cli', mayImport: ['*'] },
 ];
 
@@ -106,6 +119,24 @@ export default tseslint.config(
     rules: { 'kiln/layers': ['error', { src: `${import.meta.dirname}/src`, layers: LAYERS }] },
   },
   {
+    // the turn loop is read by workflow code and activities alike: it imports neither side, nor Node
+    files: ['src/loop/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: NODE_BUILTINS.map((name) => ({ name, message: 'The turn loop runs in workflow code too: no Node built-ins.' })),
+          patterns: [
+            {
+              group: ['@temporalio/*', '../workflows/*', ...HOST_MODULES.map((m) => `../${m}/*`)],
+              message: 'The turn loop is pure: the workflow and the activities import it, not the other way round.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -121,24 +152,6 @@ export default tseslint.config(
               group: [...HOST_MODULES.map((m) => `../${m}/*`), '!../tools/catalog.js'],
               allowTypeImports: true,
               message: 'Workflow code imports host modules as types only; call them through proxyActivities.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // tools own their judges and call the policy's parts; a policy that imported the tools back
-    // would tie every judge to every tool again (the pure catalog's names are the one exception)
-    files: ['src/policy/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['../tools/*', '../../tools/*', '!../tools/catalog.js', '!../../tools/catalog.js'],
-              message: 'The policy imports nothing of the tools: a tool judges its calls (its file in src/tools) from the parts in src/policy/judging.ts.',
             },
           ],
         },

@@ -9,8 +9,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { settingsFrom } from '../settings.js';
-import { addTurn, budgetExceeded, totalTokens } from '../workflows/machine.js';
-import { observeCall, type StuckState } from '../workflows/stuck.js';
+import { addTurn, totalTokens } from '../loop/budget.js';
+import { nextAfterTurn, outcomeOfRan } from '../loop/turn.js';
 import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS } from '../tools/catalog.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { heartbeating } from './heartbeat.js';
@@ -53,13 +53,12 @@ export function turnsAheadMs(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * The turns after the first that this activity takes itself (issue 14: a turn through the server
- * costs a hand-off, ~9 ms here, more than the rest of a fast turn). The next turn starts only
- * when the workflow, seeing this one, would start it with the same input: every call ran here
- * and was done, none was a plan or a reflection (the workflow's memory of them), the stuck
- * detector and the budgets (tokens, cost, turns, wall time) say go on, continue-as-new is not
- * due, and the run is not being cancelled. Every turn is the same `take` as the first — stored
- * replies and stored results make a retried activity walk the same turns again at no cost.
+ * The turns after the first that this activity takes itself (a turn through the server costs a
+ * hand-off, ~9 ms here, more than the rest of a fast turn). The next turn starts only when the
+ * turn loop (loop/turn.ts, the decision the workflow takes on the same turn) says go on, and
+ * within this activity's own bounds of turns and time while the run is not being cancelled.
+ * Every turn is the same `take` as the first — stored replies and stored results make a retried
+ * activity walk the same turns again at no cost.
  */
 export async function turnsAhead(
   inp: AgentTurnInput,
@@ -78,19 +77,24 @@ export async function turnsAhead(
   let turn = first;
   for (let n = inp.turn; ; n++) {
     addTurn(used, turn.usage, turn.costUsd);
-    const next = goesOn(turn, stuck, ahead.cycles, touched);
-    if (!next) break;
-    if (n + 1 > ahead.lastTurn || out.length >= MAX_TURNS_AHEAD) break;
     const elapsed = now() - started;
-    if (elapsed >= limitMs || cancelled()) break;
-    if (budgetExceeded({ ...used, wallMs: ahead.used.wallMs + elapsed }, ahead.budgets)) break;
+    const next = nextAfterTurn(outcomeOfRan(turn, stuck, ahead.cycles, touched), {
+      nextTurn: n + 1,
+      lastTurn: ahead.lastTurn,
+      mayContinueAsNew: true,
+      used: { ...used, wallMs: ahead.used.wallMs + elapsed },
+      budgets: ahead.budgets,
+    });
+    if (next.next !== 'go_on') break;
+    // this activity's own bounds: the workflow hears of the turns at least this often
+    if (out.length >= MAX_TURNS_AHEAD || elapsed >= limitMs || cancelled()) break;
     try {
       turn = await take({
         runId: inp.runId,
         repo: inp.repo,
         turn: n + 1,
         attempt: inp.attempt,
-        checkpoint: next.dirty,
+        checkpoint: next.checkpoint,
         ...(inp.memory ? { memory: { ...inp.memory, touchedFiles: [...touched] } } : {}),
         tokensLeft: Math.max(0, ahead.budgets.maxTokens - totalTokens(used)),
         runAhead: { grants: inp.runAhead!.grants },
@@ -104,23 +108,6 @@ export async function turnsAhead(
     out.push(turn);
   }
   return out;
-}
-
-/** The workflow's bookkeeping of one turn (attempt.ts), as far as the next turn's input needs it; undefined: hand back. */
-function goesOn(turn: AgentTurnResult, stuck: StuckState, cycles: boolean, touched: string[]): { dirty: boolean } | undefined {
-  if (turn.budgetStop || !turn.calls.length || (turn.ran?.length ?? 0) !== turn.calls.length) return undefined;
-  let dirty = false;
-  for (const [i, call] of turn.calls.entries()) {
-    const r = turn.ran![i]!;
-    if (r.id !== call.id || r.result.status !== 'done') return undefined;
-    const res = r.result;
-    if (res.effect === 'plan' || res.effect === 'reflect' || res.plan) return undefined;
-    if (res.effect === 'edit' || res.effect === 'command') dirty = true;
-    for (const p of [...(res.effect === 'edit' && res.path ? [res.path] : []), ...(res.changedPaths ?? [])]) if (!touched.includes(p)) touched.push(p);
-    const why = observeCall(stuck, { fingerprint: call.fingerprint, result: res.summary.slice(0, 300), isError: !res.ok, malformed: false }, { cycles });
-    if (why) return undefined;
-  }
-  return { dirty };
 }
 
 function cancelled(): boolean {

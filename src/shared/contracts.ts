@@ -79,7 +79,7 @@ export interface AgentTurnInput extends RunRef {
   runAhead?: { grants: string[]; turns?: TurnsAhead };
 }
 
-/** The stuck detector's state (workflows/stuck.ts): it crosses to the turn activity with the turns it runs ahead. */
+/** The stuck detector's state (loop/stuck.ts): it crosses to the turn activity with the turns it runs ahead. */
 export interface StuckState {
   lastCall?: string;
   sameCallStreak: number;
@@ -92,8 +92,9 @@ export interface StuckState {
 }
 
 /**
- * What the workflow would check between two turns, handed to the activity so that it may start
- * the next turn itself while nothing needs the workflow (run-ahead.ts, turnsAhead).
+ * What the turn loop checks between two turns (loop/turn.ts) as the workflow holds it, handed to
+ * the activity so that it may start the next turn itself while nothing needs the workflow
+ * (run-ahead.ts, turnsAhead).
  */
 export interface TurnsAhead {
   /** the last turn this attempt may start before the workflow continues as new */

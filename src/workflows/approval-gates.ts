@@ -4,16 +4,10 @@
  * before the run may succeed. Both are asked the way a call is (./approvals.ts): the same
  * counting of different authenticated people, the same audit lines, the same inbox entry.
  */
-import { patched } from '@temporalio/workflow';
 import type { HeldSetup, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { askPeople, type Answer } from './approvals.js';
 import type { RunContext } from './context.js';
 import { hostOptions } from './options.js';
-
-/** setup named by the policy's approvals section waits for its approvers before it runs */
-export const SETUP_APPROVAL_PATCH = 'setup-approval';
-/** a patch over approvals.patch's size waits for its approvers before the run succeeds */
-export const PATCH_APPROVAL_PATCH = 'patch-size-approval';
 
 type Ask = Extract<RunToolResult, { status: 'ask' }>;
 
@@ -30,7 +24,7 @@ export async function approveSetup(ctx: RunContext, held: HeldSetup): Promise<st
  * the tree that would ship (the verified one); without it the worktree's is measured.
  */
 export async function approvePatch(ctx: RunContext, tree?: string): Promise<string | undefined> {
-  if (!ctx.prep?.patchRule || !patched(PATCH_APPROVAL_PATCH)) return undefined;
+  if (!ctx.prep?.patchRule) return undefined;
   const judged = await ctx.host!.judgePatch.executeWithOptions({ ...hostOptions(ctx.input), summary: 'the patch against approvals.patch' }, [
     { ...ctx.ref(), ...(tree ? { tree } : {}) },
   ]);

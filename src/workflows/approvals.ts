@@ -1,7 +1,6 @@
 /**
- * How a call the policy asks about gets its answer, for runs started after the `two-approvers`
- * patch: a pre-approval for exactly that command answers it at once; otherwise a person decides,
- * and a decision signed by `kiln serve` is checked by a worker (never here: no crypto in workflow
+ * How a call the policy asks about gets its answer: a pre-approval for exactly that command
+ * answers it at once; otherwise a person decides, and a decision signed by `kiln serve` is checked by a worker (never here: no crypto in workflow
  * code) before it counts as authenticated. A call the policy's approvals section governs waits
  * for enough different authenticated approvers; a rejection by any of them rejects it.
  */
@@ -12,9 +11,6 @@ import type { ApprovalDecision, HeldPreApproval, PendingApproval } from '../shar
 import type { RunContext } from './context.js';
 import { shared } from './options.js';
 import { approvalEnded, approvalRequested } from './metrics.js';
-
-/** Workflow code that issues other commands than before (identity checks, pre-approvals, votes) runs behind it. */
-export const APPROVALS_PATCH = 'two-approvers';
 
 type Ask = Extract<RunToolResult, { status: 'ask' }>;
 
@@ -34,7 +30,7 @@ export type Answer =
     };
 
 /** The request a person sees for a call the policy asks about; the workflow clock, so replay gives the same times. */
-export function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: number): PendingApproval {
+function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: number): PendingApproval {
   const requested = new Date();
   return {
     id,

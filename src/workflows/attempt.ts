@@ -1,27 +1,25 @@
 /**
  * One attempt of the agent loop: model turns and their tool calls until the agent finishes, is
- * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows.
+ * stuck, or a budget or an approval runs out. The run (./run.ts) decides what follows. What
+ * follows each turn is the turn loop's decision (../loop/turn.ts), the same one the turn activity
+ * takes when it goes on to the next turns itself; this file acts on it, and owns what only the
+ * workflow may do: the phases, asking people, the stop gate's answers, continue-as-new.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import type { AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../shared/contracts.js';
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import type { AgentTurnInput, AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../shared/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
-import { APPROVALS_PATCH, askPeople, pendingFor, type Answer } from './approvals.js';
-import type { LoopState, RunContext } from './context.js';
-import { addUsage, budgetExceeded, findApproval, observe, totalTokens, touch } from './machine.js';
-import { modelOptions, toolOptions, turnAheadOptions, type Acts } from './options.js';
+import { totalTokens } from '../loop/budget.js';
+import { gateSatisfied, missingChecks, recordDone, type LoopState } from '../loop/state.js';
+import { observeCall, observeIdleTurn } from '../loop/stuck.js';
+import { beforeNextTurn, nextAfterTurn, type BeforeTurn, type Next } from '../loop/turn.js';
+import type { RunContext } from './context.js';
+import { addUsage, observe, touch } from './machine.js';
+import { modelOptions, turnAheadOptions } from './options.js';
 import type { kilnRun } from './run.js';
-import { observeCall, observeIdleTurn } from './stuck.js';
-import { approvalEnded, approvalRequested, toolDenied, turnDone } from './metrics.js';
-import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, REFLECTION_TOOLS } from '../tools/catalog.js';
+import { toolDenied, turnDone } from './metrics.js';
+import { outcomeSuffix, prefetchReads, runOneTool, type ToolOutcome } from './tool-calls.js';
+import { ATTEMPT_ENDING_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, REFLECTION_TOOLS } from '../tools/catalog.js';
 
-/** the stop gate matches checks by what runs and names what is missing (issue 13) */
-const GATE_PATCH = 'gate-checks-by-what-runs';
-/** the live view shows a command when it starts, finish's summary and a rejection's reason (issue 13) */
-const LIVE_PATCH = 'live-view-notes';
-/** a turn's calls run in the model turn's activity (issue 14: half the hand-offs a turn) */
-const RUN_AHEAD_PATCH = 'turn-runs-ahead';
-/** and goes on to the next turns while nothing needs the workflow (issue 14: a hand-off a turn is most of a fast turn) */
-const TURNS_AHEAD_PATCH = 'turns-run-ahead';
 
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
@@ -29,339 +27,215 @@ export type AttemptEnd =
   | { kind: 'budget'; which: string }
   | { kind: 'approval_timeout'; approvalId: string };
 
-type ToolOutcome = { kind: 'done'; result: RunToolResult } | { kind: 'approval_timeout'; approvalId: string };
-
 export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<AttemptEnd> {
-  const { state, input } = ctx;
-  const acts = ctx.host!;
-  const checks = ctx.prep!.checks;
+  const { state } = ctx;
   if (state.phase !== 'planning' && state.phase !== 'editing') ctx.phase(state.attempt === 1 && state.turn === 0 ? 'planning' : 'editing');
-  let cycles: boolean | undefined;
-  const cyclesOn = () => (cycles ??= patched('stuck-cycles'));
-  // The stop gate: after an edit, finish waits until every check has run again.
-  const gateSatisfied = () => !loop.editedSinceChecks || checks.every((c) => loop.checksSinceEdit.includes(c));
-  const missing = () => checks.filter((c) => !loop.checksSinceEdit.includes(c)).map((c) => `\`${c}\``);
-  // Behind a patch: runs started earlier replay with their old texts. The new ones name the
-  // files really edited and the checks still missing (issue 13: "finish refused" named none).
-  const gateAnswer = () =>
-    patched(GATE_PATCH)
-      ? `The stop gate: run the checks first. ${loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed'} since the checks last ran; run ${missing().join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`
-      : `The stop gate: run the checks first. You edited files since the checks last ran; run ${missing().join(' and ')} with run_command, then call finish.`;
-  const gateNote = () =>
-    patched(GATE_PATCH) ? `stop gate: finish refused: not run since the last edit: ${missing().join(', ')}` : 'stop gate: finish refused until the checks run';
+  for (;;) {
+    // pre-approvals that arrived during the last turn reach the audit before the next one starts
+    await ctx.auditPreApprovals();
+    const before = beforeNextTurn(beforeTurn(ctx), loop.dirty);
+    if (before.next === 'continue_as_new') await continueAsNewNow(ctx, loop);
+    state.budget.wallMs = ctx.elapsedMs();
+    if (before.next === 'stop') return { kind: 'budget', which: before.why };
 
-  // what the workflow checks between turns, for the activity to check in its place
-  const betweenTurns = (): TurnsAhead => ({
+    state.turn += 1;
+    // the turn runs its calls in the same activity while they are the worker's to decide; a retry
+    // that must reflect first keeps one activity per call, since the calls below bounce them
+    const ahead = !loop.needReflection;
+    const first = await takeTurn(ctx, loop, ahead);
+    // the turns the activity went on to take (activities/run-ahead.ts): each is read as if it had
+    // its own activity, and what lies between them the activity checked
+    for (const [i, turn] of [first, ...(first.more ?? [])].entries()) {
+      if (i > 0) state.turn += 1;
+      const end = await readTurn(ctx, loop, turn, ahead);
+      if (end) return end;
+    }
+  }
+}
+
+/** What the turn loop checks before the next turn, as this run holds it. */
+function beforeTurn(ctx: RunContext): BeforeTurn {
+  const { state, input } = ctx;
+  return {
+    nextTurn: state.turn + 1,
+    lastTurn: ctx.turnAtRunStart + (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN),
+    suggested: workflowInfo().continueAsNewSuggested,
+    mayContinueAsNew: !state.pendingApprovals.length,
+    used: { ...state.budget, wallMs: ctx.elapsedMs() },
+    budgets: input.budgets,
+  };
+}
+
+/** Continue-as-new between turns; nothing is lost. Does not return. */
+async function continueAsNewNow(ctx: RunContext, loop: LoopState): Promise<never> {
+  const { state, input } = ctx;
+  const events = workflowInfo().historyLength;
+  await condition(allHandlersFinished);
+  await ctx.auditPreApprovals();
+  ctx.note('note', `continuing as new after turn ${state.turn} (history ${events} events)`);
+  return continueAsNew<typeof kilnRun>(input, ctx.snapshot(loop));
+}
+
+/** One model turn; ahead, its activity also runs the calls and may go on to the next turns (what it needs to check between them). */
+function takeTurn(ctx: RunContext, loop: LoopState, ahead: boolean): Promise<AgentTurnResult> {
+  const { state, input } = ctx;
+  const turns: TurnsAhead = {
     lastTurn: ctx.turnAtRunStart + (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN),
     budgets: input.budgets,
     used: { ...state.budget },
     stuck: loop.stuck,
-    cycles: cyclesOn(),
-  });
-
-  // A check added between turns below must also reach the activity (betweenTurns, and goesOn in
-  // activities/run-ahead.ts): the turns it goes on to take do not come back through here.
-  for (;;) {
-    // pre-approvals that arrived during the last turn reach the audit before the next one starts
-    await ctx.auditPreApprovals();
-    await maybeContinueAsNew(ctx, loop);
-    state.budget.wallMs = ctx.elapsedMs();
-    const over = budgetExceeded(state.budget, input.budgets);
-    if (over) return { kind: 'budget', which: over };
-
-    state.turn += 1;
-    // the turn runs its calls in the same activity while they are the worker's to decide; a retry
-    // that must reflect first keeps one activity per call, since the loop below bounces them
-    const ahead = !loop.needReflection && patched(RUN_AHEAD_PATCH);
-    const aheadTurns = ahead && patched(TURNS_AHEAD_PATCH);
-    const first = await acts.agentTurn.executeWithOptions(
-      { ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` },
-      [
-        {
-          ...ctx.ref(),
-          turn: state.turn,
-          attempt: state.attempt,
-          userText: loop.userText,
-          toolResults: loop.toolResults,
-          checkpoint: loop.dirty,
-          memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
-          tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
-          ...(ahead ? { runAhead: { grants: state.grants, ...(aheadTurns ? { turns: betweenTurns() } : {}) } } : {}),
-        },
-      ],
-    );
-    // the turns the activity went on to take (run-ahead.ts): each is seen as if it had its own
-    // activity, started by this loop without the checks the activity made for it
-    for (const [i, turn] of [first, ...(first.more ?? [])].entries()) {
-      if (i > 0) state.turn += 1;
-      const end = await afterTurn(turn, ahead);
-      if (end) return end;
-    }
-  }
-
-  /** What the workflow makes of one turn's reply and its calls; an end of the attempt, or undefined to go on. */
-  async function afterTurn(turn: AgentTurnResult, ahead: boolean): Promise<AttemptEnd | undefined> {
-    if (turn.budgetStop) {
-      // the turn's input alone would overshoot the token budget: it did not start
-      state.turn -= 1;
-      return { kind: 'budget', which: turn.budgetStop };
-    }
-    loop.userText = undefined;
-    loop.toolResults = {};
-    if (turn.checkpoint) {
-      loop.dirty = false;
-      if ('patch' in turn.checkpoint) ctx.checkpoint = turn.checkpoint;
-      else {
-        ctx.checkpoint = undefined;
-        ctx.note('note', `checkpoint skipped: the patch is ${turn.checkpoint.tooLarge} bytes; a host loss would rebuild from the base`);
-      }
-    }
-    addUsage(state, turn.usage, turn.costUsd);
-    turnDone(turn.usage, turn.costUsd);
-    state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
-    if (turn.text) observe(state, turn.text);
-    if (turn.compacted)
-      ctx.note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
-    if (state.phase === 'planning' && turn.calls.some((c) => !READ_ONLY_TOOLS.has(c.name))) ctx.phase('editing');
-    // the turn line says what the model said; each call gets its own line with its outcome
-    ctx.note('turn', `turn ${state.turn}${turn.text ? `: ${turn.text.split('\n')[0]!.slice(0, 160)}` : turn.calls.length ? '' : ` (${turn.stopReason})`}`);
-
-    let finished = false;
-    if (turn.calls.length === 0) {
-      // An end_turn without finish counts as a finish attempt.
-      if (loop.needReflection && patched('retry-reflects')) {
-        loop.userText = 'Reflect first: this is a retry; call reflect before anything else.';
-        ctx.note('note', 'reflection required before finishing');
-        const stuck = observeIdleTurn(loop.stuck);
-        if (stuck) return { kind: 'stuck', why: stuck };
-      } else if (gateSatisfied()) finished = true;
-      else {
-        loop.userText = gateAnswer();
-        ctx.note('note', gateNote());
-        const stuck = observeIdleTurn(loop.stuck);
-        if (stuck) return { kind: 'stuck', why: stuck };
-      }
-    }
-
-    const prefetched = ahead ? new Map((turn.ran ?? []).map((r) => [r.id, r.result])) : await prefetchReads(ctx, acts, turn.calls);
-    for (const call of turn.calls) {
-      let result: { text: string; isError: boolean; malformed: boolean };
-      if (call.inputError) {
-        loop.toolResults[call.id] = { content: call.inputError, isError: true };
-        ctx.note('tool', `${call.summary}: invalid call`);
-        if (REFLECTION_TOOLS.has(call.name) && loop.needReflection) loop.reflectionBounces += 1;
-        result = { text: call.inputError, isError: true, malformed: true };
-      } else if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && !REFLECTION_TOOLS.has(call.name) && patched('retry-reflects')) {
-        // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
-        const text =
-          'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.';
-        loop.toolResults[call.id] = { content: text, isError: true };
-        ctx.note('note', `reflection required before ${call.name}`);
-        result = { text, isError: true, malformed: false };
-      } else if (ATTEMPT_ENDING_TOOLS.has(call.name)) {
-        if (gateSatisfied()) {
-          finished = true;
-          loop.toolResults[call.id] = { content: 'Kiln will now verify your work.', isError: false };
-          if (patched(LIVE_PATCH)) ctx.note('tool', call.summary);
-        } else {
-          loop.toolResults[call.id] = { content: gateAnswer(), isError: true };
-          ctx.note('note', gateNote());
-        }
-        result = { text: loop.toolResults[call.id]!.content, isError: !finished, malformed: false };
-      } else if (loop.needReflection && EDIT_TOOLS.has(call.name) && loop.reflectionBounces < 1) {
-        // once per retry: edits wait for a reflection; after one bounce the coder may go on
-        loop.reflectionBounces += 1;
-        const text = 'Reflect first: before editing in a retry, call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files.';
-        loop.toolResults[call.id] = { content: text, isError: true };
-        ctx.note('note', 'reflection required before editing');
-        result = { text, isError: true, malformed: false };
-      } else {
-        const early = prefetched.get(call.id);
-        if (early) ctx.note('tool', `${call.summary}${outcomeSuffix(early)}`);
-        const outcome: ToolOutcome = early ? { kind: 'done', result: early } : await runOneTool(ctx, acts, call);
-        if (outcome.kind === 'approval_timeout') return outcome;
-        const res = outcome.result;
-        if (res.status === 'done') {
-          if (res.effect === 'edit' || res.effect === 'command') loop.dirty = true;
-          if (res.effect === 'edit' && res.path) {
-            touch(state, res.path);
-            loop.editedSinceChecks = true;
-            loop.checksSinceEdit = [];
-            if (patched(GATE_PATCH)) loop.editedFiles = [...new Set([...(loop.editedFiles ?? []), res.path])];
-          }
-          if (res.changedPaths?.length && patched('command-edits')) {
-            // sed -i, a formatter, a generator: a command's changes are edits for the gate and touchedFiles
-            for (const p of res.changedPaths) touch(state, p);
-            loop.editedSinceChecks = true;
-            loop.checksSinceEdit = [];
-          }
-          if (res.effect === 'reflect') loop.needReflection = false;
-          // a command counts for every check it ran (`a && b`); older results name one at most
-          const ran = res.checksRan && patched(GATE_PATCH) ? res.checksRan : res.checkRan ? [res.checkRan] : [];
-          for (const c of ran) if (!loop.checksSinceEdit.includes(c)) loop.checksSinceEdit.push(c);
-          if (ran.length && loop.editedFiles && checks.every((c) => loop.checksSinceEdit.includes(c))) loop.editedFiles = [];
-          if (res.plan) state.plan = res.plan;
-          observe(state, res.summary);
-        }
-        const isError = res.status !== 'done' || !res.ok;
-        result = { text: res.summary, isError, malformed: false };
-        if (res.status === 'denied') {
-          ctx.fail(`denied: ${res.summary} (${res.rule})`);
-          toolDenied(call.name, res.rule);
-        }
-      }
-      const stuck = observeCall(
-        loop.stuck,
-        { fingerprint: call.fingerprint, result: result.text.slice(0, 300), isError: result.isError, malformed: result.malformed },
-        { cycles: cyclesOn() },
-      );
-      if (stuck && !finished) return { kind: 'stuck', why: stuck };
-    }
-    ctx.showFleet();
-    if (finished) return { kind: 'finished', gateSatisfied: gateSatisfied() };
-    return undefined;
-  }
+    cycles: true,
+  };
+  const args: AgentTurnInput = {
+    ...ctx.ref(),
+    turn: state.turn,
+    attempt: state.attempt,
+    userText: loop.userText,
+    toolResults: loop.toolResults,
+    checkpoint: loop.dirty,
+    memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
+    tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
+    ...(ahead ? { runAhead: { grants: state.grants, turns } } : {}),
+  };
+  return ctx.host!.agentTurn.executeWithOptions({ ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` }, [args]);
 }
 
-/** Continue-as-new between turns, once this run's history has grown enough; nothing is lost. */
-async function maybeContinueAsNew(ctx: RunContext, loop: LoopState): Promise<void> {
-  const { state, input } = ctx;
-  const info = workflowInfo();
-  if (state.turn - ctx.turnAtRunStart < (input.turnsPerRun ?? DEFAULT_TURNS_PER_RUN) && !info.continueAsNewSuggested) return;
-  if (state.pendingApprovals.length) return;
-  await condition(allHandlersFinished);
-  await ctx.auditPreApprovals();
-  ctx.note('note', `continuing as new after turn ${state.turn} (history ${info.historyLength} events)`);
-  await continueAsNew<typeof kilnRun>(input, ctx.snapshot(loop));
+/** The turn loop's decision as an end of the attempt; undefined: go on. */
+function endOf(next: Next): AttemptEnd | undefined {
+  if (next.next === 'verify') return { kind: 'finished', gateSatisfied: next.gateSatisfied };
+  if (next.next === 'stop') return next.end === 'budget' ? { kind: 'budget', which: next.why } : { kind: 'stuck', why: next.why };
+  // go on; asking people and answering the model happened within the turn
+  return undefined;
 }
 
-/**
- * The reads a turn starts with run in one activity instead of one each (they cannot need an
- * approval, and nothing before them changes the worktree). Behind patched(): runs started
- * before this change replay through the one-call-per-activity path.
- */
-async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCallView[]): Promise<Map<string, RunToolResult>> {
-  const lead: ToolCallView[] = [];
-  for (const c of calls) {
-    if (c.inputError || !READ_ONLY_TOOLS.has(c.name)) break;
-    lead.push(c);
+/** What the workflow makes of one turn's reply and its calls; an end of the attempt, or undefined to go on. */
+async function readTurn(ctx: RunContext, loop: LoopState, turn: AgentTurnResult, ahead: boolean): Promise<AttemptEnd | undefined> {
+  if (turn.budgetStop) {
+    // the turn's input alone would overshoot the token budget: it did not start
+    ctx.state.turn -= 1;
+    return endOf(nextAfterTurn({ budgetStop: turn.budgetStop, dirty: loop.dirty }));
   }
-  if (lead.length < 2 || !patched('batch-read-tools')) return new Map();
-  const results = await acts.runTools.executeWithOptions(
-    {
-      ...toolOptions(ctx.input),
-      summary: `turn ${ctx.state.turn}: ${lead
-        .map((c) => c.summary)
-        .join('; ')
-        .slice(0, 200)}`,
-    },
-    [{ ...ctx.ref(), toolUseIds: lead.map((c) => c.id), grants: ctx.state.grants }],
-  );
-  return new Map(results.filter((r) => r.result.status !== 'ask').map((r) => [r.id, r.result]));
+  recordTurn(ctx, loop, turn);
+  const checks = ctx.prep!.checks;
+  let finished = false;
+  if (turn.calls.length === 0) {
+    // an end_turn without finish counts as a finish attempt
+    const idle = idleTurn(ctx, loop);
+    if (idle === 'finished') finished = true;
+    else if (idle) return endOf(nextAfterTurn({ stuck: idle, dirty: loop.dirty }));
+  }
+  const prefetched = ahead ? new Map((turn.ran ?? []).map((r) => [r.id, r.result])) : await prefetchReads(ctx, ctx.host!, turn.calls);
+  for (const call of turn.calls) {
+    const outcome = await readCall(ctx, loop, call, prefetched.get(call.id), finished);
+    if (outcome.kind === 'approval_timeout') return outcome;
+    finished ||= outcome.finished;
+    const stuck = observeCall(loop.stuck, { fingerprint: call.fingerprint, ...outcome.seen }, { cycles: true });
+    if (stuck && !finished) return endOf(nextAfterTurn({ stuck, dirty: loop.dirty }));
+  }
+  ctx.showFleet();
+  return endOf(nextAfterTurn({ ...(finished ? { finished: { gateSatisfied: gateSatisfied(loop, checks) } } : {}), dirty: loop.dirty }));
 }
 
-/** One tool call; when the policy asks, the call waits for a person's decision or its timeout. */
-async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView): Promise<ToolOutcome> {
-  const { state, input } = ctx;
-  const exec = (approvedHash?: string) =>
-    acts.runTool.executeWithOptions({ ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` }, [
-      { ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants },
-    ]);
-  // a command may run for minutes: the live view shows it when it starts, not only when it ends
-  if (COMMAND_TOOLS.has(call.name) && patched(LIVE_PATCH)) ctx.note('tool', `${call.summary} … running`);
-  const res = await exec();
-  if (res.status !== 'ask') {
-    ctx.note('tool', `${call.summary}${outcomeSuffix(res)}`);
-    return { kind: 'done', result: res };
-  }
-  if (patched(APPROVALS_PATCH)) {
-    const answer = await askPeople(ctx, call, res);
-    if (answer.kind === 'timeout') return { kind: 'approval_timeout', approvalId: answer.approvalId };
-    return afterDecision(ctx, acts, call, answer, exec);
-  }
-
-  const id = `ap-${++ctx.approvalSeq}`;
-  state.pendingApprovals.push(pendingFor(id, call, res, input.approvalTimeoutMs));
-  ctx.phase('awaiting_approval', `${id}: ${res.summary}`);
-  approvalRequested(call.name);
-  let answered: boolean;
-  try {
-    // the summary names the timer in the Web UI, which otherwise shows its sequence number ("1 (1d)");
-    // it is metadata, not part of the command that replay compares
-    answered = await condition(() => ctx.decisions.has(id), input.approvalTimeoutMs, {
-      summary: `approval ${id} times out: ${call.summary}`.slice(0, 200),
-    });
-  } catch (err) {
-    approvalEnded(call.name, 'cancelled');
-    throw err;
-  }
-  approvalEnded(call.name, answered ? (ctx.decisions.get(id)!.approve ? 'approved' : 'rejected') : 'timeout');
-  const pending = findApproval(state, id)!;
-  state.pendingApprovals = state.pendingApprovals.filter((a) => a.id !== id);
-  if (!answered) {
-    ctx.expired.add(id);
-    ctx.note('approval', `${id} timed out after ${input.approvalTimeoutMs} ms`);
-    await ctx.audit({ kind: 'approval', id, decision: 'timeout', what: pending.summary, by: 'kiln' });
-    return { kind: 'approval_timeout', approvalId: id };
-  }
-  const d = ctx.decisions.get(id)!;
-  const by = d.by ?? 'unknown';
-  const said = patched(LIVE_PATCH) ? (d.approve ? (d.note ? `: ${d.note}` : '') : `: ${d.reason?.trim() || 'no reason given'}`) : '';
-  ctx.note('approval', `${id} ${d.approve ? 'approved' : 'rejected'} by ${by}${d.scope === 'run' ? ' for the rest of the run' : ''}${said}`);
-  await ctx.audit({
-    kind: 'approval',
-    id,
-    decision: d.approve ? 'approved' : 'rejected',
-    scope: d.scope ?? 'once',
-    what: pending.summary,
-    hash: pending.hash,
-    by,
-    note: d.note ?? d.reason,
-  });
-  return afterDecision(
-    ctx,
-    acts,
-    call,
-    { approve: d.approve, by, approvers: [by], scope: d.scope ?? 'once', reason: d.reason, hash: pending.hash, grantKey: pending.grantKey },
-    exec,
-  );
-}
-
-/** A decided approval: a rejection goes back to the model; an approval runs the call it was given for (its hash). */
-async function afterDecision(
-  ctx: RunContext,
-  acts: Acts,
-  call: ToolCallView,
-  d: Omit<Extract<Answer, { kind: 'decided' }>, 'kind' | 'approvalId'>,
-  exec: (approvedHash?: string) => Promise<RunToolResult>,
-): Promise<ToolOutcome> {
+/** The turn's usage, checkpoint and log lines; the next turn's input starts empty. */
+function recordTurn(ctx: RunContext, loop: LoopState, turn: AgentTurnResult): void {
   const { state } = ctx;
-  ctx.approvedBy(...d.approvers);
-  ctx.phase('editing');
-  if (!d.approve) {
-    const why = d.reason?.trim() || 'no reason given';
-    const rejected = await acts.recordToolResult({
-      ...ctx.ref(),
-      toolUseId: call.id,
-      content: `A person (${d.by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
-      isError: true,
-    });
-    return { kind: 'done', result: rejected };
+  loop.userText = undefined;
+  loop.toolResults = {};
+  if (turn.checkpoint) {
+    loop.dirty = false;
+    if ('patch' in turn.checkpoint) ctx.checkpoint = turn.checkpoint;
+    else {
+      ctx.checkpoint = undefined;
+      ctx.note('note', `checkpoint skipped: the patch is ${turn.checkpoint.tooLarge} bytes; a host loss would rebuild from the base`);
+    }
   }
-  if (d.scope === 'run' && d.grantKey && !state.grants.includes(d.grantKey)) {
-    state.grants.push(d.grantKey);
-  }
-  const result = await exec(d.hash);
-  ctx.note('tool', `${call.summary}${outcomeSuffix(result)}`);
-  return { kind: 'done', result };
+  addUsage(state, turn.usage, turn.costUsd);
+  turnDone(turn.usage, turn.costUsd);
+  state.recentTurns = [...(state.recentTurns ?? []), { turn: state.turn, ...turn.usage, costUsd: turn.costUsd }].slice(-20);
+  if (turn.text) observe(state, turn.text);
+  if (turn.compacted)
+    ctx.note('note', `compacted ${turn.compacted.removedMessages} older messages (${turn.compacted.beforeTokens} → ${turn.compacted.afterTokens} tokens)`);
+  if (state.phase === 'planning' && turn.calls.some((c) => !READ_ONLY_TOOLS.has(c.name))) ctx.phase('editing');
+  // the turn line says what the model said; each call gets its own line with its outcome
+  ctx.note('turn', `turn ${state.turn}${turn.text ? `: ${turn.text.split('\n')[0]!.slice(0, 160)}` : turn.calls.length ? '' : ` (${turn.stopReason})`}`);
 }
 
-/** " → exit code 1", " — denied (rule)", " — failed": what a person scanning the live log needs. */
-function outcomeSuffix(res: RunToolResult): string {
-  if (res.status === 'denied') return ` — denied (${res.rule})`;
-  if (res.status !== 'done') return '';
-  const command = / → ([^:]+)/.exec(res.summary)?.[1];
-  if (command) return ` → ${command}`;
-  if (res.recovered) return ' (already applied before a restart)';
-  return res.ok ? '' : ` — failed: ${res.summary.split(': ').slice(1).join(': ').slice(0, 120)}`;
+/** A turn without calls: 'finished' when the stop gate lets it, else why it is stuck, or undefined after answering it. */
+function idleTurn(ctx: RunContext, loop: LoopState): 'finished' | string | undefined {
+  if (loop.needReflection) {
+    loop.userText = 'Reflect first: this is a retry; call reflect before anything else.';
+    ctx.note('note', 'reflection required before finishing');
+  } else if (gateSatisfied(loop, ctx.prep!.checks)) return 'finished';
+  else {
+    loop.userText = gateAnswer(loop, ctx.prep!.checks);
+    ctx.note('note', gateNote(loop, ctx.prep!.checks));
+  }
+  return observeIdleTurn(loop.stuck);
+}
+
+/** The stop gate's answer to a finish it refuses: the files really edited and the checks still missing. */
+function gateAnswer(loop: LoopState, checks: readonly string[]): string {
+  const edited = loop.editedFiles?.length ? `You edited ${loop.editedFiles.join(', ')}` : 'Files changed';
+  return `The stop gate: run the checks first. ${edited} since the checks last ran; run ${missingChecks(loop, checks).join(' and ')} with run_command (each on its own, or the whole line joined with &&), then call finish.`;
+}
+
+function gateNote(loop: LoopState, checks: readonly string[]): string {
+  return `stop gate: finish refused: not run since the last edit: ${missingChecks(loop, checks).join(', ')}`;
+}
+
+type CallRead =
+  { kind: 'read'; finished: boolean; seen: { result: string; isError: boolean; malformed: boolean } } | Extract<ToolOutcome, { kind: 'approval_timeout' }>;
+
+/** One call of the turn: answered by the workflow's own protocol, or run (`early`: it already ran in the turn's activity). */
+async function readCall(ctx: RunContext, loop: LoopState, call: ToolCallView, early: RunToolResult | undefined, finishedBefore: boolean): Promise<CallRead> {
+  // the workflow's own answer goes back to the model as the call's result
+  const answer = (text: string, isError: boolean, malformed = false): CallRead => {
+    loop.toolResults[call.id] = { content: text, isError };
+    return { kind: 'read', finished: false, seen: { result: text.slice(0, 300), isError, malformed } };
+  };
+  if (call.inputError) {
+    ctx.note('tool', `${call.summary}: invalid call`);
+    if (REFLECTION_TOOLS.has(call.name) && loop.needReflection) loop.reflectionBounces += 1;
+    return answer(call.inputError, true, true);
+  }
+  if (loop.needReflection && !READ_ONLY_TOOLS.has(call.name) && !REFLECTION_TOOLS.has(call.name)) {
+    // a retry starts with a reflection, whatever ended the attempt: no edit, command or finish before it
+    ctx.note('note', `reflection required before ${call.name}`);
+    return answer(
+      'Reflect first: this is a retry; call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files before anything else.',
+      true,
+    );
+  }
+  if (ATTEMPT_ENDING_TOOLS.has(call.name)) {
+    const checks = ctx.prep!.checks;
+    const ok = gateSatisfied(loop, checks);
+    const text = ok ? 'Kiln will now verify your work.' : gateAnswer(loop, checks);
+    loop.toolResults[call.id] = { content: text, isError: !ok };
+    ctx.note(ok ? 'tool' : 'note', ok ? call.summary : gateNote(loop, checks));
+    // a refused finish after one the gate let through in the same turn is no error to the stuck detector
+    return { kind: 'read', finished: ok, seen: { result: text.slice(0, 300), isError: !(ok || finishedBefore), malformed: false } };
+  }
+  if (loop.needReflection && EDIT_TOOLS.has(call.name) && loop.reflectionBounces < 1) {
+    // once per retry: edits wait for a reflection; after one bounce the coder may go on
+    loop.reflectionBounces += 1;
+    ctx.note('note', 'reflection required before editing');
+    return answer(
+      'Reflect first: before editing in a retry, call reflect with attempt, last_failure, last_cause, this_fix, rationale and changed_files.',
+      true,
+    );
+  }
+  if (early) ctx.note('tool', `${call.summary}${outcomeSuffix(early)}`);
+  const outcome: ToolOutcome = early ? { kind: 'done', result: early } : await runOneTool(ctx, ctx.host!, call);
+  if (outcome.kind === 'approval_timeout') return outcome;
+  const res = outcome.result;
+  if (res.status === 'done') {
+    for (const p of recordDone(loop, res, ctx.prep!.checks)) touch(ctx.state, p);
+    if (res.plan) ctx.state.plan = res.plan;
+    observe(ctx.state, res.summary);
+  }
+  if (res.status === 'denied') {
+    ctx.fail(`denied: ${res.summary} (${res.rule})`);
+    toolDenied(call.name, res.rule);
+  }
+  return { kind: 'read', finished: false, seen: { result: res.summary.slice(0, 300), isError: res.status !== 'done' || !res.ok, malformed: false } };
 }

@@ -5,7 +5,7 @@
  * (The plain-class-holds-the-state shape of Temporal's safe-message-handlers sample.)
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Checkpoint, PrepareResult } from '../shared/contracts.js';
 import type {
   ApprovalDecision,
@@ -20,39 +20,17 @@ import type {
 } from '../shared/types.js';
 import { KilnApprovers, KilnBudgetShare, KilnPhase, KilnTouched, KilnWaitingSince } from '../shared/search-attributes.js';
 import { detailsMarkdown } from './details.js';
-import { budgetShare, initialState, log, setPhase } from './machine.js';
+import { budgetShare } from '../loop/budget.js';
+import { initialState, log, setPhase } from './machine.js';
 import { hostActivities, isHostLost, shared, type Activities, type Acts } from './options.js';
-import { freshStuck, type StuckState } from './stuck.js';
+import type { LoopState } from '../loop/state.js';
 import { phaseChanged } from './metrics.js';
-
-/** Behind this patch the run also keeps the fleet-query attributes (kiln list filters) current. */
-export const FLEET_ATTRIBUTES_PATCH = 'fleet-search-attributes';
 
 /** Budget share is kept in steps of 5%: fine enough for "over 80%", and a turn rarely adds an upsert. */
 const SHARE_STEP = 0.05;
 
 /** Failures kept for the compaction summary and the Web UI. */
 const MAX_FAILURES = 10;
-
-/** The state of the agent loop inside one attempt; carried across continue-as-new. */
-export interface LoopState {
-  editedSinceChecks: boolean;
-  checksSinceEdit: string[];
-  /** files edited since the checks last ran, for the stop gate's answer (absent in older carries) */
-  editedFiles?: string[];
-  /** a retry must start with a valid reflection before any edit */
-  needReflection: boolean;
-  reflectionBounces: number;
-  stuck: StuckState;
-  /** files may have changed since the last checkpoint */
-  dirty: boolean;
-  userText?: string;
-  toolResults: Record<string, { content: string; isError: boolean }>;
-}
-
-export function freshLoop(needReflection: boolean, userText?: string): LoopState {
-  return { editedSinceChecks: false, checksSinceEdit: [], needReflection, reflectionBounces: 0, stuck: freshStuck(), dirty: false, userText, toolResults: {} };
-}
 
 /**
  * Everything a continued run needs to go on exactly where the previous run stopped. Its shape
@@ -174,19 +152,18 @@ export class RunContext {
     this.showDetails();
     if (!this.input.searchAttributes) return;
     // one upsert (one history event) for the phase and whatever else changed
-    if (patched(FLEET_ATTRIBUTES_PATCH)) this.showFleet([{ key: KilnPhase, value: p }]);
-    else upsertSearchAttributes([{ key: KilnPhase, value: p }]);
+    this.showFleet([{ key: KilnPhase, value: p }]);
   }
 
   /**
    * The fleet-query attributes: files touched, approvers, budget share, waiting since. Only the
    * ones that changed are upserted (compared with what the server has), so history grows by at
-   * most one event a turn besides the phase changes (which carry the changes with them). Runs started before this change replay without them.
+   * most one event a turn besides the phase changes (which carry the changes with them).
    */
   showFleet(also: SearchAttributeUpdatePair[] = []): void {
     const newApprovers = this.approvers;
     this.approvers = [];
-    if (!this.input.searchAttributes || !patched(FLEET_ATTRIBUTES_PATCH)) return;
+    if (!this.input.searchAttributes) return;
     const s = this.state;
     const has = workflowInfo().typedSearchAttributes;
     const updates: SearchAttributeUpdatePair[] = [...also];

@@ -3,21 +3,10 @@
  * of it), plus the pure decisions the workflow takes between phases. No Temporal import, so all
  * of it is unit-tested without a server; the workflow (./run.ts, ./attempt.ts) only orchestrates.
  */
-import type {
-  ApprovalDecision,
-  BudgetUsed,
-  Budgets,
-  LogLine,
-  Phase,
-  PendingApproval,
-  PreApproval,
-  RunInput,
-  RunState,
-  Usage,
-  Verdict,
-} from '../shared/types.js';
+import type { ApprovalDecision, LogLine, Phase, PendingApproval, PreApproval, RunInput, RunState, Usage, Verdict } from '../shared/types.js';
 import { PRE_APPROVAL_MAX_CHARS, TERMINAL_PHASES } from '../shared/types.js';
 import { artifactsDir } from '../shared/paths.js';
+import { addTurn } from '../loop/budget.js';
 
 /** Phases a run works in; the rest (succeeded, blocked, cancelled) are its end states. */
 export const ACTIVE_PHASES = [
@@ -180,34 +169,6 @@ export function observe(state: RunState, text: string): void {
 
 export function addUsage(state: RunState, usage: Usage, costUsd: number): void {
   addTurn(state.budget, usage, costUsd);
-}
-
-/** One turn's worth of the budget: the workflow's, and the run-ahead's copy of it. */
-export function addTurn(b: BudgetUsed, usage: Usage, costUsd: number): void {
-  b.turns += 1;
-  b.input += usage.input;
-  b.output += usage.output;
-  b.cacheRead += usage.cacheRead;
-  b.cacheWrite += usage.cacheWrite;
-  b.costUsd = Math.round((b.costUsd + costUsd) * 1e6) / 1e6;
-}
-
-export function totalTokens(b: BudgetUsed): number {
-  return b.input + b.output + b.cacheRead + b.cacheWrite;
-}
-
-/** The first budget that is used up, named as the user set it, or undefined. */
-export function budgetExceeded(b: BudgetUsed, limits: Budgets): string | undefined {
-  if (b.turns >= limits.maxTurns) return `maxTurns (${limits.maxTurns})`;
-  if (totalTokens(b) >= limits.maxTokens) return `maxTokens (${limits.maxTokens})`;
-  if (b.costUsd >= limits.maxUsd) return `maxUsd (${limits.maxUsd})`;
-  if (b.wallMs >= limits.maxWallMs) return `maxWallMs (${limits.maxWallMs})`;
-  return undefined;
-}
-
-/** The largest share of any budget used so far (1 = a budget is used up). */
-export function budgetShare(b: BudgetUsed, limits: Budgets): number {
-  return Math.max(b.turns / limits.maxTurns, totalTokens(b) / limits.maxTokens, b.costUsd / limits.maxUsd, b.wallMs / limits.maxWallMs);
 }
 
 export function touch(state: RunState, path: string): void {

@@ -7,7 +7,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   TimeoutFailure,
-  patched,
   proxyActivities,
   type ActivityInterfaceFor,
 } from '@temporalio/workflow';
@@ -48,7 +47,7 @@ export const hostOptions = (input: RunInput) => onHost(input, options(input, '30
  */
 export const toolOptions = (input: RunInput) => ({
   ...onHost(input, options(input, input.commandTimeoutMs + 60_000, 5)),
-  ...(patched('wait-for-cancelled-tools') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 /** Model turns: the SDK's retries are off; retry-after comes back as the failure's nextRetryDelay. */
@@ -58,7 +57,7 @@ export function modelOptions(input: RunInput) {
     ...o,
     retry: { ...o.retry, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
     // every attempt of one turn together: eight hung attempts once took 40 minutes
-    ...(patched('model-schedule-to-close') ? { scheduleToCloseTimeout: MODEL_TURN_DEADLINE } : {}),
+    scheduleToCloseTimeout: MODEL_TURN_DEADLINE,
   };
 }
 

@@ -12,7 +12,6 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,9 +20,10 @@ import { PATCH_FILE } from '../shared/paths.js';
 import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../shared/search-attributes.js';
-import { approvePatch, approveSetup, SETUP_APPROVAL_PATCH } from './approval-gates.js';
-import { runAttempt, type AttemptEnd } from './attempt.js';
-import { RunContext, freshLoop, type Carry, type LoopState } from './context.js';
+import { approvePatch, approveSetup } from './approval-gates.js';
+import { runAttempt } from './attempt.js';
+import { RunContext, type Carry } from './context.js';
+import { freshLoop, type LoopState } from '../loop/state.js';
 import { installHandlers } from './handlers.js';
 import { afterVerdict, observe } from './machine.js';
 import { failureReason, hostOptions, isHostLost, shared, sharedOptions } from './options.js';
@@ -32,10 +32,9 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   // The input is a request from whoever reached Temporal, not only from kiln's CLI: a malformed
   // one ends here, before a single activity is scheduled for it (the worker checks it again).
   const problem = carry ? undefined : runInputProblemOf(input);
-  if (problem !== undefined && patched(VALIDATE_INPUT_PATCH)) return notAchieved(refused(input, problem));
+  if (problem !== undefined) return notAchieved(refused(input, problem));
   const r = await runToEnd(input, carry);
-  // Behind a patch: runs started earlier end as they began, Completed whatever their state.
-  if (r.state === 'blocked' && patched(NOT_ACHIEVED_PATCH)) return notAchieved(r);
+  if (r.state === 'blocked') return notAchieved(r);
   return r;
 }
 
@@ -65,156 +64,148 @@ function refused(input: unknown, problem: string): RunResult {
   };
 }
 
-/** the workflow checks its input's shape before anything else (issue 10) */
-const VALIDATE_INPUT_PATCH = 'validate-run-input';
-
-/** a blocked run fails the workflow with a typed failure instead of completing (issue 13) */
-const NOT_ACHIEVED_PATCH = 'blocked-run-fails';
+/** What follows an attempt: the next attempt (its loop), a person's decision, or the end of the run. */
+type AfterAttempt = { kind: 'attempt'; loop: LoopState } | { kind: 'human'; reason: string } | { kind: 'finish'; ok: boolean; verifiedTree?: string };
 
 async function runToEnd(input: RunInput, carry?: Carry): Promise<RunResult> {
   const ctx = new RunContext(input, carry);
-  const { state } = ctx;
   installHandlers(ctx);
-
   try {
-    let loop: LoopState | undefined = carry?.loop;
-    if (!ctx.prep) {
-      const ready = await prepare(ctx);
-      if (!ready) return await finish(ctx, false);
-    }
-
+    if (!ctx.prep && !(await prepare(ctx))) return await finish(ctx, false);
+    let loop = carry?.loop ?? freshLoop(false);
     for (;;) {
-      let end: AttemptEnd;
-      const current = loop ?? freshLoop(false);
+      let after: AfterAttempt;
       try {
-        end = await runAttempt(ctx, current);
+        after = await attemptOnce(ctx, loop);
       } catch (err) {
+        // the one place a lost host is met (finish writes the artifacts anywhere itself): the
+        // attempt, its verification or the checks before it ships go on from a rebuilt worktree
         if (!isHostLost(err)) throw err;
         loop = await rebuildElsewhere(ctx);
         continue;
       }
-      loop = undefined;
-      if (end.kind === 'budget') {
-        state.reason = `budget exhausted: ${end.which}`;
-        ctx.phase('blocked', state.reason);
-        return await finish(ctx, false);
-      }
-      let waitReason: string;
-      if (end.kind === 'approval_timeout') {
-        waitReason = `approval ${end.approvalId} timed out; a person must decide how to go on`;
-      } else {
-        let verdict: Verdict;
-        if (end.kind === 'stuck') {
-          verdict = stuckVerdict(end.why);
-          ctx.note('verdict', `stuck: ${end.why}`);
-        } else {
-          ctx.phase('verifying');
-          // the verdict is judged against the baseline taken beside the turns
-          if (ctx.baseline) {
-            ctx.baseline.want();
-            await ctx.baseline.settled;
-          }
-          ctx.baseline = undefined;
-          try {
-            verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(input), summary: `verify attempt ${state.attempt}` }, [
-              { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
-            ]);
-          } catch (err) {
-            if (!isHostLost(err)) throw err;
-            loop = await rebuildElsewhere(ctx);
-            continue;
-          }
-          ctx.note('verdict', verdict.summary);
-        }
-        state.verdict = verdict;
-        observe(state, verdict.summary);
-        // no checks, or checks that could not run: a person decides; no attempt is spent on it
-        const next = verdict.cause && !verdict.pass && patched('verdict-cause') ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
-        ctx.previousSignature = verdict.signature;
-        if (next.next === 'succeeded') {
-          // the tree that was verified must still be the worktree's: then that tree is what ships
-          const bound = verdict.modelTree && patched(VERIFIED_TREE_PATCH) ? verdict.modelTree : undefined;
-          let stale: string | undefined;
-          try {
-            stale = bound ? await staleVerdict(ctx, bound) : undefined;
-            // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
-            if (!stale) stale = await approvePatch(ctx, bound);
-          } catch (err) {
-            if (!isHostLost(err)) throw err;
-            loop = await rebuildElsewhere(ctx);
-            continue;
-          }
-          if (!stale) {
-            state.reason = undefined;
-            ctx.phase('succeeded');
-            return await finish(ctx, true, bound);
-          }
-          // not the model's failure (its turns were over): no attempt is spent, a person decides
-          ctx.note('verdict', stale);
-          waitReason = stale;
-        } else {
-          ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
-          if (next.next === 'retry') {
-            state.attempt = next.attempt;
-            ctx.phase('retrying', verdict.summary);
-            loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
-            if (patched('retry-reflects')) {
-              // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
-              loop.editedSinceChecks = current.editedSinceChecks;
-              loop.checksSinceEdit = [...current.checksSinceEdit];
-            }
-            continue;
-          }
-          waitReason = next.reason;
-        }
-      }
-
-      let decision = await waitForHuman(ctx, waitReason);
-      while (decision?.action === 'accept') {
-        // accepting the work is not approving a patch over the size: its approvers still decide
-        const refused = await approvePatch(ctx);
-        if (!refused) break;
-        decision = await waitForHuman(ctx, `${refused}; a person decides: hint to retry, accept to ask again, or abandon`);
-      }
-      if (decision?.action === 'hint') {
-        state.attempt += 1;
-        state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
-        ctx.previousSignature = undefined;
-        ctx.phase('retrying', `hint from ${decision.by ?? 'a person'}`);
-        loop = freshLoop(false, `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`);
-        continue;
-      }
-      if (decision?.action === 'accept') {
-        state.acceptedBy = decision.by ?? 'unknown';
-        state.reason = `accepted by ${state.acceptedBy}`;
-        ctx.phase('succeeded', state.reason);
-        return await finish(ctx, true);
-      }
-      state.reason = decision ? `abandoned by ${decision.by ?? 'a person'}` : `no decision within ${input.humanTimeoutMs} ms`;
-      ctx.phase('blocked', state.reason);
-      return await finish(ctx, false);
+      if (after.kind === 'human') after = await askPerson(ctx, after.reason);
+      if (after.kind === 'finish') return await finish(ctx, after.ok, after.verifiedTree);
+      loop = after.loop;
     }
   } catch (err) {
-    if (err instanceof ActivityFailure && !isCancellation(err)) {
-      // An activity that cannot succeed (a refused API key, a broken script, retries exhausted)
-      // ends the run as blocked with the reason, and the artifacts are still written.
-      state.reason = failureReason(err);
-      ctx.phase('blocked', state.reason);
-      return await finish(ctx, false);
-    }
-    if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(async () => {
-        const who = ctx.cancelRequest;
-        state.reason = who && patched('record-canceller') ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
-        state.pendingApprovals = [];
-        ctx.phase('cancelled');
-        if (who && patched('record-canceller'))
-          await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
-        await finish(ctx, true);
-      });
-    }
-    throw err;
+    return await endOnFailure(ctx, err);
   }
+}
+
+/** One attempt and its verdict: what follows it. */
+async function attemptOnce(ctx: RunContext, loop: LoopState): Promise<AfterAttempt> {
+  const { state } = ctx;
+  const end = await runAttempt(ctx, loop);
+  if (end.kind === 'budget') {
+    state.reason = `budget exhausted: ${end.which}`;
+    ctx.phase('blocked', state.reason);
+    return { kind: 'finish', ok: false };
+  }
+  if (end.kind === 'approval_timeout') return { kind: 'human', reason: `approval ${end.approvalId} timed out; a person must decide how to go on` };
+  if (end.kind === 'stuck') {
+    ctx.note('verdict', `stuck: ${end.why}`);
+    return judge(ctx, loop, stuckVerdict(end.why));
+  }
+  ctx.phase('verifying');
+  // the verdict is judged against the baseline taken beside the turns
+  if (ctx.baseline) {
+    ctx.baseline.want();
+    await ctx.baseline.settled;
+  }
+  ctx.baseline = undefined;
+  const verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(ctx.input), summary: `verify attempt ${state.attempt}` }, [
+    { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
+  ]);
+  ctx.note('verdict', verdict.summary);
+  return judge(ctx, loop, verdict);
+}
+
+/** A verdict's consequence: success once the verified tree is still the worktree's (and its patch approved), a retry, or a person. */
+async function judge(ctx: RunContext, ended: LoopState, verdict: Verdict): Promise<AfterAttempt> {
+  const { state } = ctx;
+  state.verdict = verdict;
+  observe(state, verdict.summary);
+  // no checks, or checks that could not run: a person decides; no attempt is spent on it
+  const next = verdict.cause && !verdict.pass ? stopForCause(verdict) : afterVerdict(state, verdict, ctx.previousSignature);
+  ctx.previousSignature = verdict.signature;
+  if (next.next === 'succeeded') {
+    // the tree that was verified must still be the worktree's: then that tree is what ships
+    const bound = verdict.modelTree;
+    // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
+    let stale = bound ? await staleVerdict(ctx, bound) : undefined;
+    if (!stale) stale = await approvePatch(ctx, bound);
+    if (!stale) {
+      state.reason = undefined;
+      ctx.phase('succeeded');
+      return { kind: 'finish', ok: true, verifiedTree: bound };
+    }
+    // not the model's failure (its turns were over): no attempt is spent, a person decides
+    ctx.note('verdict', stale);
+    return { kind: 'human', reason: stale };
+  }
+  ctx.fail(`attempt ${state.attempt}: ${verdict.summary}`);
+  if (next.next !== 'retry') return { kind: 'human', reason: next.reason };
+  state.attempt = next.attempt;
+  ctx.phase('retrying', verdict.summary);
+  const loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
+  // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+  loop.editedSinceChecks = ended.editedSinceChecks;
+  loop.checksSinceEdit = [...ended.checksSinceEdit];
+  return { kind: 'attempt', loop };
+}
+
+/** needs_human until a person answers: a hint starts the next attempt, an accept ends the run (its patch approved), else it is blocked. */
+async function askPerson(ctx: RunContext, reason: string): Promise<Exclude<AfterAttempt, { kind: 'human' }>> {
+  const { state, input } = ctx;
+  let decision = await waitForHuman(ctx, reason);
+  while (decision?.action === 'accept') {
+    // accepting the work is not approving a patch over the size: its approvers still decide
+    const refused = await approvePatch(ctx);
+    if (!refused) break;
+    decision = await waitForHuman(ctx, `${refused}; a person decides: hint to retry, accept to ask again, or abandon`);
+  }
+  if (decision?.action === 'hint') {
+    state.attempt += 1;
+    state.maxAttempts = Math.max(state.maxAttempts, state.attempt);
+    ctx.previousSignature = undefined;
+    ctx.phase('retrying', `hint from ${decision.by ?? 'a person'}`);
+    return { kind: 'attempt', loop: freshLoop(false, `A person looked at your work and says:\n${decision.text}\n\nContinue from here.`) };
+  }
+  if (decision?.action === 'accept') {
+    state.acceptedBy = decision.by ?? 'unknown';
+    state.reason = `accepted by ${state.acceptedBy}`;
+    ctx.phase('succeeded', state.reason);
+    return { kind: 'finish', ok: true };
+  }
+  state.reason = decision ? `abandoned by ${decision.by ?? 'a person'}` : `no decision within ${input.humanTimeoutMs} ms`;
+  ctx.phase('blocked', state.reason);
+  return { kind: 'finish', ok: false };
+}
+
+/**
+ * An activity that cannot succeed (a refused API key, a broken script, retries exhausted) ends the
+ * run as blocked with the reason, and the artifacts are still written; a cancelled run records who
+ * cancelled it and cleans up before the cancellation ends it.
+ */
+async function endOnFailure(ctx: RunContext, err: unknown): Promise<RunResult> {
+  const { state } = ctx;
+  if (err instanceof ActivityFailure && !isCancellation(err)) {
+    state.reason = failureReason(err);
+    ctx.phase('blocked', state.reason);
+    return await finish(ctx, false);
+  }
+  if (isCancellation(err)) {
+    await CancellationScope.nonCancellable(async () => {
+      const who = ctx.cancelRequest;
+      state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
+      state.pendingApprovals = [];
+      ctx.phase('cancelled');
+      if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
+      await finish(ctx, true);
+    });
+  }
+  throw err;
 }
 
 /** Creates the worktree on whichever worker takes it; false when setup failed (the run is blocked). */
@@ -223,14 +214,12 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   if (input.searchAttributes) upsertSearchAttributes([{ key: KilnRepo, value: input.repo }]);
   ctx.phase('preparing');
   // who started the run is known before any approval is counted: the starter is not one of its approvers
-  const starterFirst = !!input.requestedBy && patched(STARTER_BOUND_PATCH);
-  if (starterFirst) await auditStarter(ctx);
-  const apart = patched(BASELINE_APART_PATCH);
-  const approvals = apart && patched(SETUP_APPROVAL_PATCH);
-  let prep = await shared.prepareWorkspace.executeWithOptions(
-    { ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` },
-    apart ? [input, undefined, { baselineApart: true, ...(approvals ? { approvals } : {}), execution: workflowInfo().firstExecutionRunId }] : [input],
-  );
+  if (input.requestedBy) await auditStarter(ctx);
+  let prep = await shared.prepareWorkspace.executeWithOptions({ ...sharedOptions(input), summary: `prepare worktree for ${input.runId}` }, [
+    input,
+    undefined,
+    { baselineApart: true, approvals: true, execution: workflowInfo().firstExecutionRunId },
+  ]);
   // the order of these keys is the order of state.json's fields
   state.worktree = prep.worktree;
   state.baseCommit = prep.baseCommit;
@@ -248,7 +237,7 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     ctx.phase('preparing', 'setup approved: it runs');
     prep = await ctx.host!.prepareWorkspace.executeWithOptions(
       { ...hostOptions(input), summary: `approved setup: ${held.commands.join(' && ')}`.slice(0, 200) },
-      [input, undefined, { baselineApart: true, approvals, setupApproved: held.hash, execution: workflowInfo().firstExecutionRunId }],
+      [input, undefined, { baselineApart: true, approvals: true, setupApproved: held.hash, execution: workflowInfo().firstExecutionRunId }],
     );
     ctx.useWorkspace(prep);
   }
@@ -258,14 +247,8 @@ async function prepare(ctx: RunContext): Promise<boolean> {
     return false;
   }
   ctx.note('note', `worktree ${prep.worktree} at ${prep.baseCommit.slice(0, 12)}; checks: ${prep.checks.join(' && ') || 'none'}`);
-  if (apart && prep.checks.length) takeBaselineBeside(ctx);
-  if (input.requestedBy && !starterFirst && patched('audit-starter')) {
-    // the audit's first word on the run: who asked for it, as checked by the worker, not as typed
-    const identity = await shared.identifyStarter({ runId: input.runId, requestedBy: input.requestedBy });
-    ctx.note('note', `started by ${identity.name} (${identity.kind}${identity.tenant ? `, tenant ${identity.tenant}` : ''})`);
-    await ctx.audit({ kind: 'start', decision: 'started', what: input.goal.slice(0, 300), by: identity.name, identity });
-  }
-  if (input.allowUnverified && patched('unverified-run')) {
+  if (prep.checks.length) takeBaselineBeside(ctx);
+  if (input.allowUnverified) {
     ctx.note('note', 'UNVERIFIED allowed: a repo with no checks may end succeeded, as the user asked (--unverified)');
     await ctx.audit({
       kind: 'verification',
@@ -280,9 +263,6 @@ async function prepare(ctx: RunContext): Promise<boolean> {
   }
   return true;
 }
-
-/** the starter is checked first, against a start signed for this execution (the startedBy signal) */
-const STARTER_BOUND_PATCH = 'starter-bound-to-execution';
 
 /** How long a run started with a claimed starter waits for `kiln serve`'s signed start (sent right after the start). */
 const STARTER_WAIT_MS = 10_000;
@@ -321,9 +301,6 @@ async function auditStarter(ctx: RunContext): Promise<void> {
   await ctx.audit({ kind: 'start', decision: 'started', what: input.goal.slice(0, 300), by: who.name, identity: who });
 }
 
-/** the checks on the pristine base run beside the model's first turns, not before them (issue 14) */
-const BASELINE_APART_PATCH = 'baseline-beside-turns';
-
 /**
  * The baseline on the worktree's host, without holding back the model: it starts once the first
  * turn is done (its git and sandbox would otherwise share the worker with the first model
@@ -333,13 +310,18 @@ const BASELINE_APART_PATCH = 'baseline-beside-turns';
 function takeBaselineBeside(ctx: RunContext): void {
   const scope = new CancellationScope();
   let wanted = false;
-  const waits = patched(BASELINE_STOPS_PATCH) ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
   const settled = scope
     .run(async () => {
       await condition(() => wanted || ctx.state.turn > 1);
-      await ctx.host!.takeBaseline.executeWithOptions({ ...hostOptions(ctx.input), ...waits, summary: 'baseline: the checks on the pristine base' }, [
-        { runId: ctx.input.runId, repo: ctx.input.repo },
-      ]);
+      await ctx.host!.takeBaseline.executeWithOptions(
+        {
+          ...hostOptions(ctx.input),
+          // a run that ends while its baseline runs waits for the checks to stop: nothing may write into its files after the end
+          cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+          summary: 'baseline: the checks on the pristine base',
+        },
+        [{ runId: ctx.input.runId, repo: ctx.input.repo }],
+      );
     })
     .then(
       () => undefined,
@@ -347,12 +329,6 @@ function takeBaselineBeside(ctx: RunContext): void {
     );
   ctx.baseline = { settled, want: () => void (wanted = true), cancel: () => scope.cancel() };
 }
-
-/**
- * A run that ended while its baseline ran once left it writing into the run's files after the
- * end (an eval removing them failed with ENOTEMPTY): the baseline now waits for its cancel.
- */
-const BASELINE_STOPS_PATCH = 'baseline-stops-before-end';
 
 /** A run that ends or moves host before its first verify does not leave its baseline running. */
 function dropBaseline(ctx: RunContext): Promise<void> | undefined {
@@ -425,15 +401,12 @@ async function staleVerdict(ctx: RunContext, verified: string): Promise<string |
   return `the worktree changed after it was verified (verified tree ${verified.slice(0, 12)}, now ${now.slice(0, 12)}): a person decides — hint to retry, accept as it is, or abandon`;
 }
 
-/** verified tree bound to the end: succeeded only while the worktree holds the tree that was verified (issue 12) */
-const VERIFIED_TREE_PATCH = 'succeed-on-verified-tree';
-
 /** Writes the artifacts (a lost host cannot: then any worker writes what the run knows) and the result. */
 async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: string): Promise<RunResult> {
   const { state, input } = ctx;
   // nothing of the run's may still be writing once it has ended (the cancel reaches it within a heartbeat)
   const stopping = dropBaseline(ctx);
-  if (stopping && patched(BASELINE_STOPS_PATCH)) await stopping;
+  if (stopping) await stopping;
   state.budget.wallMs = ctx.elapsedMs();
   ctx.showDetails();
   await ctx.auditPreApprovals();

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentTurnInput, AgentTurnResult, RunToolResult, TurnsAhead } from '../../../src/shared/contracts.js';
 import { MAX_TURNS_AHEAD, turnsAhead, turnsAheadMs } from '../../../src/activities/run-ahead.js';
-import { freshStuck } from '../../../src/workflows/stuck.js';
+import { freshStuck } from '../../../src/loop/stuck.js';
 
 const usage = { input: 100, output: 10, cacheRead: 0, cacheWrite: 0 };
 

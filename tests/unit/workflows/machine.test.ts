@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { afterVerdict, approvalProblem, budgetExceeded, initialState, log, MAX_LOG_LINES } from '../../../src/workflows/machine.js';
+import { afterVerdict, approvalProblem, initialState, log, MAX_LOG_LINES } from '../../../src/workflows/machine.js';
+import { budgetExceeded } from '../../../src/loop/budget.js';
 import type { Verdict } from '../../../src/shared/types.js';
 import { testInput } from '../../helpers/run-input.js';
 

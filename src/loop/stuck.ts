@@ -1,6 +1,7 @@
 /**
  * Stuck detection: an attempt that repeats itself ends early instead of burning budget. Pure,
- * so the thresholds are tested without a server; the workflow feeds it every call and turn.
+ * so the thresholds are tested without a server; both sides of the turn loop (./turn.ts) feed
+ * it every call and turn.
  */
 import type { StuckState } from '../shared/contracts.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freshStuck, observeCall, observeIdleTurn, STUCK_LIMITS } from '../../../src/workflows/stuck.js';
+import { freshStuck, observeCall, observeIdleTurn, STUCK_LIMITS } from '../../../src/loop/stuck.js';
 
 const call = (fingerprint: string, result: string, isError = false, malformed = false) => ({ fingerprint, result, isError, malformed });
 
