@@ -26,7 +26,7 @@ export async function approveSetup(ctx: RunContext, held: HeldSetup): Promise<st
 export async function approvePatch(ctx: RunContext, tree?: string): Promise<string | undefined> {
   if (!ctx.prep?.patchRule) return undefined;
   const judged = await ctx.host!.judgePatch.executeWithOptions({ ...hostOptions(ctx.input), summary: 'the patch against approvals.patch' }, [
-    { ...ctx.ref(), ...(tree ? { tree } : {}) },
+    { ...ctx.ref(), events: ctx.takeUnwritten(), ...(tree ? { tree } : {}) },
   ]);
   if (!judged.ask) {
     ctx.note('note', `patch: ${judged.lines} changed lines, within the policy's ${ctx.prep.patchRule.overLines}`);

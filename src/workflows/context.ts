@@ -196,11 +196,16 @@ export class RunContext {
     if (this.failures.length > MAX_FAILURES) this.failures.splice(0, this.failures.length - MAX_FAILURES);
   }
 
-  /** Names the run for an activity and hands it the log lines it has not written yet. */
-  ref(): { runId: string; repo: string; events: RunState['log'] } {
+  /** Names the run for an activity. */
+  ref(): { runId: string; repo: string } {
+    return { runId: this.input.runId, repo: this.input.repo };
+  }
+
+  /** The log lines no activity has been handed yet, counted as handed: the caller sends them in its input. */
+  takeUnwritten(): RunState['log'] {
     const fresh = this.state.log.slice(Math.max(0, this.state.log.length - this.unwritten));
     this.unwritten = 0;
-    return { runId: this.input.runId, repo: this.input.repo, events: fresh };
+    return fresh;
   }
 
   /**
@@ -209,9 +214,9 @@ export class RunContext {
    */
   async audit(entry: AuditEntry): Promise<void> {
     const line = { entry, head: this.state.auditHead ?? null, execution: workflowInfo().firstExecutionRunId, at: this.now() };
-    const head = await (this.host ?? shared).recordAudit({ ...this.ref(), ...line }).catch((err: unknown) => {
+    const head = await (this.host ?? shared).recordAudit({ ...this.ref(), events: this.takeUnwritten(), ...line }).catch((err: unknown) => {
       if (!isHostLost(err)) throw err;
-      return shared.recordAudit({ ...this.ref(), ...line });
+      return shared.recordAudit({ ...this.ref(), events: this.takeUnwritten(), ...line });
     });
     // the chain's end, kept outside the file (state, history) for `kiln audit verify`; histories from before return nothing
     if (head && typeof head.seq === 'number') this.state.auditHead = { seq: head.seq, hash: head.hash };

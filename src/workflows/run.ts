@@ -115,7 +115,7 @@ async function attemptOnce(ctx: RunContext, loop: LoopState): Promise<AfterAttem
   }
   ctx.baseline = undefined;
   const verdict = await ctx.host!.verify.executeWithOptions({ ...hostOptions(ctx.input), summary: `verify attempt ${state.attempt}` }, [
-    { ...ctx.ref(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
+    { ...ctx.ref(), events: ctx.takeUnwritten(), attempt: state.attempt, gateSatisfied: end.gateSatisfied },
   ]);
   ctx.note('verdict', verdict.summary);
   return judge(ctx, loop, verdict);
@@ -396,7 +396,9 @@ async function waitForHuman(ctx: RunContext, reason: string): Promise<HumanDecis
  * after the checks ran (the model's turns were over), so what would ship is not what was verified.
  */
 async function staleVerdict(ctx: RunContext, verified: string): Promise<string | undefined> {
-  const now = await ctx.host!.currentTree.executeWithOptions({ ...hostOptions(ctx.input), summary: 'is the verified tree still the worktree?' }, [ctx.ref()]);
+  const now = await ctx.host!.currentTree.executeWithOptions({ ...hostOptions(ctx.input), summary: 'is the verified tree still the worktree?' }, [
+    { ...ctx.ref(), events: ctx.takeUnwritten() },
+  ]);
   if (now === verified) return undefined;
   return `the worktree changed after it was verified (verified tree ${verified.slice(0, 12)}, now ${now.slice(0, 12)}): a person decides — hint to retry, accept as it is, or abandon`;
 }
@@ -413,7 +415,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
   let patchPath = `${state.artifactsDir}/${PATCH_FILE}`;
   let diskNote: string | undefined;
   if (ctx.prep) {
-    const args = { ...ctx.ref(), state, removeWorktree, ...(verifiedTree ? { verifiedTree } : {}) };
+    const args = { ...ctx.ref(), events: ctx.takeUnwritten(), state, removeWorktree, ...(verifiedTree ? { verifiedTree } : {}) };
     const res = await (ctx.host ?? shared).finalizeRun(args).catch((err: unknown) => {
       if (!isHostLost(err)) throw err;
       return shared.finalizeRun(args);

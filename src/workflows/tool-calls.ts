@@ -29,7 +29,7 @@ export async function prefetchReads(ctx: RunContext, acts: Acts, calls: ToolCall
         .join('; ')
         .slice(0, 200)}`,
     },
-    [{ ...ctx.ref(), toolUseIds: lead.map((c) => c.id), grants: ctx.state.grants }],
+    [{ ...ctx.ref(), events: ctx.takeUnwritten(), toolUseIds: lead.map((c) => c.id), grants: ctx.state.grants }],
   );
   return new Map(results.filter((r) => r.result.status !== 'ask').map((r) => [r.id, r.result]));
 }
@@ -39,7 +39,7 @@ export async function runOneTool(ctx: RunContext, acts: Acts, call: ToolCallView
   const { state, input } = ctx;
   const exec = (approvedHash?: string) =>
     acts.runTool.executeWithOptions({ ...toolOptions(input), summary: `turn ${state.turn}: ${call.summary}` }, [
-      { ...ctx.ref(), toolUseId: call.id, approvedHash, grants: state.grants },
+      { ...ctx.ref(), events: ctx.takeUnwritten(), toolUseId: call.id, approvedHash, grants: state.grants },
     ]);
   // a command may run for minutes: the live view shows it when it starts, not only when it ends
   if (COMMAND_TOOLS.has(call.name)) ctx.note('tool', `${call.summary} … running`);
@@ -68,6 +68,7 @@ async function afterDecision(
     const why = d.reason?.trim() || 'no reason given';
     const rejected = await acts.recordToolResult({
       ...ctx.ref(),
+      events: ctx.takeUnwritten(),
       toolUseId: call.id,
       content: `A person (${d.by}) rejected this call: ${why}. Do not retry it as is; find another way or explain.`,
       isError: true,

@@ -28,10 +28,10 @@ describe('the run context', () => {
   it('hands the carried log to the first activity once, then only new lines', () => {
     const { input, carry } = recordedStart();
     const ctx = new RunContext(input, carry);
-    expect(ctx.ref().events).toEqual(carry.state.log);
-    expect(ctx.ref().events).toEqual([]);
+    expect(ctx.takeUnwritten()).toEqual(carry.state.log);
+    expect(ctx.takeUnwritten()).toEqual([]);
     ctx.note('note', 'after the carry');
-    expect(ctx.ref().events.map((l) => l.text)).toEqual(['after the carry']);
+    expect(ctx.takeUnwritten().map((l) => l.text)).toEqual(['after the carry']);
   });
 
   it('keeps the last failures only, so the carry stays small', () => {
