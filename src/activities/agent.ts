@@ -34,7 +34,8 @@ import {
   writeWorkflowEvents,
   type RunRecord,
 } from '../store/run-files.js';
-import { callPath, readStoredResult, readySandbox, type StoredCall } from './tools.js';
+import { readySandbox } from './tool-command.js';
+import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
 
 /** Fold older turns once the conversation passes this share of the model's window. */
 export const COMPACT_AT = 0.6;

@@ -12,6 +12,7 @@ import { hostTaskQueue } from '../shared/constants.js';
 import { crashPointsFromEnv, type CrashPoint } from '../testing-hooks.js';
 import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
 import { settingsFrom } from '../settings.js';
+import type { PolicyDecision } from '../policy/types.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -22,6 +23,12 @@ export interface ActivityDeps {
   env: NodeJS.ProcessEnv;
   /** what this worker's operator lets a run request ask for (sandbox off…) */
   operator: OperatorConfig;
+}
+
+/** What the tool activities share on one worker besides the outside world. */
+export interface ToolDeps extends ActivityDeps {
+  /** the policy decision of each call in flight, so its event line names the rule that let it run */
+  decided: Map<string, PolicyDecision>;
 }
 
 /** Model clients kept (most recently used first out last): one per run in flight, or about. */

@@ -32,7 +32,7 @@ import { excludeList } from '../store/clutter.js';
 import { diffAgainstBase } from '../store/diff.js';
 import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
-import { readySandbox } from './tools.js';
+import { readySandbox } from './tool-command.js';
 import { firstContextAhead } from './first-context.js';
 import { discardKeptSandbox } from '../sandbox/index.js';
 import { tmpdir } from 'node:os';

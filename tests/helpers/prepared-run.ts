@@ -5,7 +5,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, defaultDeps } from '../../src/activities/index.js';
 import { writeJsonAtomic } from '../../src/store/run-files.js';
-import { callPath } from '../../src/activities/tools.js';
+import { callPath } from '../../src/activities/tool-results.js';
 import { repoWith } from './repo.js';
 import { testInput } from './run-input.js';
 

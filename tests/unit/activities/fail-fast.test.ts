@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callPath } from '../../../src/activities/tools.js';
+import { callPath } from '../../../src/activities/tool-results.js';
 import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { repoWith, writeScript } from '../../helpers/repo.js';

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { callPath, readStoredResult } from '../../../src/activities/tools.js';
+import { callPath, readStoredResult } from '../../../src/activities/tool-results.js';
 import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';

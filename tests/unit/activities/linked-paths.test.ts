@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import { writeJsonAtomic } from '../../../src/store/run-files.js';
-import { callPath } from '../../../src/activities/tools.js';
+import { callPath } from '../../../src/activities/tool-results.js';
 import { trustRepo } from '../../../src/policy/trust.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';

@@ -3,7 +3,7 @@
  * failure of the call is a bounded tool result the model reads, never an activity retry.
  */
 import { describe, expect, it } from 'vitest';
-import { readStoredResult } from '../../../src/activities/tools.js';
+import { readStoredResult } from '../../../src/activities/tool-results.js';
 import { preparedRun } from '../../helpers/prepared-run.js';
 
 const prepared = () => preparedRun();

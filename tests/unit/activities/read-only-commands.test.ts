@@ -13,7 +13,7 @@ import { createActivities, defaultDeps } from '../../../src/activities/index.js'
 import type { PrepareResult } from '../../../src/shared/contracts.js';
 import { stateDir, writeJsonAtomic } from '../../../src/store/run-files.js';
 import { changedAtMost, firstLook, forgetWorktreeTree, knownSnapshot, lookAfterEdit, lookAfterEditDone } from '../../../src/activities/snapshot.js';
-import { callPath } from '../../../src/activities/tools.js';
+import { callPath } from '../../../src/activities/tool-results.js';
 import { repoWith, treeThroughFreshIndex } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
 

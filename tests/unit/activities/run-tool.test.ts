@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
-import { callPath } from '../../../src/activities/tools.js';
+import { callPath } from '../../../src/activities/tool-results.js';
 import { firstLook, knownSnapshot, knownWorktreeTree } from '../../../src/activities/snapshot.js';
 import { checkpointDiff, diffAgainstBase } from '../../../src/store/diff.js';
 import { stateDir, writeJsonAtomic } from '../../../src/store/run-files.js';

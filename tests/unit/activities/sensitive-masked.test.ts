@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { callPath } from '../../../src/activities/tools.js';
+import { callPath } from '../../../src/activities/tool-results.js';
 import { writeJsonAtomic } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
