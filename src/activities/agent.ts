@@ -56,178 +56,196 @@ interface Conversation {
 /** Replies kept in memory until saved; a handful of runs' turns at most. */
 const MAX_UNSAVED = 64;
 
-export function agentActivities(deps: ActivityDeps, tools: { runTool: (i: RunToolInput) => Promise<RunToolResult> }) {
-  const unsaved = new Map<string, Asked>();
-  async function agentTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
-    const first = await takeTurn(inp);
-    const more = await turnsAhead(inp, first, takeTurn, turnsAheadMs(deps.env));
-    return more.length ? { ...first, more } : first;
+/** What a turn needs besides the outside world: the worker's unsaved replies and the tool runner. */
+export interface AgentDeps extends ActivityDeps {
+  /** replies paid for whose saving failed (a full disk), by run and turn: a retry uses one, never a new call */
+  unsaved: Map<string, Asked>;
+  /** the runTool the workflow schedules: a turn runs its calls ahead through it (run-ahead.ts) */
+  runTool: (inp: RunToolInput) => Promise<RunToolResult>;
+}
+
+export async function agentTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
+  const first = await takeTurn(deps, inp);
+  const more = await turnsAhead(inp, first, (next) => takeTurn(deps, next), turnsAheadMs(deps.env));
+  return more.length ? { ...first, more } : first;
+}
+
+/** One model call and the calls of its reply that are the worker's to run. */
+async function takeTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
+  let turn: AgentTurnResult;
+  try {
+    // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
+    // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
+    // worker was alive and busy outside the model call
+    turn = await heartbeating(() => oneTurn(deps, inp));
+  } catch (err) {
+    if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
+    throw err;
   }
+  // runTool heartbeats and turns its own faults into tool results, as it does on its own
+  const ran = await runAhead(inp, turn, deps.runTool);
+  return ran.length ? { ...turn, ran } : turn;
+}
 
-  /** One model call and the calls of its reply that are the worker's to run. */
-  async function takeTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
-    let turn: AgentTurnResult;
-    try {
-      // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
-      // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
-      // worker was alive and busy outside the model call
-      turn = await heartbeating(() => oneTurn(inp));
-    } catch (err) {
-      if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
-      throw err;
-    }
-    // runTool heartbeats and turns its own faults into tool results, as it does on its own
-    const ran = await runAhead(inp, turn, tools.runTool);
-    return ran.length ? { ...turn, ran } : turn;
-  }
+async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
+  await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+  const rec = await loadRun(inp.repo, inp.runId);
+  const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
+  const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
+  const stored = convo.replies[String(inp.turn)];
+  if (stored) return stored;
+  // off the model request's path: no tool runs while the model thinks, so the worktree the
+  // checkpoint sees is the one the turn started from, and it is returned with the reply
+  const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
+  pendingCheckpoint?.catch(() => undefined);
+  // the same holds for the run's first look (snapshot.ts), started once the request is on its
+  // way so that its git does not slow the request down; a failed one is left to the command
+  let pendingLook: Promise<void> | undefined;
+  const asking = () => {
+    if (!inp.checkpoint) pendingLook ??= firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
+    // and the sandbox the turn's readers will run in, if the worktree has none yet
+    readySandbox(rec, deps);
+  };
 
-  async function oneTurn(inp: AgentTurnInput): Promise<AgentTurnResult> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const rec = await loadRun(inp.repo, inp.runId);
-    const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
-    const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
-    const stored = convo.replies[String(inp.turn)];
-    if (stored) return stored;
-    // off the model request's path: no tool runs while the model thinks, so the worktree the
-    // checkpoint sees is the one the turn started from, and it is returned with the reply
-    const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
-    pendingCheckpoint?.catch(() => undefined);
-    // the same holds for the run's first look (snapshot.ts), started once the request is on its
-    // way so that its git does not slow the request down; a failed one is left to the command
-    let pendingLook: Promise<void> | undefined;
-    const asking = () => {
-      if (!inp.checkpoint) pendingLook ??= firstLook(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)).catch(() => undefined);
-      // and the sandbox the turn's readers will run in, if the worktree has none yet
-      readySandbox(rec, deps);
-    };
-
-    const user = await nextUserMessage(rec, convo, inp);
-    let messages = [...convo.messages, user];
-    let compacted: AgentTurnResult['compacted'];
-    const before = conversationTokens(messages);
-    if (before > (rec.input.contextTokens ?? DEFAULT_CONTEXT_TOKENS) * COMPACT_AT) {
-      const folded = compactConversation(messages, {
-        goal: rec.input.goal,
-        plan: inp.memory?.plan ?? [],
-        touchedFiles: inp.memory?.touchedFiles ?? [],
-        failures: inp.memory?.failures ?? [],
-      });
-      if (folded) {
-        messages = folded.messages;
-        compacted = { removedMessages: folded.removed, beforeTokens: before, afterTokens: conversationTokens(messages) };
-        await appendEvent(inp.repo, inp.runId, { type: 'compaction', turn: inp.turn, ...compacted });
-      }
-    }
-    // the budget is not overshot by a turn: the input must fit what is left, and the output gets the rest
-    let maxTokens = rec.input.maxTokens;
-    if (inp.tokensLeft !== undefined) {
-      const input = conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(toolDefinitions()));
-      if (input >= inp.tokensLeft) {
-        const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
-        await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
-        await pendingCheckpoint?.catch(() => undefined);
-        await pendingLook;
-        return { calls: [], text: '', stopReason: null, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, budgetStop: stop };
-      }
-      maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
-    }
-    deps.crash('model-turn', inp.turn);
-    const key = `${inp.runId}:${inp.turn}`;
-    // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
-    let asked: Asked;
-    try {
-      asked = unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, asking));
-    } catch (err) {
-      // a retry of this turn takes the checkpoint again: this one must let go of its index first
+  const user = await nextUserMessage(rec, convo, inp);
+  const { messages: kept, compacted } = await compactIfLong(rec, inp, [...convo.messages, user]);
+  let messages = kept;
+  // the budget is not overshot by a turn: the input must fit what is left, and the output gets the rest
+  let maxTokens = rec.input.maxTokens;
+  if (inp.tokensLeft !== undefined) {
+    const input = conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(toolDefinitions()));
+    if (input >= inp.tokensLeft) {
+      const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
+      await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
       await pendingCheckpoint?.catch(() => undefined);
       await pendingLook;
-      throw err;
+      return { calls: [], text: '', stopReason: null, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, budgetStop: stop };
     }
-    // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)
-    unsaved.set(key, asked);
-    if (unsaved.size > MAX_UNSAVED) unsaved.delete(unsaved.keys().next().value!);
-    await pendingLook;
-    const checkpoint = await pendingCheckpoint;
-    const { res, usage, costUsd } = asked;
-    messages = asked.messages;
-
-    // what the model said is stored, shown and re-sent on every later turn: redacted first
-    // (thinking blocks excepted: their signature binds their text, so they stay as the API sent them)
-    const content = res.content.map((b) => (b.type === 'thinking' || b.type === 'redacted_thinking' ? b : redactDeep(b)));
-    const calls: ToolCallView[] = [];
-    const texts: string[] = [];
-    for (const block of content) {
-      if (block.type === 'text') texts.push(block.text);
-      if (block.type !== 'tool_use') continue;
-      const call: StoredCall = { id: block.id, name: block.name, input: block.input };
-      await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
-      const parsed = parseToolInput(block.name, block.input);
-      const fingerprint = createHash('sha256')
-        .update(`${block.name}\0${JSON.stringify(block.input)}`)
-        .digest('hex')
-        .slice(0, 16);
-      calls.push(
-        parsed.ok
-          ? { id: block.id, name: block.name, fingerprint, summary: redact(describeCall(parsed)).slice(0, 200) }
-          : {
-              id: block.id,
-              name: block.name,
-              fingerprint,
-              summary: `${block.name.slice(0, 40)} (invalid)`,
-              inputError: redact(parsed.error).slice(0, MAX_INPUT_ERROR_CHARS),
-            },
-      );
-      if (!parsed.ok && REFLECTION_TOOLS.has(block.name)) {
-        // the decision log keeps every reflection, the rejected ones too
-        await appendJsonl(join(runDir(inp.repo, inp.runId), 'decisions.jsonl'), {
-          at: new Date().toISOString(),
-          type: 'reflection',
-          valid: false,
-          turn: inp.turn,
-          error: parsed.error.slice(0, MAX_INPUT_ERROR_CHARS),
-          input: boundedJson(block.input),
-        });
-      }
-    }
-    const result: AgentTurnResult = {
-      calls,
-      ...(checkpoint ? { checkpoint } : {}),
-      ...(compacted ? { compacted } : {}),
-      text: redact(texts.join('\n')).slice(0, TEXT_SUMMARY_MAX_CHARS),
-      stopReason: res.stopReason,
-      usage,
-      costUsd,
-    };
-    // a new object: the one read is shared with the next turn (readJsonKept) and frozen
-    const next: Conversation = {
-      ...convo,
-      messages: [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }],
-      replies: { ...convo.replies, [String(inp.turn)]: result },
-    };
-    // the cost ledger first: once the conversation holds the reply, a retry never comes back here
-    while (asked.ledgerBacklog.length) {
-      await appendJsonl(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog[0]!);
-      asked.ledgerBacklog.shift();
-    }
-    // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
-    await writeJsonKept(file, next);
-    unsaved.delete(key);
-    await recordTurnMetrics(inp, result);
-    await appendEvent(inp.repo, inp.runId, {
-      type: 'turn',
-      turn: inp.turn,
-      attempt: inp.attempt,
-      stopReason: res.stopReason,
-      calls: calls.map((c) => c.summary),
-      text: result.text,
-      usage,
-      costUsd,
-      scripted: asked.scripted,
-    });
-    return result;
+    maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
   }
+  deps.crash('model-turn', inp.turn);
+  const key = `${inp.runId}:${inp.turn}`;
+  // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
+  let asked: Asked;
+  try {
+    asked = deps.unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, asking));
+  } catch (err) {
+    // a retry of this turn takes the checkpoint again: this one must let go of its index first
+    await pendingCheckpoint?.catch(() => undefined);
+    await pendingLook;
+    throw err;
+  }
+  // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)
+  deps.unsaved.set(key, asked);
+  if (deps.unsaved.size > MAX_UNSAVED) deps.unsaved.delete(deps.unsaved.keys().next().value!);
+  await pendingLook;
+  const checkpoint = await pendingCheckpoint;
+  const { res, usage, costUsd } = asked;
+  messages = asked.messages;
 
-  return { agentTurn };
+  // what the model said is stored, shown and re-sent on every later turn: redacted first
+  // (thinking blocks excepted: their signature binds their text, so they stay as the API sent them)
+  const content = res.content.map((b) => (b.type === 'thinking' || b.type === 'redacted_thinking' ? b : redactDeep(b)));
+  const { calls, texts } = await recordCalls(inp, content);
+  const result: AgentTurnResult = {
+    calls,
+    ...(checkpoint ? { checkpoint } : {}),
+    ...(compacted ? { compacted } : {}),
+    text: redact(texts.join('\n')).slice(0, TEXT_SUMMARY_MAX_CHARS),
+    stopReason: res.stopReason,
+    usage,
+    costUsd,
+  };
+  // a new object: the one read is shared with the next turn (readJsonKept) and frozen
+  const next: Conversation = {
+    ...convo,
+    messages: [...messages, { role: 'assistant', content: assistantContent(content as Anthropic.ContentBlock[]) }],
+    replies: { ...convo.replies, [String(inp.turn)]: result },
+  };
+  // the cost ledger first: once the conversation holds the reply, a retry never comes back here
+  while (asked.ledgerBacklog.length) {
+    await appendJsonl(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog[0]!);
+    asked.ledgerBacklog.shift();
+  }
+  // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
+  await writeJsonKept(file, next);
+  deps.unsaved.delete(key);
+  await recordTurnMetrics(inp, result);
+  await appendEvent(inp.repo, inp.runId, {
+    type: 'turn',
+    turn: inp.turn,
+    attempt: inp.attempt,
+    stopReason: res.stopReason,
+    calls: calls.map((c) => c.summary),
+    text: result.text,
+    usage,
+    costUsd,
+    scripted: asked.scripted,
+  });
+  return result;
+}
+
+/** Older turns folded once the conversation passes COMPACT_AT of the model's window. */
+async function compactIfLong(
+  rec: RunRecord,
+  inp: AgentTurnInput,
+  messages: Anthropic.MessageParam[],
+): Promise<{ messages: Anthropic.MessageParam[]; compacted: AgentTurnResult['compacted'] }> {
+  const before = conversationTokens(messages);
+  if (before <= (rec.input.contextTokens ?? DEFAULT_CONTEXT_TOKENS) * COMPACT_AT) return { messages, compacted: undefined };
+  const folded = compactConversation(messages, {
+    goal: rec.input.goal,
+    plan: inp.memory?.plan ?? [],
+    touchedFiles: inp.memory?.touchedFiles ?? [],
+    failures: inp.memory?.failures ?? [],
+  });
+  if (!folded) return { messages, compacted: undefined };
+  const compacted = { removedMessages: folded.removed, beforeTokens: before, afterTokens: conversationTokens(folded.messages) };
+  await appendEvent(inp.repo, inp.runId, { type: 'compaction', turn: inp.turn, ...compacted });
+  return { messages: folded.messages, compacted };
+}
+
+/** The reply's tool calls, each stored for runTool, as the workflow sees them; and its text blocks. */
+async function recordCalls(
+  inp: AgentTurnInput,
+  content: Anthropic.ContentBlock[] | ModelResult['content'],
+): Promise<{ calls: ToolCallView[]; texts: string[] }> {
+  const calls: ToolCallView[] = [];
+  const texts: string[] = [];
+  for (const block of content) {
+    if (block.type === 'text') texts.push(block.text);
+    if (block.type !== 'tool_use') continue;
+    const call: StoredCall = { id: block.id, name: block.name, input: block.input };
+    await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
+    const parsed = parseToolInput(block.name, block.input);
+    const fingerprint = createHash('sha256')
+      .update(`${block.name}\0${JSON.stringify(block.input)}`)
+      .digest('hex')
+      .slice(0, 16);
+    calls.push(
+      parsed.ok
+        ? { id: block.id, name: block.name, fingerprint, summary: redact(describeCall(parsed)).slice(0, 200) }
+        : {
+            id: block.id,
+            name: block.name,
+            fingerprint,
+            summary: `${block.name.slice(0, 40)} (invalid)`,
+            inputError: redact(parsed.error).slice(0, MAX_INPUT_ERROR_CHARS),
+          },
+    );
+    if (!parsed.ok && REFLECTION_TOOLS.has(block.name)) {
+      // the decision log keeps every reflection, the rejected ones too
+      await appendJsonl(join(runDir(inp.repo, inp.runId), 'decisions.jsonl'), {
+        at: new Date().toISOString(),
+        type: 'reflection',
+        valid: false,
+        turn: inp.turn,
+        error: parsed.error.slice(0, MAX_INPUT_ERROR_CHARS),
+        input: boundedJson(block.input),
+      });
+    }
+  }
+  return { calls, texts };
 }
 
 /** Bigger checkpoints are not carried in history; a host loss then rebuilds from the base. */
@@ -295,7 +313,7 @@ function inTurn(err: unknown, turn: number): unknown {
   return err instanceof ModelError ? err.withContext(`model turn ${turn}`) : err;
 }
 
-interface Asked {
+export interface Asked {
   res: ModelResult;
   /** the request's messages plus any refused replies and Kiln's answers to them */
   messages: Anthropic.MessageParam[];

@@ -1,4 +1,4 @@
-import { agentActivities } from './agent.js';
+import { agentTurn, type AgentDeps } from './agent.js';
 import { approvalActivities } from './approvals.js';
 import { auditActivities } from './audit.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
@@ -11,19 +11,25 @@ import { workspaceActivities } from './workspace.js';
 export function createActivities(deps: ActivityDeps) {
   const toolDeps: ToolDeps = { ...deps, decided: new Map() };
   const tools = {
-    runTool: (inp: Parameters<typeof runTool>[1]) => runTool(toolDeps, inp),
-    runTools: (inp: Parameters<typeof runTools>[1]) => runTools(toolDeps, inp),
-    recordToolResult: (inp: Parameters<typeof recordToolResult>[1]) => recordToolResult(toolDeps, inp),
+    runTool: bound(toolDeps, runTool),
+    runTools: bound(toolDeps, runTools),
+    recordToolResult: bound(toolDeps, recordToolResult),
   };
+  // a turn runs its calls through the same runTool the workflow schedules (run-ahead.ts)
+  const agentDeps: AgentDeps = { ...deps, unsaved: new Map(), runTool: tools.runTool };
   return classified({
     ...workspaceActivities(deps),
-    // a turn runs its calls through the same runTool the workflow schedules (run-ahead.ts)
-    ...agentActivities(deps, tools),
+    agentTurn: bound(agentDeps, agentTurn),
     ...tools,
     ...verifyActivities(deps),
     ...auditActivities(deps),
     ...approvalActivities(deps),
   });
+}
+
+/** An activity with its dependencies bound: the name and the input the workflow knows stay as they are. */
+function bound<D, I, R>(deps: D, activity: (deps: D, inp: I) => Promise<R>): (inp: I) => Promise<R> {
+  return (inp) => activity(deps, inp);
 }
 
 export { defaultDeps, type ActivityDeps } from './deps.js';
