@@ -4,7 +4,8 @@ import { auditActivities } from './audit.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
 import { classified } from './failure.js';
 import { recordToolResult, runTool, runTools } from './tools.js';
-import { verifyActivities } from './verify.js';
+import { currentTree, judgePatch } from './ship-checks.js';
+import { verify } from './verify.js';
 import { workspaceActivities } from './workspace.js';
 
 /** All of Kiln's activities over injected dependencies (tests pass fakes), their errors classified. */
@@ -21,7 +22,9 @@ export function createActivities(deps: ActivityDeps) {
     ...workspaceActivities(deps),
     agentTurn: bound(agentDeps, agentTurn),
     ...tools,
-    ...verifyActivities(deps),
+    verify: bound(deps, verify),
+    currentTree,
+    judgePatch,
     ...auditActivities(deps),
     ...approvalActivities(deps),
   });

@@ -19,14 +19,12 @@ import { judgeInfluence } from './verify-influence.js';
 import { protectedSet } from '../checks/protected.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckOutcome, Verdict } from '../shared/types.js';
-import type { PatchJudgement, RunRef, VerifyInput } from '../shared/contracts.js';
-import { judgePatchSize } from '../policy/approvals.js';
-import { hardenedGit } from '../git/run.js';
+import type { VerifyInput } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { nestedRepoNotes } from '../store/nested-repos.js';
-import { bringIncludes, buildVerifyTree, pristineCheckout, removeLeftoverCheckouts, worktreeTree } from './verify-tree.js';
+import { bringIncludes, buildVerifyTree, pristineCheckout, removeLeftoverCheckouts } from './verify-tree.js';
 
 /** Per-check output tail kept in the verdict (history); the whole output is in tests.log. */
 const CHECK_TAIL_CHARS = 1500;
@@ -45,231 +43,197 @@ export interface Baseline {
   trace?: StoredTrace;
 }
 
-export function verifyActivities(deps: ActivityDeps) {
-  async function verify(inp: VerifyInput): Promise<Verdict> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const rec = await loadRun(inp.repo, inp.runId);
-    const repo = rec.input.repo;
-    const log = join(runDir(inp.repo, inp.runId), 'tests.log');
-    const say = (text: string) => appendFile(log, text);
-    await say(`\n===== attempt ${inp.attempt} · ${new Date().toISOString()} =====\n`);
-    deps.crash('verify');
+export async function verify(deps: ActivityDeps, inp: VerifyInput): Promise<Verdict> {
+  await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+  const rec = await loadRun(inp.repo, inp.runId);
+  const repo = rec.input.repo;
+  const log = join(runDir(inp.repo, inp.runId), 'tests.log');
+  const say = (text: string) => appendFile(log, text);
+  await say(`\n===== attempt ${inp.attempt} · ${new Date().toISOString()} =====\n`);
+  deps.crash('verify');
 
-    // the policy this run was started with (operator > user > trusted repo), not the checkout's file now
-    const { config } = await runPolicy(rec, deps.env);
-    // an older run record has no policy: the checks below mask what the recomputed one names
-    rec.policy ??= config;
-    // what prepare honoured (a trusted repo's own setup, include and link), not the checkout's file now
-    const setup = rec.setup ?? rec.input.setup;
-    const brought = rec.brought ?? { include: [], link: [] };
-    const protect = rec.input.allowTestEdits
-      ? null
-      : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
-    const leftovers = await removeLeftoverCheckouts(repo, rec.input.runId);
-    if (leftovers.length) await say(`removed checkouts an earlier verification left: ${leftovers.join(', ')}\n`);
-    const tree = await buildVerifyTree({
-      repo,
-      worktree: rec.worktree,
-      base: rec.baseCommit,
-      scratchDir: stateDir(inp.repo, inp.runId),
-      label: `${rec.input.runId}-${inp.attempt}`,
-      protect,
-    });
-    await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
-    const nestedNotes = nestedRepoNotes(tree);
-    if (nestedNotes.length) await say(`${nestedNotes.join('\n')}\n`);
+  // the policy this run was started with (operator > user > trusted repo), not the checkout's file now
+  const { config } = await runPolicy(rec, deps.env);
+  // an older run record has no policy: the checks below mask what the recomputed one names
+  rec.policy ??= config;
+  // what prepare honoured (a trusted repo's own setup, include and link), not the checkout's file now
+  const setup = rec.setup ?? rec.input.setup;
+  const brought = rec.brought ?? { include: [], link: [] };
+  const protect = rec.input.allowTestEdits
+    ? null
+    : protectedSet(config.protected, rec.checks, { unprotect: config.unprotect, pinned: rec.input.protect ?? [] });
+  const leftovers = await removeLeftoverCheckouts(repo, rec.input.runId);
+  if (leftovers.length) await say(`removed checkouts an earlier verification left: ${leftovers.join(', ')}\n`);
+  const tree = await buildVerifyTree({
+    repo,
+    worktree: rec.worktree,
+    base: rec.baseCommit,
+    scratchDir: stateDir(inp.repo, inp.runId),
+    label: `${rec.input.runId}-${inp.attempt}`,
+    protect,
+  });
+  await say(`verifying tree ${tree.tree} (the model's tree ${tree.modelTree}) in a fresh checkout of ${rec.baseCommit.slice(0, 12)}\n`);
+  const nestedNotes = nestedRepoNotes(tree);
+  if (nestedNotes.length) await say(`${nestedNotes.join('\n')}\n`);
 
-    const problems: string[] = [];
-    const checks: CheckOutcome[] = [];
-    let cause: Verdict['cause'];
-    let influence: Influence[] | undefined;
-    /** where the verdict rests on less than test names (an uncertain parse): said, never held against the model */
-    const notes: string[] = [];
-    let counterfactual: Verdict['counterfactual'];
-    const runtime = checkRuntimeDir(stateDir(inp.repo, inp.runId));
-    const scratch = await heartbeating(() => scratchCache(repo));
-    try {
-      if (!rec.checks.length) {
-        if (rec.input.allowUnverified) await say('no checks; the user asked for an unverified run (--unverified)\n');
-        else {
-          cause = 'no_checks';
-          problems.push(NO_CHECKS);
-        }
-      } else {
-        let sandbox: Sandbox | undefined;
-        try {
-          sandbox = await deps.sandbox(rec.input.sandbox);
-        } catch (err) {
-          cause = 'infrastructure';
-          problems.push(`checks could not run: ${(err as Error).message}`);
-        }
-        if (sandbox) {
-          const baseline = await ensureBaseline(rec, sandbox, setup, brought, say);
-          if (baseline.problem) {
-            cause = 'infrastructure';
-            problems.push(`checks could not run on the base: ${baseline.problem}`);
-          } else {
-            await bringIncludes(repo, tree.dir, brought);
-            const setupProblem = await runSetup(sandbox, rec, tree.dir, setup, scratch.dir, say);
-            if (setupProblem) {
-              cause = 'infrastructure';
-              problems.push(`checks could not run: setup failed in the verify tree: ${setupProblem}`);
-            } else {
-              const traces: Array<CheckTrace | undefined> = [];
-              for (const command of rec.checks) {
-                const run = await runCheck(sandbox, rec, tree.dir, command, { cacheDir: scratch.dir, say, runtimeDir: runtime, isTest: testFiles(rec) });
-                traces.push(run.trace);
-                const j = judgeCheck(
-                  run,
-                  baseline.checks.find((b) => b.command === command),
-                );
-                const tampered = integrityFindings(run.output);
-                if (tampered.length) {
-                  j.passed = false;
-                  j.findings.push(`code under test changed the test runtime: ${tampered.join('; ')}`);
-                  cause = 'harness';
-                }
-                if (j.infrastructure) cause = 'infrastructure';
-                checks.push({
-                  command,
-                  exitCode: run.exitCode,
-                  timedOut: run.timedOut,
-                  passed: j.passed,
-                  failingTests: j.failingTests,
-                  tail: run.output.slice(-CHECK_TAIL_CHARS),
-                });
-                const counts = `${j.results.passed} passed, ${j.results.failed} failed${j.results.formats.length ? ` (${j.results.formats.join(', ')})` : ' (no known test output)'}`;
-                await say(
-                  `[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}${j.notes.length ? `; note: ${j.notes.join('; ')}` : ''}]\n`,
-                );
-                notes.push(...j.notes.map((n) => `${command}: ${n}`));
-                if (!j.passed)
-                  problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
-              }
-              if (!problems.length) {
-                const verified = traces.every(Boolean) ? mergeTraces(traces as CheckTrace[]) : undefined;
-                const judged = await judgeInfluence({ sandbox, rec, repo, tree, baseline, verified, protect, setup, brought, say, runtime });
-                influence = judged.influence;
-                counterfactual = judged.counterfactual;
-                if (judged.problems.length) {
-                  cause = 'harness';
-                  problems.push(...judged.problems);
-                }
-              }
-            }
-          }
-        }
-      }
-    } finally {
-      await tree.remove();
-      await scratch.dispose();
+  const found: Findings = { problems: [], checks: [], notes: [] };
+  const runtime = checkRuntimeDir(stateDir(inp.repo, inp.runId));
+  const scratch = await heartbeating(() => scratchCache(repo));
+  try {
+    await runChecks(deps, { rec, repo, tree, protect, setup, brought, say, runtime }, scratch.dir, found);
+  } finally {
+    await tree.remove();
+    await scratch.dispose();
+  }
+  const { problems, checks, notes, cause, influence, counterfactual } = found;
+
+  const allowed = picomatch(config.writeAllow, { dot: true });
+  const outOfScope = tree.changed.filter((f) => !allowed(f));
+  const protectedChanged = tree.protectedChanged;
+  if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
+  if (protectedChanged.length)
+    problems.push(
+      `protected files changed (tests, test configuration, check definitions or CI; the base's version was verified): ${protectedChanged.join(', ')}`,
+    );
+  if (tree.ignoredAdded.length) problems.push(`files the repo's .gitignore ignores were added and left out: ${tree.ignoredAdded.slice(0, 10).join(', ')}`);
+  problems.push(...(await sensitiveInPatch(rec.worktree, tree.changed, config)));
+  if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
+  if (!tree.changed.length) problems.push('no files changed');
+
+  const pass = problems.length === 0;
+  const signature = createHash('sha256')
+    .update(
+      JSON.stringify([
+        checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]),
+        outOfScope,
+        protectedChanged,
+        !tree.changed.length,
+        cause ?? null,
+      ]),
+    )
+    .digest('hex')
+    .slice(0, 16);
+  const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
+  const summary = pass
+    ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}${[...nestedNotes, ...notes].length ? `\nnote: ${[...nestedNotes, ...notes].slice(0, 5).join('; ')}` : ''}`
+    : problems.join('\n');
+  const verdict: Verdict = {
+    pass,
+    checks,
+    outOfScope,
+    protectedChanged,
+    changedFiles: tree.changed,
+    signature,
+    summary,
+    tree: tree.tree,
+    modelTree: tree.modelTree,
+    ...(cause ? { cause } : {}),
+    ...(influence ? { influence: influence.filter((i) => i.class !== 'untouched').slice(0, MAX_INFLUENCE) } : {}),
+    ...(counterfactual ? { counterfactual } : {}),
+  };
+  await appendEvent(inp.repo, inp.runId, {
+    type: 'verdict',
+    attempt: inp.attempt,
+    pass,
+    summary,
+    signature,
+    tree: tree.tree,
+    cause: cause ?? null,
+    failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20),
+    influence: verdict.influence ?? null,
+    nested: nestedNotes,
+    counterfactual: counterfactual ?? null,
+  });
+  return verdict;
+}
+
+/** What the checks found, gathered as they run; the verdict is made of it. */
+interface Findings {
+  problems: string[];
+  checks: CheckOutcome[];
+  /** where the verdict rests on less than test names (an uncertain parse): said, never held against the model */
+  notes: string[];
+  cause?: Verdict['cause'];
+  influence?: Influence[];
+  counterfactual?: Verdict['counterfactual'];
+}
+
+/** The verify tree and what its checks run with, as judgeInfluence reads them. */
+type Scene = Omit<Parameters<typeof judgeInfluence>[0], 'sandbox' | 'baseline' | 'verified'>;
+
+/** The run's checks on the verify tree, judged against the base's baseline; what they find goes into `found`. */
+async function runChecks(deps: ActivityDeps, o: Scene, scratchDir: string, found: Findings): Promise<void> {
+  const { rec, setup, brought, say } = o;
+  if (!rec.checks.length) {
+    if (rec.input.allowUnverified) await say('no checks; the user asked for an unverified run (--unverified)\n');
+    else {
+      found.cause = 'no_checks';
+      found.problems.push(NO_CHECKS);
     }
-
-    const allowed = picomatch(config.writeAllow, { dot: true });
-    const outOfScope = tree.changed.filter((f) => !allowed(f));
-    const protectedChanged = tree.protectedChanged;
-    if (outOfScope.length) problems.push(`changed files outside the allowed globs: ${outOfScope.join(', ')}`);
-    if (protectedChanged.length)
-      problems.push(
-        `protected files changed (tests, test configuration, check definitions or CI; the base's version was verified): ${protectedChanged.join(', ')}`,
-      );
-    if (tree.ignoredAdded.length) problems.push(`files the repo's .gitignore ignores were added and left out: ${tree.ignoredAdded.slice(0, 10).join(', ')}`);
-    problems.push(...(await sensitiveInPatch(rec.worktree, tree.changed, config)));
-    if (!inp.gateSatisfied) problems.push('the checks were not run after the last edit');
-    if (!tree.changed.length) problems.push('no files changed');
-
-    const pass = problems.length === 0;
-    const signature = createHash('sha256')
-      .update(
-        JSON.stringify([
-          checks.filter((c) => !c.passed).map((c) => [c.command, [...c.failingTests].sort()]),
-          outOfScope,
-          protectedChanged,
-          !tree.changed.length,
-          cause ?? null,
-        ]),
-      )
-      .digest('hex')
-      .slice(0, 16);
-    const unverified = !rec.checks.length && rec.input.allowUnverified ? 'UNVERIFIED (no checks; --unverified): ' : '';
-    const summary = pass
-      ? `${unverified}${checks.length ? `all ${checks.length} check(s) passed on tree ${tree.tree.slice(0, 12)}; ` : ''}${tree.changed.length} file(s) changed: ${tree.changed.join(', ')}${[...nestedNotes, ...notes].length ? `\nnote: ${[...nestedNotes, ...notes].slice(0, 5).join('; ')}` : ''}`
-      : problems.join('\n');
-    const verdict: Verdict = {
-      pass,
-      checks,
-      outOfScope,
-      protectedChanged,
-      changedFiles: tree.changed,
-      signature,
-      summary,
-      tree: tree.tree,
-      modelTree: tree.modelTree,
-      ...(cause ? { cause } : {}),
-      ...(influence ? { influence: influence.filter((i) => i.class !== 'untouched').slice(0, MAX_INFLUENCE) } : {}),
-      ...(counterfactual ? { counterfactual } : {}),
-    };
-    await appendEvent(inp.repo, inp.runId, {
-      type: 'verdict',
-      attempt: inp.attempt,
-      pass,
-      summary,
-      signature,
-      tree: tree.tree,
-      cause: cause ?? null,
-      failingTests: checks.flatMap((c) => c.failingTests).slice(0, 20),
-      influence: verdict.influence ?? null,
-      nested: nestedNotes,
-      counterfactual: counterfactual ?? null,
-    });
-    return verdict;
+    return;
   }
-
-  /**
-   * The worktree's tree now, built the way verify builds it: the workflow compares it with the
-   * verdict's before it calls a run succeeded, so nothing written after the checks ships unverified.
-   */
-  async function currentTree(inp: RunRef): Promise<string> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const rec = await loadRun(inp.repo, inp.runId);
-    return worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
+  let sandbox: Sandbox | undefined;
+  try {
+    sandbox = await deps.sandbox(rec.input.sandbox);
+  } catch (err) {
+    found.cause = 'infrastructure';
+    found.problems.push(`checks could not run: ${(err as Error).message}`);
   }
-
-  /**
-   * The run's patch measured against the policy's approvals.patch: the lines it changes between
-   * the base and the tree that would ship (the verified one, or the worktree's now).
-   */
-  async function judgePatch(inp: RunRef & { tree?: string }): Promise<PatchJudgement> {
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const rec = await loadRun(inp.repo, inp.runId);
-    const tree = inp.tree ?? (await worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)));
-    const numstat = await (await hardenedGit(rec.worktree)).run(['diff', '--numstat', '--no-renames', rec.baseCommit, tree]);
-    let lines = 0;
-    let files = 0;
-    for (const row of numstat.split('\n').filter(Boolean)) {
-      const [added, removed] = row.split('\t');
-      files += 1;
-      // a binary file shows "-\t-": it changed, but has no lines to count
-      lines += added === '-' ? 1 : Number(added) + Number(removed);
-    }
-    const ask = rec.policy?.approvals ? judgePatchSize(rec.policy, lines) : undefined;
-    return {
-      tree,
-      lines,
-      files,
-      ...(ask
-        ? {
-            ask: {
-              rule: ask.rule,
-              reason: ask.reason,
-              needs: { approvers: ask.needs.approvers, authenticated: ask.needs.authenticated, ...(ask.needs.starterCounts ? { starterCounts: true } : {}) },
-            },
-          }
-        : {}),
-    };
+  if (!sandbox) return;
+  const baseline = await ensureBaseline(rec, sandbox, setup, brought, say);
+  if (baseline.problem) {
+    found.cause = 'infrastructure';
+    found.problems.push(`checks could not run on the base: ${baseline.problem}`);
+    return;
   }
+  await bringIncludes(o.repo, o.tree.dir, brought);
+  const setupProblem = await runSetup(sandbox, rec, o.tree.dir, setup, scratchDir, say);
+  if (setupProblem) {
+    found.cause = 'infrastructure';
+    found.problems.push(`checks could not run: setup failed in the verify tree: ${setupProblem}`);
+    return;
+  }
+  const traces: Array<CheckTrace | undefined> = [];
+  for (const command of rec.checks) traces.push(await checkOne(sandbox, o, baseline, command, scratchDir, found));
+  if (found.problems.length) return;
+  const verified = traces.every(Boolean) ? mergeTraces(traces as CheckTrace[]) : undefined;
+  const judged = await judgeInfluence({ sandbox, ...o, baseline, verified });
+  found.influence = judged.influence;
+  found.counterfactual = judged.counterfactual;
+  if (judged.problems.length) {
+    found.cause = 'harness';
+    found.problems.push(...judged.problems);
+  }
+}
 
-  return { verify, currentTree, judgePatch };
+/** One check on the verify tree, judged against its run on the base; its trace, when it ran traced. */
+async function checkOne(sandbox: Sandbox, o: Scene, baseline: Baseline, command: string, scratchDir: string, found: Findings): Promise<CheckTrace | undefined> {
+  const { rec, say } = o;
+  const run = await runCheck(sandbox, rec, o.tree.dir, command, { cacheDir: scratchDir, say, runtimeDir: o.runtime, isTest: testFiles(rec) });
+  const j = judgeCheck(
+    run,
+    baseline.checks.find((b) => b.command === command),
+  );
+  const tampered = integrityFindings(run.output);
+  if (tampered.length) {
+    j.passed = false;
+    j.findings.push(`code under test changed the test runtime: ${tampered.join('; ')}`);
+    found.cause = 'harness';
+  }
+  if (j.infrastructure) found.cause = 'infrastructure';
+  found.checks.push({
+    command,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    passed: j.passed,
+    failingTests: j.failingTests,
+    tail: run.output.slice(-CHECK_TAIL_CHARS),
+  });
+  const counts = `${j.results.passed} passed, ${j.results.failed} failed${j.results.formats.length ? ` (${j.results.formats.join(', ')})` : ' (no known test output)'}`;
+  await say(`[verdict: ${j.passed ? 'pass' : `FAIL — ${j.findings.join('; ')}`}; ${counts}${j.notes.length ? `; note: ${j.notes.join('; ')}` : ''}]\n`);
+  found.notes.push(...j.notes.map((n) => `${command}: ${n}`));
+  if (!j.passed) found.problems.push(j.infrastructure ? `checks could not run: ${j.infrastructure}` : `check failed: ${command}: ${j.findings.join('; ')}`);
+  return run.trace;
 }
 
 /**
