@@ -3,10 +3,12 @@ import { approvalActivities } from './approvals.js';
 import { auditActivities } from './audit.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
 import { classified } from './failure.js';
+import { finalizeRun } from './finalize.js';
 import { recordToolResult, runTool, runTools } from './tools.js';
 import { currentTree, judgePatch } from './ship-checks.js';
 import { verify } from './verify.js';
-import { workspaceActivities } from './workspace.js';
+import type { RunInput } from '../shared/types.js';
+import { prepareWorkspace, takeBaseline, type PrepareOptions, type RebuildRequest } from './workspace.js';
 
 /** All of Kiln's activities over injected dependencies (tests pass fakes), their errors classified. */
 export function createActivities(deps: ActivityDeps) {
@@ -19,7 +21,9 @@ export function createActivities(deps: ActivityDeps) {
   // a turn runs its calls through the same runTool the workflow schedules (run-ahead.ts)
   const agentDeps: AgentDeps = { ...deps, unsaved: new Map(), runTool: tools.runTool };
   return classified({
-    ...workspaceActivities(deps),
+    prepareWorkspace: (request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions) => prepareWorkspace(deps, request, rebuild, o),
+    takeBaseline: bound(deps, takeBaseline),
+    finalizeRun,
     agentTurn: bound(agentDeps, agentTurn),
     ...tools,
     verify: bound(deps, verify),

@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { KilnConfigError, loadRepoConfig, realPathsInRepo } from '../policy/repo-config.js';
 import { loadRunSettings } from '../policy/precedence.js';
@@ -13,29 +13,26 @@ import { repoPlaces } from './repo-places.js';
 import { kilnHomeDir } from '../policy/trust.js';
 import { registerRunSecrets } from '../store/secrets.js';
 import { sandboxSensitive } from './run-policy.js';
-import { redact, redactAsync } from '../redact/index.js';
-import { artifactsDir, PATCH_FILE, worktreeDir } from '../shared/paths.js';
+import { redact } from '../redact/index.js';
+import { artifactsDir, worktreeDir } from '../shared/paths.js';
 import type { RunInput } from '../shared/types.js';
-import type { FinalizeInput, FinalizeResult, HeldSetup, PrepareResult } from '../shared/contracts.js';
+import type { HeldSetup, PrepareResult } from '../shared/contracts.js';
 import { judgeSetup } from '../policy/approvals.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { createHash } from 'node:crypto';
 import type { ActivityDeps } from './deps.js';
-import { git, hardenedGit } from '../git/run.js';
+import { git } from '../git/run.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
-import { dropRunCache, runCache, trustedCache } from '../checks/caches.js';
+import { runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
 import { protectedPathsAtBase } from './protected-mounts.js';
 import { runGitView } from './git-view.js';
 import { bringIncludes } from './verify-tree.js';
 import { excludeList } from '../store/clutter.js';
-import { diffAgainstBase } from '../store/diff.js';
-import { isDiskFull } from './disk.js';
 import { firstLook, forgetWorktreeTree } from './snapshot.js';
 import { readySandbox } from './tool-command.js';
 import { firstContextAhead } from './first-context.js';
 import { discardKeptSandbox } from '../sandbox/index.js';
-import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   appendEvent,
@@ -47,7 +44,6 @@ import {
   claimRunDir,
   writeJsonAtomic,
   writeTextAtomic,
-  writeWorkflowEvents,
   type RunRecord,
 } from '../store/run-files.js';
 
@@ -56,245 +52,159 @@ const SETUP_TAIL_CHARS = 2000;
 /** How long prepare waits for the first look: ~20 ms on a small repo, ~450 ms on 50,000 files. */
 const FIRST_LOOK_WAIT_MS = 100;
 
-export function workspaceActivities(deps: ActivityDeps) {
-  /**
-   * Makes the run's worktree on this host. With `rebuild`, the host that held it is gone: the
-   * worktree is made afresh here from the base commit plus the last checkpoint patch, and the
-   * conversation starts over (the workflow tells the model what happened). With `baselineApart`,
-   * the workflow takes the baseline itself (takeBaseline), beside the model's first turns.
-   */
-  async function prepareWorkspace(request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions): Promise<PrepareResult> {
-    const input = honouredRequest(request, deps);
-    const repo = resolve(input.repo);
-    // before anything is read or written through the repo: where its git and .kiln really are
-    if (deps.operator?.repoRoots) checkRepoPlaces(await repoPlaces(repo), deps.operator);
-    await claimRunDir(repo, input.runId, o?.execution);
-    const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
-    const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
-    await excludeKilnDir(resolve(repo, found.common));
-    const wt = worktreeDir(repo, input.runId);
-    const base = existing?.baseCommit ?? found.base!;
-    if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
-    if (!(await isWorktree(repo, wt))) {
-      await mkdir(dirname(wt), { recursive: true });
-      if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
-      await git(repo, ['worktree', 'add', '--detach', wt, base]);
-    }
-    // setup and a restored checkpoint change the worktree outside any command
-    await forgetWorktreeTree(stateDir(repo, input.runId));
-    const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
-
-    // config errors are KilnErrors: the activity boundary makes them non-retryable (activities/failure.ts)
-    const config = await loadRepoConfig(repo);
-    const settings = await loadRunSettings(repo, {
-      home: kilnHomeDir(deps.env),
-      checks: input.checks,
-      setup: input.setup,
-      approvalMode: input.approvalMode,
-      agentsDir: wt,
-    });
-    // before anything of this run is redacted: setup output, events, the model's first message
-    await registerRunSecrets([repo, wt], settings.policy);
-    const checks = settings.checks;
-    const rec: RunRecord = {
-      input: { ...input, repo },
-      worktree: wt,
-      baseCommit: base,
-      checks,
-      hostQueue: deps.hostQueue,
-      createdAt: existing?.createdAt ?? new Date().toISOString(),
-      // real paths: the sandbox binds them as they are and refuses one that is a symlink (bwrap-args.ts)
-      linked: await realPathsInRepo(repo, settings.link),
-      policy: settings.policy,
-      mode: settings.mode,
-      exclude: excludeList(config.exclude),
-      setup: settings.setup,
-      brought: { include: settings.include, link: settings.link },
-      protectedPaths: input.allowTestEdits ? [] : await protectedPathsAtBase(repo, base, checks, settings.policy, input.protect ?? []),
-      gitView: await runGitView(repo, base, settings.policy, deps.env),
-    };
-    await saveRun(rec);
-    await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
-    await mkdir(artifactsDir(repo, input.runId), { recursive: true });
-
-    const patchRule = settings.policy.approvals.patch;
-    const result: PrepareResult = {
-      ok: true,
-      worktree: wt,
-      baseCommit: base,
-      checks,
-      hostQueue: deps.hostQueue,
-      ...(restored ? { restored } : {}),
-      ...(o?.approvals && patchRule ? { patchRule } : {}),
-    };
-    if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
-    // The worktree as the model will first see it: its first look starts now. A small repo's is
-    // done within the wait (before the first turn, which a fast reply would otherwise wait on); a
-    // big repo's goes on beside the first model call, which waits for it (snapshot.ts, firstLook).
-    const ready = async () => {
-      const look = firstLook(wt, base, stateDir(repo, input.runId)).catch(() => undefined);
-      await Promise.race([look, sleep(FIRST_LOOK_WAIT_MS, undefined, { ref: false })]);
-      // then, beside the hand-off to the first turn: the first message's context, and the sandbox
-      // the run's read-only commands will run in (started with the look, they slowed it down)
-      void firstContextAhead(rec);
-      readySandbox(rec, deps);
-      return result;
-    };
-    if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return ready();
-
-    await bringIncludes(repo, wt, rec.brought!);
-
-    const setup = settings.setup;
-    const held = o?.approvals ? heldSetup(settings.policy, setup) : undefined;
-    if (held && held.hash !== o?.setupApproved) {
-      // a setup other than the one approved (the repo's config changed meanwhile) runs nowhere;
-      // a rebuild cannot stop for a person, so one its approvers never saw ends the run
-      if (o?.setupApproved || rebuild) throw new KilnConfigError(`the setup changed after it was approved (now: ${setup.join(' && ')}); start the run again`);
-      await appendEvent(repo, input.runId, { type: 'setup', commands: setup, held: held.rule });
-      return { ...result, setupHeld: held };
-    }
-    if (setup.length) {
-      const sandbox = await deps.sandbox(input.sandbox);
-      // before the model's first turn the code is the repo's own: setup may warm the repo's trusted cache
-      const cacheDir = rebuild ? await runCache(repo, input.runId) : await trustedCache(repo);
-      const log: string[] = [];
-      for (const command of setup) {
-        const res = await heartbeating(() =>
-          sandbox.run(command, {
-            workspace: wt,
-            timeoutMs: 20 * 60_000,
-            network: true,
-            readOnlyPaths: rec.linked,
-            sensitive: sandboxSensitive(settings.policy),
-            cacheDir,
-            signal: Context.current().cancellationSignal,
-          }),
-        );
-        stopIfCancelled(`setup: ${command.slice(0, 200)}`);
-        const out = redact(res.output);
-        log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
-        await appendFile(join(runDir(repo, input.runId), 'setup.log'), log[log.length - 1] + '\n');
-        if (res.exitCode !== 0) {
-          await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: false });
-          return { ...result, ok: false, reason: `setup command failed: ${command}\n${out.slice(-SETUP_TAIL_CHARS)}` };
-        }
-      }
-      await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
-      // setup may have written credentials of its own (a generated .env, an .npmrc)
-      await registerRunSecrets([wt], settings.policy, true);
-    }
-    // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
-    if (checks.length && !o?.baselineApart) {
-      const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
-      if (sandbox) await ensureBaseline(rec, sandbox, setup, rec.brought!, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
-    }
-    // the model's commands get their own copy of the warm cache, made now rather than in the first command
-    await heartbeating(() => runCache(repo, input.runId));
-    await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
-    return ready();
+/**
+ * Makes the run's worktree on this host. With `rebuild`, the host that held it is gone: the
+ * worktree is made afresh here from the base commit plus the last checkpoint patch, and the
+ * conversation starts over (the workflow tells the model what happened). With `baselineApart`,
+ * the workflow takes the baseline itself (takeBaseline), beside the model's first turns.
+ */
+export async function prepareWorkspace(deps: ActivityDeps, request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions): Promise<PrepareResult> {
+  const input = honouredRequest(request, deps);
+  const repo = resolve(input.repo);
+  // before anything is read or written through the repo: where its git and .kiln really are
+  if (deps.operator?.repoRoots) checkRepoPlaces(await repoPlaces(repo), deps.operator);
+  await claimRunDir(repo, input.runId, o?.execution);
+  const existing = await readJson<RunRecord>(join(stateDir(repo, input.runId), 'run.json'));
+  const found = await gitDirAndBase(repo, existing?.baseCommit ? undefined : (input.base ?? 'HEAD'));
+  await excludeKilnDir(resolve(repo, found.common));
+  const wt = worktreeDir(repo, input.runId);
+  const base = existing?.baseCommit ?? found.base!;
+  if (rebuild) await setAsideLostState(repo, input.runId, wt, rebuild.lostHost);
+  if (!(await isWorktree(repo, wt))) {
+    await mkdir(dirname(wt), { recursive: true });
+    if (existsSync(wt)) await rm(wt, { recursive: true, force: true });
+    await git(repo, ['worktree', 'add', '--detach', wt, base]);
   }
+  // setup and a restored checkpoint change the worktree outside any command
+  await forgetWorktreeTree(stateDir(repo, input.runId));
+  const restored = rebuild ? await applyCheckpoint(wt, rebuild, stateDir(repo, input.runId)) : undefined;
 
-  /**
-   * A full disk never fails the run's end (measured: five retries on `index.lock … Out of
-   * diskspace`, then WorkflowExecutionFailed with no artifacts): the worktree is removed when
-   * asked (which frees space), then the artifacts are written again, in the run's directory or,
-   * failing that, under the system temp directory; the result says where, or why not.
-   */
-  async function finalizeRun(inp: FinalizeInput): Promise<FinalizeResult> {
-    try {
-      return await finalizeOnce(inp);
-    } catch (err) {
-      if (!isDiskFull(err)) throw err;
-      const rec = await loadRun(inp.repo, inp.runId);
-      if (inp.removeWorktree) await removeWorktree(inp.repo, rec.worktree).catch(() => rm(rec.worktree, { recursive: true, force: true }));
-      try {
-        return {
-          ...(await finalizeOnce({ ...inp, removeWorktree: false })),
-          diskNote: 'the disk was full; the artifacts were written after the worktree was removed',
-        };
-      } catch (again) {
-        if (!isDiskFull(again)) throw again;
-      }
-      const elsewhere = join(tmpdir(), 'kiln-artifacts', inp.runId);
-      try {
-        await mkdir(elsewhere, { recursive: true });
-        await writeFile(join(elsewhere, 'state.json'), JSON.stringify(inp.state, null, 2));
-        return {
-          patchPath: join(elsewhere, PATCH_FILE),
-          diffLines: 0,
-          diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: the run's state was written to ${elsewhere} (no patch)`,
-        };
-      } catch {
-        return { patchPath: '', diffLines: 0, diskNote: `the disk is full: no artifacts could be written (${String((err as Error).message).slice(0, 200)})` };
+  // config errors are KilnErrors: the activity boundary makes them non-retryable (activities/failure.ts)
+  const config = await loadRepoConfig(repo);
+  const settings = await loadRunSettings(repo, {
+    home: kilnHomeDir(deps.env),
+    checks: input.checks,
+    setup: input.setup,
+    approvalMode: input.approvalMode,
+    agentsDir: wt,
+  });
+  // before anything of this run is redacted: setup output, events, the model's first message
+  await registerRunSecrets([repo, wt], settings.policy);
+  const checks = settings.checks;
+  const rec: RunRecord = {
+    input: { ...input, repo },
+    worktree: wt,
+    baseCommit: base,
+    checks,
+    hostQueue: deps.hostQueue,
+    createdAt: existing?.createdAt ?? new Date().toISOString(),
+    // real paths: the sandbox binds them as they are and refuses one that is a symlink (bwrap-args.ts)
+    linked: await realPathsInRepo(repo, settings.link),
+    policy: settings.policy,
+    mode: settings.mode,
+    exclude: excludeList(config.exclude),
+    setup: settings.setup,
+    brought: { include: settings.include, link: settings.link },
+    protectedPaths: input.allowTestEdits ? [] : await protectedPathsAtBase(repo, base, checks, settings.policy, input.protect ?? []),
+    gitView: await runGitView(repo, base, settings.policy, deps.env),
+  };
+  await saveRun(rec);
+  await appendEvent(repo, input.runId, { type: 'settings', trust: settings.trust, from: settings.from, ignored: settings.ignored });
+  await mkdir(artifactsDir(repo, input.runId), { recursive: true });
+
+  const patchRule = settings.policy.approvals.patch;
+  const result: PrepareResult = {
+    ok: true,
+    worktree: wt,
+    baseCommit: base,
+    checks,
+    hostQueue: deps.hostQueue,
+    ...(restored ? { restored } : {}),
+    ...(o?.approvals && patchRule ? { patchRule } : {}),
+  };
+  if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
+  // The worktree as the model will first see it: its first look starts now. A small repo's is
+  // done within the wait (before the first turn, which a fast reply would otherwise wait on); a
+  // big repo's goes on beside the first model call, which waits for it (snapshot.ts, firstLook).
+  const ready = async () => {
+    const look = firstLook(wt, base, stateDir(repo, input.runId)).catch(() => undefined);
+    await Promise.race([look, sleep(FIRST_LOOK_WAIT_MS, undefined, { ref: false })]);
+    // then, beside the hand-off to the first turn: the first message's context, and the sandbox
+    // the run's read-only commands will run in (started with the look, they slowed it down)
+    void firstContextAhead(rec);
+    readySandbox(rec, deps);
+    return result;
+  };
+  if (existing && (await readJson<{ ok: boolean }>(join(stateDir(repo, input.runId), 'setup.json')))?.ok) return ready();
+
+  await bringIncludes(repo, wt, rec.brought!);
+
+  const setup = settings.setup;
+  const held = o?.approvals ? heldSetup(settings.policy, setup) : undefined;
+  if (held && held.hash !== o?.setupApproved) {
+    // a setup other than the one approved (the repo's config changed meanwhile) runs nowhere;
+    // a rebuild cannot stop for a person, so one its approvers never saw ends the run
+    if (o?.setupApproved || rebuild) throw new KilnConfigError(`the setup changed after it was approved (now: ${setup.join(' && ')}); start the run again`);
+    await appendEvent(repo, input.runId, { type: 'setup', commands: setup, held: held.rule });
+    return { ...result, setupHeld: held };
+  }
+  if (setup.length) {
+    const sandbox = await deps.sandbox(input.sandbox);
+    // before the model's first turn the code is the repo's own: setup may warm the repo's trusted cache
+    const cacheDir = rebuild ? await runCache(repo, input.runId) : await trustedCache(repo);
+    const log: string[] = [];
+    for (const command of setup) {
+      const res = await heartbeating(() =>
+        sandbox.run(command, {
+          workspace: wt,
+          timeoutMs: 20 * 60_000,
+          network: true,
+          readOnlyPaths: rec.linked,
+          sensitive: sandboxSensitive(settings.policy),
+          cacheDir,
+          signal: Context.current().cancellationSignal,
+        }),
+      );
+      stopIfCancelled(`setup: ${command.slice(0, 200)}`);
+      const out = redact(res.output);
+      log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
+      await appendFile(join(runDir(repo, input.runId), 'setup.log'), log[log.length - 1] + '\n');
+      if (res.exitCode !== 0) {
+        await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: false });
+        return { ...result, ok: false, reason: `setup command failed: ${command}\n${out.slice(-SETUP_TAIL_CHARS)}` };
       }
     }
+    await appendEvent(repo, input.runId, { type: 'setup', commands: setup, ok: true });
+    // setup may have written credentials of its own (a generated .env, an .npmrc)
+    await registerRunSecrets([wt], settings.policy, true);
   }
-
-  async function finalizeOnce(inp: FinalizeInput): Promise<FinalizeResult> {
-    const rec = await loadRun(inp.repo, inp.runId);
-    const dir = runDir(inp.repo, inp.runId);
-    const patchPath = join(dir, PATCH_FILE);
-    let patch = '';
-    if (existsSync(rec.worktree)) {
-      // written once, so it also gets secretlint's rule set on top of the fast patterns
-      const raw = inp.verifiedTree
-        ? redact(await (await hardenedGit(rec.worktree)).run(['diff', '--binary', '--no-color', rec.baseCommit, inp.verifiedTree]))
-        : await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
-      patch = await redactAsync(raw);
-      await writeTextAtomic(patchPath, patch);
-    } else if (!existsSync(patchPath)) {
-      await writeTextAtomic(patchPath, '');
-    } else {
-      patch = await readFile(patchPath, 'utf8');
-    }
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const s = inp.state;
-    const perTurn = await readJson<unknown[]>(join(stateDir(inp.repo, inp.runId), 'turn-metrics.json'));
-    await writeJsonAtomic(join(dir, 'metrics.json'), {
-      runId: s.runId,
-      state: s.phase,
-      scripted: s.scripted,
-      model: s.model,
-      attempts: s.attempt,
-      turns: s.turn,
-      tokens: { input: s.budget.input, output: s.budget.output, cacheRead: s.budget.cacheRead, cacheWrite: s.budget.cacheWrite },
-      costUsd: s.budget.costUsd,
-      durationMs: s.budget.wallMs,
-      diffLines: countDiffLines(patch),
-      touchedFiles: s.touchedFiles,
-      perTurn: perTurn ?? [],
-    });
-    await writeJsonAtomic(join(dir, 'state.json'), s);
-    if (!existsSync(join(dir, 'tests.log'))) await writeFile(join(dir, 'tests.log'), '');
-    if (!existsSync(join(dir, 'audit.jsonl'))) await writeFile(join(dir, 'audit.jsonl'), '');
-    if (inp.removeWorktree) {
-      await removeWorktree(inp.repo, rec.worktree);
-      await dropRunCache(inp.repo, inp.runId);
-      // the checkpoint's index is as big as the repo's own: no use once the worktree is gone
-      await rm(join(stateDir(inp.repo, inp.runId), `checkpoint-index-${rec.baseCommit}`), { force: true });
-    }
-    return { patchPath, diffLines: countDiffLines(patch) };
+  // the baseline before the model's first turn: which tests fail and pass on the base (and a warm cache)
+  if (checks.length && !o?.baselineApart) {
+    const sandbox = await deps.sandbox(input.sandbox).catch(() => undefined);
+    if (sandbox) await ensureBaseline(rec, sandbox, setup, rec.brought!, (t) => appendFile(join(runDir(repo, input.runId), 'tests.log'), t));
   }
+  // the model's commands get their own copy of the warm cache, made now rather than in the first command
+  await heartbeating(() => runCache(repo, input.runId));
+  await writeJsonAtomic(join(stateDir(repo, input.runId), 'setup.json'), { ok: true });
+  return ready();
+}
 
-  /**
-   * The checks on the pristine base, taken beside the model's first turns instead of before them:
-   * the baseline has its own checkout, so nothing the model does reaches it, and the workflow
-   * awaits it before the first verify, which judges against it. Once per run: a retry, or a verify
-   * that got there first, finds baseline.json and runs nothing.
-   */
-  async function takeBaseline(ref: { runId: string; repo: string }): Promise<void> {
-    const rec = await loadRun(ref.repo, ref.runId);
-    if (!rec.checks.length) return;
-    // a sandbox that cannot start here cannot in verify either, which puts it in the verdict
-    const sandbox = await deps.sandbox(rec.input.sandbox).catch(() => undefined);
-    if (!sandbox) return;
-    // a run recorded before `brought` existed brings nothing: its repo's trust was not checked for it
-    await ensureBaseline(rec, sandbox, rec.setup ?? rec.input.setup, rec.brought ?? { include: [], link: [] }, (t) =>
-      appendFile(join(runDir(ref.repo, ref.runId), 'tests.log'), t),
-    );
-  }
-
-  return { prepareWorkspace, takeBaseline, finalizeRun };
+/**
+ * The checks on the pristine base, taken beside the model's first turns instead of before them:
+ * the baseline has its own checkout, so nothing the model does reaches it, and the workflow
+ * awaits it before the first verify, which judges against it. Once per run: a retry, or a verify
+ * that got there first, finds baseline.json and runs nothing.
+ */
+export async function takeBaseline(deps: ActivityDeps, ref: { runId: string; repo: string }): Promise<void> {
+  const rec = await loadRun(ref.repo, ref.runId);
+  if (!rec.checks.length) return;
+  // a sandbox that cannot start here cannot in verify either, which puts it in the verdict
+  const sandbox = await deps.sandbox(rec.input.sandbox).catch(() => undefined);
+  if (!sandbox) return;
+  // a run recorded before `brought` existed brings nothing: its repo's trust was not checked for it
+  await ensureBaseline(rec, sandbox, rec.setup ?? rec.input.setup, rec.brought ?? { include: [], link: [] }, (t) =>
+    appendFile(join(runDir(ref.repo, ref.runId), 'tests.log'), t),
+  );
 }
 
 export interface PrepareOptions {
@@ -406,8 +316,4 @@ export async function removeWorktree(repo: string, wt: string): Promise<void> {
     }
   }
   await git(repo, ['worktree', 'prune']).catch(() => undefined);
-}
-
-function countDiffLines(patch: string): number {
-  return patch.split('\n').filter((l) => (l.startsWith('+') || l.startsWith('-')) && !l.startsWith('+++') && !l.startsWith('---')).length;
 }
