@@ -182,6 +182,12 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
       if (mod) trace.outsideModules.add(mod);
     }
   }
+  settleAccesses(trace, seen, parent, readTests);
+  return trace;
+}
+
+/** The accesses of each inside path, settled once the whole log is read: who made them (a runner or its tests) is known then. */
+function settleAccesses(trace: CheckTrace, seen: Map<string, Map<Access, Set<string>>>, parent: Map<string, string>, readTests: Set<string>): void {
   // a process runs tests when it or one of its ancestors loaded a test file; a check that loads no
   // test file at all (a build, a linter, `test -f`) cannot be split into runner and tests: all of it counts
   const testing = new Map<string, boolean>();
@@ -210,7 +216,6 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
     trace.inside.set(rel, set);
     if (used && !usedByTests && readTests.size) trace.runnerOnly.add(rel);
   }
-  return trace;
 }
 
 /** Whether the check used the file itself (read, wrote or ran it), not only looked for it. */

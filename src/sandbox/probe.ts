@@ -149,41 +149,7 @@ export async function probeSandbox(bwrapPath: string, config?: Partial<RunnerCon
       detail: leaked.length === 0 ? `no file appeared in ${outside} or /etc` : `LEAK: created ${leaked.join(', ')}`,
     });
 
-    if (homeMarkerMade) {
-      const r = await run(`cat '${homeMarker}' 2>&1 || true`);
-      const read = r.output.includes(`secret-${token}`);
-      checks.push({
-        name: 'files under HOME are hidden',
-        ok: !read,
-        detail: read ? `LEAK: read ${homeMarker} from inside` : `${homeMarker} not readable inside`,
-      });
-    } else {
-      checks.push({ name: 'files under HOME are hidden', ok: true, detail: `not tested: could not create a marker in ${homedir()}` });
-    }
-
-    const main = await run(`cat ../../../.env '${mainCheckout}/.env' 2>&1; ls -A '${mainCheckout}' 2>&1 || true`);
-    const mainRead = main.output.includes(`main-${token}`);
-    checks.push({
-      name: "the user's main checkout is hidden",
-      ok: !mainRead,
-      detail: mainRead ? `LEAK: read ${mainCheckout}/.env from a worktree inside it` : `${mainCheckout}/.env not readable from the worktree under it`,
-    });
-
-    if (privateMarkerMade) {
-      const r = await run(`cat '${privateMarker}' 2>&1 || true`);
-      const read = r.output.includes(`private-${token}`);
-      checks.push({
-        name: 'host files others may not read are hidden',
-        ok: !read,
-        detail: read ? `LEAK: read ${privateMarker} (mode 0600) from inside` : `${privateMarker} (mode 0600, in the bound /etc) reads as empty inside`,
-      });
-    } else {
-      checks.push({
-        name: 'host files others may not read are hidden',
-        ok: true,
-        detail: 'not tested: could not create a mode-0600 marker in /etc (not root)',
-      });
-    }
+    checks.push(...(await hiddenFilesChecks(run, token, { homeMarker, homeMarkerMade, mainCheckout, privateMarker, privateMarkerMade })));
 
     writeFileSync(join(workspace, '.env'), `API_TOKEN=masked-${token}\n`);
     writeFileSync(join(workspace, 'notes.txt'), `plain-${token}\n`);
@@ -270,6 +236,52 @@ async function firstWorkingRunner(base: RunnerConfig, workspace: string): Promis
 }
 
 type Run = (command: string, network?: boolean) => ReturnType<typeof runCommand>;
+
+/** What the sandbox must not read: a secret under the real HOME, the user's main checkout, a host file others may not read. */
+async function hiddenFilesChecks(
+  run: Run,
+  token: string,
+  m: { homeMarker: string; homeMarkerMade: boolean; mainCheckout: string; privateMarker: string; privateMarkerMade: boolean },
+): Promise<ProbeCheck[]> {
+  const { homeMarker, homeMarkerMade, mainCheckout, privateMarker, privateMarkerMade } = m;
+  const checks: ProbeCheck[] = [];
+  if (homeMarkerMade) {
+    const r = await run(`cat '${homeMarker}' 2>&1 || true`);
+    const read = r.output.includes(`secret-${token}`);
+    checks.push({
+      name: 'files under HOME are hidden',
+      ok: !read,
+      detail: read ? `LEAK: read ${homeMarker} from inside` : `${homeMarker} not readable inside`,
+    });
+  } else {
+    checks.push({ name: 'files under HOME are hidden', ok: true, detail: `not tested: could not create a marker in ${homedir()}` });
+  }
+
+  const main = await run(`cat ../../../.env '${mainCheckout}/.env' 2>&1; ls -A '${mainCheckout}' 2>&1 || true`);
+  const mainRead = main.output.includes(`main-${token}`);
+  checks.push({
+    name: "the user's main checkout is hidden",
+    ok: !mainRead,
+    detail: mainRead ? `LEAK: read ${mainCheckout}/.env from a worktree inside it` : `${mainCheckout}/.env not readable from the worktree under it`,
+  });
+
+  if (privateMarkerMade) {
+    const r = await run(`cat '${privateMarker}' 2>&1 || true`);
+    const read = r.output.includes(`private-${token}`);
+    checks.push({
+      name: 'host files others may not read are hidden',
+      ok: !read,
+      detail: read ? `LEAK: read ${privateMarker} (mode 0600) from inside` : `${privateMarker} (mode 0600, in the bound /etc) reads as empty inside`,
+    });
+  } else {
+    checks.push({
+      name: 'host files others may not read are hidden',
+      ok: true,
+      detail: 'not tested: could not create a mode-0600 marker in /etc (not root)',
+    });
+  }
+  return checks;
+}
 
 async function keyringCheck(runner: RunnerConfig, run: Run, token: string): Promise<ProbeCheck> {
   const name = 'kernel keyring is not shared';

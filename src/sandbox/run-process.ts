@@ -109,6 +109,70 @@ export function startLauncher(spec: LaunchSpec, commandPipe = false): CommandPro
   );
 }
 
+/**
+ * The sandbox's network is attached once the launcher has named its child and said it is ready;
+ * only then is the command let go. `over`: the run ended or is being killed meanwhile.
+ */
+function attachNetworkWhenReady(
+  child: ReturnType<typeof startLauncher>,
+  attach: NonNullable<LaunchSpec['attachNetwork']>,
+  h: { over: () => boolean; attached: (n: Awaited<ReturnType<typeof attach>>) => void; failed: (message: string) => void },
+): void {
+  const stdio = child.stdio as unknown as Array<Readable & Writable>;
+  const [info, go, ready] = [stdio[INFO_FD]!, stdio[GO_FD]!, stdio[READY_FD]!];
+  let infoText = '';
+  let childPid: number | undefined;
+  let isReady = false;
+  let asked = false;
+  const maybeAttach = () => {
+    if (asked || childPid === undefined || !isReady) return;
+    asked = true;
+    attach(childPid).then(
+      (n) => {
+        if (h.over()) return n.stop();
+        h.attached(n);
+        go.end('go\n');
+      },
+      (err: Error) => {
+        // a sandbox already being killed (timeout, abort) takes its namespace along: not a network failure
+        if (h.over()) return;
+        h.failed(err.message);
+      },
+    );
+  };
+  info.on('data', (chunk: Buffer) => {
+    infoText += chunk.toString('utf8');
+    // the number must be complete: a chunk may end in the middle of it
+    const m = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(infoText);
+    if (m) childPid = Number(m[1]);
+    maybeAttach();
+  });
+  ready.on('data', () => {
+    isReady = true;
+    maybeAttach();
+  });
+  for (const s of [info, go, ready]) s.on('error', () => undefined);
+}
+
+/** A command whose signal was aborted before it started: nothing ran. */
+function abortedBeforeStart(): ProcessResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: true,
+    output: '',
+    outputBytes: 0,
+    truncated: false,
+    durationMs: 0,
+  };
+}
+
+/** What the command printed (capped) and how it ended. */
+function resultOf(capped: CappedOutput, end: Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'aborted'>, started: number): ProcessResult {
+  return { ...end, output: capped.text(), outputBytes: capped.totalBytes, truncated: capped.truncated, durationMs: Date.now() - started };
+}
+
 export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<ProcessResult> {
   const started = Date.now();
   const capped = new CappedOutput(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
@@ -116,16 +180,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
 
   return new Promise<ProcessResult>((resolvePromise, rejectPromise) => {
     if (opts.signal?.aborted) {
-      resolvePromise({
-        exitCode: null,
-        signal: null,
-        timedOut: false,
-        aborted: true,
-        output: '',
-        outputBytes: 0,
-        truncated: false,
-        durationMs: 0,
-      });
+      resolvePromise(abortedBeforeStart());
       return;
     }
     const child = startLauncher(spec);
@@ -175,42 +230,16 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
       chunker?.push(chunk);
     });
     if (spec.attachNetwork) {
-      const attach = spec.attachNetwork;
-      const stdio = child.stdio as unknown as Array<Readable & Writable>;
-      const [info, go, ready] = [stdio[INFO_FD]!, stdio[GO_FD]!, stdio[READY_FD]!];
-      let infoText = '';
-      let childPid: number | undefined;
-      let isReady = false;
-      let asked = false;
-      const maybeAttach = () => {
-        if (asked || childPid === undefined || !isReady) return;
-        asked = true;
-        attach(childPid).then(
-          (n) => {
-            if (settled || killRequested) return n.stop();
-            network = n;
-            go.end('go\n');
-          },
-          (err: Error) => {
-            // a sandbox already being killed (timeout, abort) takes its namespace along: not a network failure
-            if (settled || killRequested) return;
-            networkError = err.message;
-            terminate();
-          },
-        );
-      };
-      info.on('data', (chunk: Buffer) => {
-        infoText += chunk.toString('utf8');
-        // the number must be complete: a chunk may end in the middle of it
-        const m = /"child-pid"\s*:\s*(\d+)\s*[,}\n]/.exec(infoText);
-        if (m) childPid = Number(m[1]);
-        maybeAttach();
+      attachNetworkWhenReady(child, spec.attachNetwork, {
+        over: () => settled || killRequested,
+        attached: (n) => {
+          network = n;
+        },
+        failed: (message) => {
+          networkError = message;
+          terminate();
+        },
       });
-      ready.on('data', () => {
-        isReady = true;
-        maybeAttach();
-      });
-      for (const s of [info, go, ready]) s.on('error', () => undefined);
     }
     const statusStream = spec.bwrapStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
     statusStream?.on('data', (chunk: Buffer) => {
@@ -236,16 +265,7 @@ export function launchAndWait(spec: LaunchSpec, opts: RunOptions): Promise<Proce
         rejectPromise(new SandboxSpawnError(`the sandbox failed to start: ${capped.text().trim() || `exit code ${exitCode}`}`));
         return;
       }
-      resolvePromise({
-        exitCode,
-        signal: exitSignal,
-        timedOut,
-        aborted,
-        output: capped.text(),
-        outputBytes: capped.totalBytes,
-        truncated: capped.truncated,
-        durationMs: Date.now() - started,
-      });
+      resolvePromise(resultOf(capped, { exitCode, signal: exitSignal, timedOut, aborted }, started));
     };
 
     child.on('error', (err: Error) => {
