@@ -4,16 +4,15 @@
  * for it again, and the workflow only sees a bounded summary.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { ApplicationFailure, Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { compactConversation, conversationTokens, readProjectRules } from '../context/index.js';
 import { estimateTokens } from '../shared/tokens.js';
 import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
-import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
+import { type ModelResult } from '../model/index.js';
 import { redact, redactDeep } from '../redact/index.js';
 import { REFLECTION_TOOLS, describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
-import { DEFAULT_CONTEXT_TOKENS, type Usage } from '../shared/types.js';
+import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
 import { checkpointDiff } from '../store/diff.js';
 import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
@@ -36,22 +35,11 @@ import {
 } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
+import { MAX_INPUT_ERROR_CHARS, MODEL_LEDGER_FILE, askModel, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
 
 /** Fold older turns once the conversation passes this share of the model's window. */
 export const COMPACT_AT = 0.6;
 const TEXT_SUMMARY_MAX_CHARS = 500;
-/** A tool input's error goes to the model and to history: a 5 MB path must not make a 5 MB error. */
-const MAX_INPUT_ERROR_CHARS = 2000;
-/** Replies refused in a row (duplicate ids, a call cut by max_tokens) before the turn fails for good. */
-export const MAX_REFUSED_REPLIES = 2;
-
-interface Conversation {
-  system: string;
-  rules: string;
-  messages: Anthropic.MessageParam[];
-  /** turn → the result handed to the workflow (a retried turn returns it as is) */
-  replies: Record<string, AgentTurnResult>;
-}
 
 /** Replies kept in memory until saved; a handful of runs' turns at most. */
 const MAX_UNSAVED = 64;
@@ -306,166 +294,4 @@ async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promi
   if (all.some((t) => t.turn === inp.turn)) return;
   const next = [...all, { turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd }];
   await writeJsonKept(file, next, { pretty: true });
-}
-
-/** Model errors are KilnErrors, classified at the activity boundary (activities/failure.ts); this adds the turn. */
-function inTurn(err: unknown, turn: number): unknown {
-  return err instanceof ModelError ? err.withContext(`model turn ${turn}`) : err;
-}
-
-export interface Asked {
-  res: ModelResult;
-  /** the request's messages plus any refused replies and Kiln's answers to them */
-  messages: Anthropic.MessageParam[];
-  usage: Usage;
-  costUsd: number;
-  scripted: boolean;
-  /** ledger lines a full disk kept out of model-calls.jsonl: written once the turn is saved */
-  ledgerBacklog: Record<string, unknown>[];
-}
-
-/**
- * The model call of one turn, every call in the cost ledger (model-calls.jsonl): a line before
- * the call, so a call whose worker died still counts, and one after it with what it cost. A
- * reply the loop must not act on is refused here and the model asked again, a bounded number of
- * times; the turn's usage is the sum of all its calls.
- */
-async function askModel(
-  deps: ActivityDeps,
-  rec: RunRecord,
-  convo: Conversation,
-  start: Anthropic.MessageParam[],
-  inp: AgentTurnInput,
-  maxTokens: number,
-  /** called once the request has been handed to the model client */
-  asking?: () => void,
-): Promise<Asked> {
-  const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
-  const activityAttempt = activityInfo()?.attempt ?? 1;
-  let client: ModelClient;
-  try {
-    client = await deps.model(rec.input.model, rec.input.runId);
-  } catch (err) {
-    // no key, a broken script: said once, not retried for minutes while the CLI shows "planning"
-    throw inTurn(err, inp.turn);
-  }
-  // an assistant message with no content is refused by the API: never send one (older runs stored some)
-  let messages = start.map((m) => (m.role === 'assistant' && Array.isArray(m.content) && !m.content.length ? { ...m, content: assistantContent([]) } : m));
-  const usage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-  let cost = 0;
-  // a reply is paid for the moment it arrives: a full disk while noting it must not lose it (the
-  // retry would call the model again), so the line waits in memory until the turn is saved
-  const ledgerBacklog: Record<string, unknown>[] = [];
-  for (let refused = 0; ; refused++) {
-    // the same logical call (run, attempt, turn, repair) has the same key on every retry
-    const idempotencyKey = `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`;
-    await appendJsonl(ledger, {
-      at: new Date().toISOString(),
-      call: idempotencyKey,
-      event: 'start',
-      turn: inp.turn,
-      activityAttempt,
-      model: client.model,
-      estimatedInputTokens: conversationTokens(messages),
-    });
-    let res: ModelResult;
-    try {
-      res = await heartbeating(() => {
-        const call = client.create(
-          { system: convo.system, rules: convo.rules, tools: toolDefinitions(), messages, maxTokens, temperature: rec.input.temperature },
-          { signal: cancellationSignal(), turn: inp.turn, idempotencyKey },
-        );
-        asking?.();
-        return call;
-      });
-    } catch (err) {
-      await appendJsonl(ledger, {
-        at: new Date().toISOString(),
-        call: idempotencyKey,
-        event: 'failed',
-        error: String((err as Error)?.message ?? err).slice(0, 300),
-      }).catch(() => undefined);
-      throw inTurn(err, inp.turn);
-    }
-    const answered = {
-      at: new Date().toISOString(),
-      call: idempotencyKey,
-      event: 'answered',
-      stopReason: res.stopReason,
-      usage: res.usage,
-      costUsd: res.costUsd,
-    };
-    await appendJsonl(ledger, answered).catch((err: unknown) => {
-      if (!isDiskFull(err)) throw err;
-      ledgerBacklog.push(answered);
-    });
-    usage.input += res.usage.input;
-    usage.output += res.usage.output;
-    usage.cacheRead += res.usage.cacheRead;
-    usage.cacheWrite += res.usage.cacheWrite;
-    cost += res.costUsd;
-    const problem = refusal(res);
-    if (!problem) return { res, messages, usage, costUsd: Math.round(cost * 1e6) / 1e6, scripted: client.scripted, ledgerBacklog };
-    await appendEvent(inp.repo, inp.runId, { type: 'refused_reply', turn: inp.turn, problem }).catch((err: unknown) => {
-      if (!isDiskFull(err)) throw err;
-    });
-    if (refused >= MAX_REFUSED_REPLIES) {
-      throw ApplicationFailure.create({
-        type: 'ModelFatalError',
-        message: `model turn ${inp.turn}: the model sent ${refused + 1} replies in a row that Kiln refused; the last: ${problem}`,
-        nonRetryable: true,
-      });
-    }
-    const said = res.content.filter((b): b is Anthropic.TextBlock => b.type === 'text' && b.text.trim() !== '');
-    messages = [
-      ...messages,
-      { role: 'assistant', content: said.length ? said.map((b) => ({ type: 'text' as const, text: b.text })) : [{ type: 'text', text: '(reply refused)' }] },
-      { role: 'user', content: [{ type: 'text', text: problem }] },
-    ];
-  }
-}
-
-/** The cost ledger: one line per model call started, answered or failed (an artifact of the run). */
-export const MODEL_LEDGER_FILE = 'model-calls.jsonl';
-
-/**
- * Why a reply must not be acted on, said to the model; undefined when it may. Duplicate tool_use
- * ids make results ambiguous (one call's would overwrite the other's); a call cut by max_tokens
- * may be schema-valid and still truncated (a file missing its end).
- */
-export function refusal(res: Pick<ModelResult, 'content' | 'stopReason'>): string | undefined {
-  const calls = res.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
-  const ids = calls.map((c) => c.id);
-  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-  if (dup !== undefined)
-    return `Kiln refused your last reply: two tool calls shared the id ${JSON.stringify(dup.slice(0, 80))}, so none of its calls was run. Send the calls again.`;
-  if (res.stopReason === 'max_tokens' && calls.length)
-    return `Your last reply was cut off by the output token limit in the middle of a tool call (${calls.map((c) => c.name.slice(0, 40)).join(', ')}), so none of its calls was run: a cut call may be incomplete. Continue: send the calls again, smaller (split a large file into several edits).`;
-  return undefined;
-}
-
-/** The API refuses an assistant message with no content: an empty reply is stored as a note. */
-function assistantContent(content: Anthropic.ContentBlock[]): Anthropic.ContentBlockParam[] {
-  return content.length ? (content as Anthropic.ContentBlockParam[]) : [{ type: 'text', text: '(empty reply)' }];
-}
-
-function boundedJson(value: unknown): unknown {
-  const text = JSON.stringify(value) ?? '';
-  return text.length <= MAX_INPUT_ERROR_CHARS ? value : `${text.slice(0, MAX_INPUT_ERROR_CHARS)}… [${text.length} characters]`;
-}
-
-function activityInfo(): { attempt: number } | undefined {
-  try {
-    return Context.current().info;
-  } catch {
-    return undefined;
-  }
-}
-
-function cancellationSignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
 }
