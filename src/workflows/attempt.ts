@@ -20,7 +20,6 @@ import { toolDenied, turnDone } from './metrics.js';
 import { outcomeSuffix, prefetchReads, runOneTool, type ToolOutcome } from './tool-calls.js';
 import { ATTEMPT_ENDING_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, REFLECTION_TOOLS } from '../tools/catalog.js';
 
-
 export type AttemptEnd =
   | { kind: 'finished'; gateSatisfied: boolean }
   | { kind: 'stuck'; why: string }
