@@ -1,7 +1,6 @@
 /**
  * An activity attempt after the first — the worker crashed, a heartbeat timed out, the host was
- * busy — leaves a line in the run's events.jsonl, so the record says where a run was retried
- * (issue 13: a crash-retry left no trace). Every Kiln activity takes the run's repo and id first.
+ * busy — leaves a line in the run's events.jsonl, so the record says where a run was retried. Every Kiln activity takes the run's repo and id first.
  */
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptors } from '@temporalio/worker';

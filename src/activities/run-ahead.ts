@@ -1,7 +1,7 @@
 /**
  * A turn's calls run in the activity that asked the model, not one activity each: every hand-off
- * through the Temporal server costs a dispatch and a workflow task (issue 14: ~120 ms a turn of a
- * ~220 ms turn went to hand-offs). Each call still goes through runTool — the same policy check,
+ * through the Temporal server costs a dispatch and a workflow task, most of a fast turn
+ * (docs/bench.md). Each call still goes through runTool — the same policy check,
  * the same journal before any effect, the same stored result — so a retried turn runs nothing
  * twice. What only the workflow may decide stops the run-ahead: a call that needs a person, the
  * model's finish, a malformed call. One command at most: a command may run for the whole command

@@ -1,7 +1,7 @@
 /**
  * Files that test runners and linters write as a side effect (bytecode, caches, coverage). In a
  * repo without a .gitignore they would land in the patch as binary diffs and trip the verifier's
- * protected-files check on a change no model made (issue 13). Kiln's own git operations — the
+ * protected-files check on a change no model made. Kiln's own git operations — the
  * patch, checkpoints, the changed-file list — leave them out by pathspec, so the user's checkout
  * and its ignore files are never touched.
  */

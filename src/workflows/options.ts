@@ -43,7 +43,7 @@ export const sharedOptions = (input: RunInput) => options(input, '30 minutes', 3
 export const hostOptions = (input: RunInput) => onHost(input, options(input, '30 minutes', 5));
 /**
  * A cancelled run waits for its running tool to stop (the command's process group killed) before
- * cleanup removes the worktree; before this, a cancelled `sleep` outlived its run by 21.8 s.
+ * cleanup removes the worktree: otherwise a cancelled command outlives its run.
  */
 export const toolOptions = (input: RunInput) => ({
   ...onHost(input, options(input, input.commandTimeoutMs + 60_000, 5)),
