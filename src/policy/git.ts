@@ -1,7 +1,7 @@
 import type { Word } from '../shell/parse.js';
-import type { ProgramJudge, ProgramResult } from './programs.js';
+import type { ProgramJudge, ProgramResult } from './program-parts.js';
 import { readFileSync } from 'node:fs';
-import { diffTargets, positionals } from './programs.js';
+import { diffTargets, positionals } from './program-parts.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 
 const READONLY = new Set([

@@ -1,29 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { lit, type ShellCommand, type Word } from '../shell/parse.js';
-import type { PolicyContext } from './types.js';
 import { allow, ask, deny, type Verdict } from './verdict.js';
 import { judgeGit } from './git.js';
 import { judgeAssignment } from './environment.js';
 import { isDecoder } from './obfuscation.js';
-
-/** What the program table needs from the command judge (paths, cwd, nested shells). */
-export interface ProgramJudge {
-  readonly ctx: PolicyContext;
-  readonly cwd: string;
-  readonly home: string;
-  readonly functions: Set<string>;
-  pathOf(w: Word): string | null;
-  readPaths(ws: readonly Word[]): Verdict[];
-  writePaths(ws: readonly Word[]): Verdict[];
-  sensitiveArgs(ws: readonly Word[]): Verdict[];
-  cd(w: Word | undefined): Verdict;
-  nested(src: string, via: string[], depth: number): Promise<void>;
-  /** the commands whose output flows, through pipes, into this one */
-  readonly upstream: readonly ShellCommand[];
-  /** ask, with the file's content, when `w` names a file this run wrote; null otherwise */
-  runsWritten(w: Word, how: string): Verdict | null;
-}
+import { diffTargets, positionals, type ProgramJudge, type ProgramResult } from './program-parts.js';
 
 /** Decoded text fed to a program that runs what it reads: only there to hide what runs. */
 function decodedIntoShell(j: ProgramJudge, name: string): Verdict | null {
@@ -56,24 +38,7 @@ function pipedText(prev: ShellCommand | undefined): string | undefined {
   return undefined;
 }
 
-export type ProgramResult = (Verdict & { extra?: Verdict[] }) | { unwrap: Word[]; via: string; verdicts?: Verdict[] };
-
 const v = (verdict: Verdict, extra: Verdict[] = []): ProgramResult => ({ ...verdict, extra });
-
-/** Positional arguments: options skipped, with the value of those in `valueOpts`; everything after `--`. */
-export function positionals(args: readonly Word[], valueOpts: readonly string[] = []): Word[] {
-  const out: Word[] = [];
-  let rest = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (rest) out.push(a);
-    else if (a.value === '--') rest = true;
-    else if (a.value.startsWith('-') && a.value !== '-') {
-      if (valueOpts.includes(a.value)) i++;
-    } else out.push(a);
-  }
-  return out;
-}
 
 function optValue(args: readonly Word[], names: readonly string[]): Word[] {
   const out: Word[] = [];
@@ -485,18 +450,6 @@ function judgeRm(args: Word[], j: ProgramJudge): ProgramResult {
     extra.push(...w);
   }
   return v(worktree(recursive ? 'rm -r of a subdirectory' : 'rm of files'), extra);
-}
-
-/** The files a unified diff changes (`+++ b/src/x.ts`), with `-pN` leading parts stripped. */
-export function diffTargets(diff: string, strip: number): string[] {
-  const out: string[] = [];
-  for (const m of diff.matchAll(/^(?:\+\+\+|---) ([^\t\n]+)/gm)) {
-    const p = m[1]!.trim();
-    if (p === '/dev/null') continue;
-    const parts = p.split('/');
-    out.push(parts.slice(Math.min(strip, parts.length - 1)).join('/'));
-  }
-  return [...new Set(out)];
 }
 
 /** patch: the files named in the diff (read from -i, a `<` redirect or a here-document) are written. */
