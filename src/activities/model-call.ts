@@ -3,7 +3,7 @@
  * the conversation it is made of, as agent.ts keeps it.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { conversationTokens } from '../context/index.js';
 import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
@@ -105,6 +105,8 @@ export async function askModel(
         event: 'failed',
         error: String((err as Error)?.message ?? err).slice(0, 300),
       }).catch(() => undefined);
+      // the SDK's abort error is the cancel the workflow asked for: said as one, it is not a failure of the turn
+      if (cancellationSignal()?.aborted) throw new CancelledFailure(`turn ${inp.turn}: the model call was cancelled`);
       throw inTurn(err, inp.turn);
     }
     const answered = {

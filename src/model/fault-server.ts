@@ -29,6 +29,8 @@ export type Fault =
   | { fault: 'hang' }
   /** send the headers and the start of the stream, then nothing */
   | { fault: 'stall' }
+  /** a model that thinks: the start of the stream, a ping now and then for `ms`, then the reply (none: pings until the client goes) */
+  | { fault: 'slow'; ms: number; reply?: FaultReply }
   /** a 200 whose body is not a reply */
   | { fault: 'malformed' };
 
@@ -89,6 +91,27 @@ export function streamedMessage(msg: Anthropic.Message): string {
 }
 
 const isFault = (s: FaultStep): s is Fault => 'fault' in s;
+
+/** Pings as the API sends while the model thinks: the stream is alive, the reply not yet there. */
+const PING_EVERY_MS = 400;
+
+function slowly(res: http.ServerResponse, step: Extract<Fault, { fault: 'slow' }>, seq: number, model: string): void {
+  const reply = step.reply ?? { content: [] };
+  const events = sseEvents(reply, message(reply, seq, model));
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(events[0]);
+  const ping = setInterval(() => res.write('event: ping\ndata: {"type":"ping"}\n\n'), PING_EVERY_MS);
+  const done = setTimeout(() => {
+    if (!step.reply) return;
+    clearInterval(ping);
+    for (const e of events.slice(1)) res.write(e);
+    res.end();
+  }, step.ms);
+  res.on('close', () => {
+    clearInterval(ping);
+    clearTimeout(done);
+  });
+}
 
 function errorBody(type: string, message: string) {
   return JSON.stringify({ type: 'error', error: { type, message } });
@@ -211,6 +234,7 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
           return res.end(errorBody(failure.type, failure.message));
         }
         if (step.fault === 'hang') return; // the socket stays open until the client gives up or the server closes
+        if (step.fault === 'slow') return slowly(res, step, ++seq, String(body.model ?? 'model'));
         if (step.fault === 'stall') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           const start = message({ content: [{ type: 'text', text: 'thinking' }] }, ++seq, String(body.model ?? 'model'));

@@ -1,7 +1,7 @@
 /**
  * First-byte and idle-stream timeouts for model calls. The SDK's only timeout covers the whole
  * request (10 minutes, so that a long answer is not cut); a server that hangs before its first
- * byte, or a stream that stops mid-way, was abandoned only after 306 s per attempt. This fetch
+ * byte, or a stream that stops mid-way, would be abandoned only after minutes per attempt. This fetch
  * wrapper gives up on each of those separately, so an attempt dies in seconds, not minutes.
  */
 import { settingsFrom } from '../settings.js';

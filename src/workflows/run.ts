@@ -10,6 +10,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   isCancellation,
   upsertSearchAttributes,
@@ -185,27 +186,29 @@ async function askPerson(ctx: RunContext, reason: string): Promise<Exclude<After
 
 /**
  * An activity that cannot succeed (a refused API key, a broken script, retries exhausted) ends the
- * run as blocked with the reason, and the artifacts are still written; a cancelled run records who
- * cancelled it and cleans up before the cancellation ends it.
+ * run as blocked with the reason, and the artifacts are still written. A cancelled run ends
+ * cancelled whatever failed on the way — the model call the cancel aborted, an activity whose
+ * worker died while it stopped — and records who cancelled it and cleans up before it ends.
  */
 async function endOnFailure(ctx: RunContext, err: unknown): Promise<RunResult> {
   const { state } = ctx;
-  if (err instanceof ActivityFailure && !isCancellation(err)) {
+  const cancelled = isCancellation(err) || CancellationScope.current().consideredCancelled;
+  if (!cancelled && err instanceof ActivityFailure) {
     state.reason = failureReason(err);
     ctx.phase('blocked', state.reason);
     return await finish(ctx, false);
   }
-  if (isCancellation(err)) {
-    await CancellationScope.nonCancellable(async () => {
-      const who = ctx.cancelRequest;
-      state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
-      state.pendingApprovals = [];
-      ctx.phase('cancelled');
-      if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
-      await finish(ctx, true);
-    });
-  }
-  throw err;
+  if (!cancelled) throw err;
+  await CancellationScope.nonCancellable(async () => {
+    const who = ctx.cancelRequest;
+    state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
+    state.pendingApprovals = [];
+    ctx.phase('cancelled');
+    if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
+    await finish(ctx, true);
+  });
+  // the execution ends as cancelled, not failed with what the cancel interrupted
+  throw isCancellation(err) ? err : new CancelledFailure(state.reason);
 }
 
 /** Creates the worktree on whichever worker takes it; false when setup failed (the run is blocked). */

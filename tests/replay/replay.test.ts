@@ -25,6 +25,7 @@ describe('replay of recorded histories', () => {
       expect.arrayContaining([
         'accept.json',
         'cancelled.json',
+        'cancelled-during-model-call.json',
         'crash-after-edit.json',
         'crash-during-command.json',
         'crash-during-model-turn.json',

@@ -177,6 +177,46 @@ describe('cancellation', () => {
   });
 });
 
+describe('cancellation during a model call', () => {
+  it('ends cancelled, not blocked: who cancelled, the artifacts and the clean-up all happen', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    // the model thinks (the stream pings) until the cancel reaches the call and aborts it
+    api.push({ fault: 'slow', ms: 60_000 });
+    const input = testInput({ repo, model: MODEL, checks: ['true'] });
+    const asked = api.requests.length;
+    const handle = await t.start(input);
+    const deadline = Date.now() + 30_000;
+    while (api.requests.length === asked) {
+      if (Date.now() > deadline) throw new Error('the model was never asked');
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    await handle.signal(cancelRequestSignal, { by: 'alice', reason: 'wrong goal' });
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    const dir = join(repo, '.kiln', 'runs', input.runId);
+    const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
+    expect(state).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
+    expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
+    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice".*"note":"wrong goal"/);
+    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    // asked once: the cancelled call is not asked again
+    expect(api.requests.length - asked).toBe(1);
+  });
+
+  it('control: a model call that answers after thinking goes on as usual', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    api.push({ fault: 'slow', ms: 2500, reply: reply(use('create_file', { path: 'b.txt', content: 'b\n' })) });
+    api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
+    api.push(reply(use('finish', { summary: 'b.txt added' })));
+    const input = testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
+    const result = await outcome(await t.start(input));
+    expect(result.state).toBe('succeeded');
+    // the pings kept the stall guard (1.5 s idle) quiet through a 2.5 s think
+    expect(ledger(result).filter((l) => l.event === 'answered')).not.toHaveLength(0);
+  });
+});
+
 /** A 64 MB tmpfs when this machine lets us mount one (root); otherwise the test says why it is skipped. */
 function smallDisk(): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
