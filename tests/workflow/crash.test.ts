@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveSignal, statusQuery } from '../../src/shared/messages.js';
+import { approveSignal, cancelRequestSignal, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
 import { EXAMPLE_SCRIPT, exampleRepo, repoWith, writeScript } from '../helpers/repo.js';
@@ -244,6 +244,39 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toContain('+two');
     expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
+  });
+
+  it('killed while a cancel stops it: a new worker still ends the run cancelled, with who cancelled and its clean-up', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    const marker = `kiln-cancel-crash-${process.pid}-${Date.now()}`;
+    const script = writeScript(join(repo, '..'), 'cancel-crash', {
+      steps: [{ tool_use: [{ name: 'run_command', input: { command: `touch started.txt; sleep 30 # ${marker}`, reason: 'a long job' } }] }],
+    });
+    const sc = scenario();
+    const first = await sc.worker();
+    const input = testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap', allowUnverified: true, heartbeatTimeoutMs: 3000 });
+    const h = await sc.start(input);
+    const started = join(repo, '.kiln', 'worktrees', input.runId, 'started.txt');
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(started)) {
+      if (Date.now() > deadline) throw new Error(`the command never started; worker output:\n${first.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await h.signal(cancelRequestSignal, { by: 'alice', reason: 'wrong goal' });
+    await h.cancel();
+    // the worker dies while the cancel is on its way to the command: the activity ends by its heartbeat timeout
+    await new Promise((r) => setTimeout(r, 300));
+    await first.kill9();
+    await sc.worker();
+    await expect(h.result()).rejects.toThrow();
+    expect((await h.describe()).status.name).toBe('CANCELLED');
+    const dir = join(repo, '.kiln', 'runs', input.runId);
+    const st = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
+    expect(st).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
+    expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
+    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice"/);
+    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    expect(pgrep(marker), 'a process of the killed attempt survived').toBe('');
   });
 
   it('during a turn an activity went on to take: the turns before it are not taken again', async () => {
