@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { AnthropicError } from '@anthropic-ai/sdk';
 import type { Usage } from '../shared/types.js';
 import { ModelError, toModelError } from './errors.js';
 import { parseModelSpec, SCRIPTED_MODEL, type ModelSpec } from './models.js';
@@ -7,6 +7,7 @@ import { buildMessageParams, type ModelRequest } from './request.js';
 import { loadScript, ScriptError } from './script.js';
 import { RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
 import { stallGuardedFetch, stallTimeoutsFromEnv, type StallTimeouts } from './stall.js';
+import { replyOf } from './stream-reply.js';
 
 /**
  * Sent with every model call: the same logical call (run, attempt, turn) carries the same key on
@@ -168,12 +169,15 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
       try {
         // streamed: the first byte comes at once and pings keep it alive, so a hang or a stall is
         // told apart from a long answer (the stall guard's two timeouts)
-        const message = await sdk.messages
-          .stream(buildMessageParams(model, req), { signal: signal ?? null, headers: keyHeader(idempotencyKey) })
-          .finalMessage();
+        const events = await sdk.messages.create(
+          { ...buildMessageParams(model, req), stream: true },
+          { signal: signal ?? null, headers: keyHeader(idempotencyKey) },
+        );
+        const message = await replyOf(events, signal);
         return toResult(message, message.model || model);
       } catch (err) {
-        throw toModelError(err);
+        // an event whose data is not JSON: the reply cannot be read, as the SDK's stream helper says
+        throw toModelError(err instanceof SyntaxError ? new AnthropicError(`an event of the reply is not JSON: ${err.message}`) : err);
       }
     },
   };

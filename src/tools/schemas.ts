@@ -3,6 +3,7 @@ import { TOOL_NAMES, isToolName, type ToolName } from './catalog.js';
 import { TOOLS } from './registry.js';
 import { describeIssue } from '../shared/zod-error.js';
 import { deepFreeze } from '../shared/freeze.js';
+import { UNPARSED_INPUT } from '../shared/unparsed-input.js';
 
 /*
  * The wire side of the tools: the definitions the model is shown and the parser of what it
@@ -65,6 +66,14 @@ export type ParseToolInputResult = ParsedToolInput | { ok: false; error: string 
 export function parseToolInput(name: string, input: unknown): ParseToolInputResult {
   if (!isToolName(name)) {
     return { ok: false, error: `Unknown tool "${name}". Available tools: ${TOOL_NAMES.join(', ')}.` };
+  }
+  const unparsed = input && typeof input === 'object' ? (input as Record<string, unknown>)[UNPARSED_INPUT] : undefined;
+  if (typeof unparsed === 'string') {
+    const text = unparsed.length > 200 ? `${unparsed.slice(0, 200)}…` : unparsed;
+    return {
+      ok: false,
+      error: `The input of this ${name} call is not valid JSON: ${JSON.stringify(text)}. Send the call again with its input as one JSON object.`,
+    };
   }
   const schema = TOOLS[name].schema as z.ZodType;
   const r = schema.safeParse(input);

@@ -177,6 +177,43 @@ describe('cancellation', () => {
   });
 });
 
+describe('tool input that is not JSON', () => {
+  it('is answered once with an error that names it, and the run goes on; the reply is not asked for again', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const asked = api.requests.length;
+    let answer = '';
+    api.push(reply({ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path": "b.txt", content: b}' }));
+    api.push((req) => {
+      answer = lastUserText(req);
+      return reply(use('create_file', { path: 'b.txt', content: 'b\n' }));
+    });
+    api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
+    api.push(reply(use('finish', { summary: 'b.txt added' })));
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    expect(r.state).toBe('succeeded');
+    expect(answer).toMatch(/is_error\\?":true/);
+    expect(answer).toMatch(/create_file call is not valid JSON.*content: b/);
+    expect(api.requests.length - asked).toBe(4);
+  });
+
+  it('control: a call cut by max_tokens is still refused and asked again, not run', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const asked = api.requests.length;
+    let answer = '';
+    api.push(maxTokensCutReply('create_file', { path: 'b.txt', content: 'b\n' }, 20));
+    api.push((req) => {
+      answer = lastUserText(req);
+      return reply(use('create_file', { path: 'b.txt', content: 'b\n' }));
+    });
+    api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
+    api.push(reply(use('finish', { summary: 'b.txt added' })));
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    expect(r.state).toBe('succeeded');
+    expect(answer).toMatch(/cut off by the output token limit/);
+    expect(api.requests.length - asked).toBe(4);
+  });
+});
+
 describe('cancellation during a model call', () => {
   it('ends cancelled, not blocked: who cancelled, the artifacts and the clean-up all happen', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
