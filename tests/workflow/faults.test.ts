@@ -178,11 +178,9 @@ describe('cancellation', () => {
 });
 
 describe('tool input that is not JSON', () => {
-  it('is answered once with an error that names it, and the run goes on; the reply is not asked for again', async () => {
-    const repo = repoWith({ 'a.txt': 'hello\n' });
-    const asked = api.requests.length;
+  /** After the reply queued first, the model adds b.txt, runs the check and finishes; what Kiln answered that reply. */
+  async function addsBAfter(repo: string): Promise<{ r: RunResult; answer: string }> {
     let answer = '';
-    api.push(reply({ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path": "b.txt", content: b}' }));
     api.push((req) => {
       answer = lastUserText(req);
       return reply(use('create_file', { path: 'b.txt', content: 'b\n' }));
@@ -190,6 +188,14 @@ describe('tool input that is not JSON', () => {
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
     const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    return { r, answer };
+  }
+
+  it('is answered once with an error that names it, and the run goes on; the reply is not asked for again', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const asked = api.requests.length;
+    api.push(reply({ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path": "b.txt", content: b}' }));
+    const { r, answer } = await addsBAfter(repo);
     expect(r.state).toBe('succeeded');
     expect(answer).toMatch(/is_error\\?":true/);
     expect(answer).toMatch(/create_file call is not valid JSON.*content: b/);
@@ -199,15 +205,8 @@ describe('tool input that is not JSON', () => {
   it('control: a call cut by max_tokens is still refused and asked again, not run', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const asked = api.requests.length;
-    let answer = '';
     api.push(maxTokensCutReply('create_file', { path: 'b.txt', content: 'b\n' }, 20));
-    api.push((req) => {
-      answer = lastUserText(req);
-      return reply(use('create_file', { path: 'b.txt', content: 'b\n' }));
-    });
-    api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
-    api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const { r, answer } = await addsBAfter(repo);
     expect(r.state).toBe('succeeded');
     expect(answer).toMatch(/cut off by the output token limit/);
     expect(api.requests.length - asked).toBe(4);
