@@ -39,10 +39,12 @@ async function loop(input: RunInput, deps: ActivityDeps): Promise<InProcessResul
     log(state, now(), kind, text);
     unwritten++;
   };
-  const ref = () => {
+  const ref = { runId: input.runId, repo: input.repo };
+  // the log lines no activity has written yet ride with the next one, as the workflow's do
+  const takeUnwritten = () => {
     const events = state.log.slice(Math.max(0, state.log.length - unwritten));
     unwritten = 0;
-    return { runId: input.runId, repo: input.repo, events };
+    return events;
   };
 
   setPhase(state, 'preparing', now());
@@ -59,7 +61,7 @@ async function loop(input: RunInput, deps: ActivityDeps): Promise<InProcessResul
   for (let finished = false; !finished;) {
     if (state.turn >= input.budgets.maxTurns) throw new Error(`in-process loop: maxTurns (${input.budgets.maxTurns}) reached`);
     state.turn += 1;
-    const turn = await act(acts.agentTurn, { ...ref(), turn: state.turn, attempt: state.attempt, toolResults });
+    const turn = await act(acts.agentTurn, { ...ref, events: takeUnwritten(), turn: state.turn, attempt: state.attempt, toolResults });
     toolResults = {};
     addUsage(state, turn.usage, turn.costUsd);
     note('turn', `turn ${state.turn}: ${turn.calls.map((c) => c.summary).join('; ')}`);
@@ -74,7 +76,7 @@ async function loop(input: RunInput, deps: ActivityDeps): Promise<InProcessResul
         toolResults[call.id] = { content: finished ? 'Kiln will now verify your work.' : 'The stop gate: run the checks first.', isError: !finished };
         continue;
       }
-      const res = await act(acts.runTool, { ...ref(), toolUseId: call.id, grants: state.grants });
+      const res = await act(acts.runTool, { ...ref, events: takeUnwritten(), toolUseId: call.id, grants: state.grants });
       if (res.status !== 'done') throw new Error(`in-process loop: ${call.summary} was ${res.status} (${res.rule}); the benchmark's calls must be allowed`);
       note('tool', `${call.summary}${res.ok ? '' : ' — failed'}`);
       if (res.effect === 'edit' && res.path) {
@@ -89,10 +91,10 @@ async function loop(input: RunInput, deps: ActivityDeps): Promise<InProcessResul
 
   setPhase(state, 'verifying', now());
   unwritten++;
-  const verdict = await act(acts.verify, { ...ref(), attempt: state.attempt, gateSatisfied: gateSatisfied() });
+  const verdict = await act(acts.verify, { ...ref, events: takeUnwritten(), attempt: state.attempt, gateSatisfied: gateSatisfied() });
   state.verdict = verdict;
   setPhase(state, verdict.pass ? 'succeeded' : 'blocked', now(), verdict.pass ? undefined : verdict.summary);
   unwritten++;
-  const fin = await act(acts.finalizeRun, { ...ref(), state, removeWorktree: true });
+  const fin = await act(acts.finalizeRun, { ...ref, events: takeUnwritten(), state, removeWorktree: true });
   return { state, verdictPass: verdict.pass, patchPath: fin.patchPath };
 }

@@ -23,63 +23,67 @@ function workerKey(env: NodeJS.ProcessEnv): { key: Buffer } | { why: string } {
   }
 }
 
-export function approvalActivities(deps: Pick<ActivityDeps, 'env'>) {
-  /**
-   * `runId`, `execution` and `call` are the workflow's own (its id, its first execution's Temporal
-   * run id, the hash it recorded for what is approved), never fields of the decision: a signature
-   * for another run, execution or call does not verify.
-   */
-  async function identifyDecision(inp: { runId: string; execution?: string; call?: string; decision: ApprovalDecision }): Promise<ApproverIdentity> {
-    const d = inp.decision;
-    const claimed = identifyApprover(d.by);
-    const a = d.attestation;
-    if (!a) return claimed;
-    const unverified = (why: string): ApproverIdentity => ({ ...claimed, unverified: why });
-    if (typeof a.user !== 'string' || typeof a.tenant !== 'string' || typeof a.issuedAt !== 'string') return unverified('the signature is malformed');
-    if (!a.user.trim() || a.user.length > MAX_NAME_CHARS || a.tenant.length > MAX_NAME_CHARS)
-      return unverified('the signed user or tenant is empty or too long');
-    const k = workerKey(deps.env);
-    if ('why' in k) return unverified(k.why);
-    const ok = verifyApproval(k.key, {
-      execution: inp.execution ?? '',
-      runId: inp.runId,
-      approvalId: d.approvalId,
-      call: inp.call ?? '',
-      approve: d.approve,
-      scope: d.scope,
-      attestation: a,
-    });
-    if (!ok) return unverified('the signature does not verify for this execution, approval, call and decision');
-    return { kind: 'authenticated', name: a.user, tenant: a.tenant };
-  }
+type ApprovalDeps = Pick<ActivityDeps, 'env'>;
 
-  /**
-   * Who started the run: authenticated only by a start `kiln serve` signed for this very execution
-   * (the candidates are the startedBy signals the run received, first verified one wins). The
-   * input's requestedBy is only the name claimed, recorded as self-declared when nothing verifies.
-   */
-  async function identifyStarter(inp: {
+/**
+ * `runId`, `execution` and `call` are the workflow's own (its id, its first execution's Temporal
+ * run id, the hash it recorded for what is approved), never fields of the decision: a signature
+ * for another run, execution or call does not verify.
+ */
+export async function identifyDecision(
+  deps: ApprovalDeps,
+  inp: { runId: string; execution?: string; call?: string; decision: ApprovalDecision },
+): Promise<ApproverIdentity> {
+  const d = inp.decision;
+  const claimed = identifyApprover(d.by);
+  const a = d.attestation;
+  if (!a) return claimed;
+  const unverified = (why: string): ApproverIdentity => ({ ...claimed, unverified: why });
+  if (typeof a.user !== 'string' || typeof a.tenant !== 'string' || typeof a.issuedAt !== 'string') return unverified('the signature is malformed');
+  if (!a.user.trim() || a.user.length > MAX_NAME_CHARS || a.tenant.length > MAX_NAME_CHARS) return unverified('the signed user or tenant is empty or too long');
+  const k = workerKey(deps.env);
+  if ('why' in k) return unverified(k.why);
+  const ok = verifyApproval(k.key, {
+    execution: inp.execution ?? '',
+    runId: inp.runId,
+    approvalId: d.approvalId,
+    call: inp.call ?? '',
+    approve: d.approve,
+    scope: d.scope,
+    attestation: a,
+  });
+  if (!ok) return unverified('the signature does not verify for this execution, approval, call and decision');
+  return { kind: 'authenticated', name: a.user, tenant: a.tenant };
+}
+
+/**
+ * Who started the run: authenticated only by a start `kiln serve` signed for this very execution
+ * (the candidates are the startedBy signals the run received, first verified one wins). The
+ * input's requestedBy is only the name claimed, recorded as self-declared when nothing verifies.
+ */
+export async function identifyStarter(
+  deps: ApprovalDeps,
+  inp: {
     runId: string;
     execution?: string;
     requestedBy: ApprovalAttestation;
     candidates?: StartAttestation[];
-  }): Promise<ApproverIdentity & { repo?: string }> {
-    const claimed: ApproverIdentity = { kind: 'self-declared', name: String(inp.requestedBy?.user ?? 'unknown').slice(0, MAX_NAME_CHARS) };
-    const k = workerKey(deps.env);
-    if ('why' in k) return { ...claimed, unverified: k.why };
-    const expect = { execution: inp.execution ?? '', runId: inp.runId };
-    const good = (inp.candidates ?? []).find((c) => verifyRunStart(k.key, expect, c));
-    if (!good) {
-      const why = inp.candidates?.length
-        ? 'no signed start verifies for this execution'
-        : inp.execution === undefined
-          ? 'the signature does not verify for this execution'
-          : 'kiln serve sent no signed start to this execution';
-      return { ...claimed, unverified: why };
-    }
-    return { kind: 'authenticated', name: good.user.slice(0, MAX_NAME_CHARS), tenant: good.tenant.slice(0, MAX_NAME_CHARS), repo: good.repo };
+  },
+): Promise<ApproverIdentity & { repo?: string }> {
+  const claimed: ApproverIdentity = { kind: 'self-declared', name: String(inp.requestedBy?.user ?? 'unknown').slice(0, MAX_NAME_CHARS) };
+  const k = workerKey(deps.env);
+  if ('why' in k) return { ...claimed, unverified: k.why };
+  const expect = { execution: inp.execution ?? '', runId: inp.runId };
+  const good = (inp.candidates ?? []).find((c) => verifyRunStart(k.key, expect, c));
+  if (!good) {
+    const why = inp.candidates?.length
+      ? 'no signed start verifies for this execution'
+      : inp.execution === undefined
+        ? 'the signature does not verify for this execution'
+        : 'kiln serve sent no signed start to this execution';
+    return { ...claimed, unverified: why };
   }
-  return { identifyDecision, identifyStarter };
+  return { kind: 'authenticated', name: good.user.slice(0, MAX_NAME_CHARS), tenant: good.tenant.slice(0, MAX_NAME_CHARS), repo: good.repo };
 }
 
 /**

@@ -58,44 +58,43 @@ export interface RecordAuditInput extends RunRef {
   at?: string;
 }
 
-export function auditActivities(deps: Pick<ActivityDeps, 'env'> & Partial<Pick<ActivityDeps, 'operator'>> = { env: process.env }) {
-  /**
-   * Appends the line that follows `head` and returns the new head, which the workflow keeps so
-   * that verify can check the file against it. A file rewritten behind the run's back is not
-   * followed: the line still names the recorded head as its `prev`, so the chain visibly breaks
-   * where the file was changed. The line is a function of its input, so a retried write that
-   * finds it already at the end does not write it twice.
-   */
-  async function recordAudit(inp: RecordAuditInput): Promise<AuditHead> {
-    // the first line may come before the workspace is prepared: the operator's roots hold here too
-    if (deps.operator?.repoRoots)
-      checkRepoPlaces(
-        [
-          { what: 'repo', path: inp.repo },
-          { what: 'run directory', path: join(inp.repo, '.kiln') },
-        ],
-        deps.operator,
-      );
-    await claimRunDir(inp.repo, inp.runId, inp.execution);
-    await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-    const file = auditFile(inp.repo, inp.runId);
-    return serialized(file, async () => {
-      const run = { runId: inp.runId, execution: inp.execution };
-      const entry =
-        inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by)
-          ? { ...inp.entry, identity: verifiedOsUser(deps.env, run, auditSubject(inp.entry), inp.entry.identity ?? identifyApprover(inp.entry.by)) }
-          : inp.entry;
-      const seq = (inp.head?.seq ?? 0) + 1;
-      const prev = inp.head?.hash ?? auditGenesis(inp.runId, inp.execution);
-      const at = inp.at ?? new Date().toISOString();
-      const line = redact(JSON.stringify({ seq, prev, at, runId: inp.runId, ...(inp.execution ? { execution: inp.execution } : {}), ...entry }));
-      const head = { seq, hash: sha256Hex(line) };
-      await mkdir(dirname(file), { recursive: true });
-      if (lastLine(await readFile(file, 'utf8').catch(() => ''))?.line !== line) await appendFile(file, `${line}\n`);
-      return head;
-    });
-  }
-  return { recordAudit };
+type AuditDeps = Pick<ActivityDeps, 'env'> & Partial<Pick<ActivityDeps, 'operator'>>;
+
+/**
+ * Appends the line that follows `head` and returns the new head, which the workflow keeps so
+ * that verify can check the file against it. A file rewritten behind the run's back is not
+ * followed: the line still names the recorded head as its `prev`, so the chain visibly breaks
+ * where the file was changed. The line is a function of its input, so a retried write that
+ * finds it already at the end does not write it twice.
+ */
+export async function recordAudit(deps: AuditDeps, inp: RecordAuditInput): Promise<AuditHead> {
+  // the first line may come before the workspace is prepared: the operator's roots hold here too
+  if (deps.operator?.repoRoots)
+    checkRepoPlaces(
+      [
+        { what: 'repo', path: inp.repo },
+        { what: 'run directory', path: join(inp.repo, '.kiln') },
+      ],
+      deps.operator,
+    );
+  await claimRunDir(inp.repo, inp.runId, inp.execution);
+  await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
+  const file = auditFile(inp.repo, inp.runId);
+  return serialized(file, async () => {
+    const run = { runId: inp.runId, execution: inp.execution };
+    const entry =
+      inp.entry.kind !== 'sandbox' && !BY_KILN.has(inp.entry.by)
+        ? { ...inp.entry, identity: verifiedOsUser(deps.env, run, auditSubject(inp.entry), inp.entry.identity ?? identifyApprover(inp.entry.by)) }
+        : inp.entry;
+    const seq = (inp.head?.seq ?? 0) + 1;
+    const prev = inp.head?.hash ?? auditGenesis(inp.runId, inp.execution);
+    const at = inp.at ?? new Date().toISOString();
+    const line = redact(JSON.stringify({ seq, prev, at, runId: inp.runId, ...(inp.execution ? { execution: inp.execution } : {}), ...entry }));
+    const head = { seq, hash: sha256Hex(line) };
+    await mkdir(dirname(file), { recursive: true });
+    if (lastLine(await readFile(file, 'utf8').catch(() => ''))?.line !== line) await appendFile(file, `${line}\n`);
+    return head;
+  });
 }
 
 /** What an os-user tag on this line must have been signed for (approverSubject, with the fields the audit names them by). */

@@ -1,6 +1,6 @@
 import { agentTurn, type AgentDeps } from './agent.js';
-import { approvalActivities } from './approvals.js';
-import { auditActivities } from './audit.js';
+import { identifyDecision, identifyStarter } from './approvals.js';
+import { recordAudit } from './audit.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
 import { classified } from './failure.js';
 import { finalizeRun } from './finalize.js';
@@ -29,8 +29,9 @@ export function createActivities(deps: ActivityDeps) {
     verify: bound(deps, verify),
     currentTree,
     judgePatch,
-    ...auditActivities(deps),
-    ...approvalActivities(deps),
+    recordAudit: bound(deps, recordAudit),
+    identifyDecision: bound(deps, identifyDecision),
+    identifyStarter: bound(deps, identifyStarter),
   });
 }
 

@@ -1,11 +1,12 @@
 /** recordAudit as the workflow calls it: each write continues from the head the previous one returned, for one execution. */
 import type { AuditHead } from '../../src/store/audit-chain.js';
-import { auditActivities, type AuditEntry, type RecordAuditInput } from '../../src/activities/audit.js';
+import { recordAudit as record, type AuditEntry, type RecordAuditInput } from '../../src/activities/audit.js';
 
 export const EXECUTION = 'exec-1';
 
 export function auditWriter(repo: string, runId = 'r1', o: { env?: NodeJS.ProcessEnv; execution?: string } = {}) {
-  const { recordAudit } = auditActivities({ env: o.env ?? process.env });
+  const deps = { env: o.env ?? process.env };
+  const recordAudit = (inp: RecordAuditInput) => record(deps, inp);
   let head: AuditHead | null = null;
   let before: AuditHead | null = null;
   let last: RecordAuditInput | undefined;

@@ -8,14 +8,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalActivities } from '../../../src/activities/approvals.js';
+import { identifyDecision as decide } from '../../../src/activities/approvals.js';
 import { approvalKeyPath, signApproval, type ApprovalClaim } from '../../../src/auth/attestation.js';
 import type { ApprovalDecision } from '../../../src/shared/types.js';
 import { existsSync } from 'node:fs';
 
 const key = randomBytes(32);
 const env = { KILN_APPROVAL_KEY: key.toString('hex'), KILN_HOME: mkdtempSync(join(tmpdir(), 'kiln-home-')) };
-const { identifyDecision } = approvalActivities({ env });
+const identifyDecision = (inp: Parameters<typeof decide>[1]) => decide({ env }, inp);
 
 const CALL = 'a'.repeat(64);
 const claim: ApprovalClaim = {
@@ -73,7 +73,7 @@ describe('a signed decision from kiln serve', () => {
 
   it('attack: a worker without the key counts nothing as authenticated, and does not create one', async () => {
     const home = mkdtempSync(join(tmpdir(), 'kiln-home-'));
-    const { identifyDecision: keyless } = approvalActivities({ env: { KILN_HOME: home } });
+    const keyless = (inp: Parameters<typeof decide>[1]) => decide({ env: { KILN_HOME: home } }, inp);
     const id = await keyless({ runId: 'run-a', execution: 'exec-a', call: CALL, decision: signed() });
     expect(id).toMatchObject({ kind: 'self-declared', name: 'alice', unverified: expect.stringMatching(/no approval key/) });
     expect(existsSync(approvalKeyPath({ KILN_HOME: home }))).toBe(false);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditActivities, type AuditEntry } from '../../../src/activities/audit.js';
+import { recordAudit, type AuditEntry } from '../../../src/activities/audit.js';
 import { loadApprovalKey, signOsUser } from '../../../src/auth/attestation.js';
 import { signedApprover } from '../../../src/client/signed-approver.js';
 import { approverSubject, cliApprover, identifyApprover } from '../../../src/shared/approver.js';
@@ -103,7 +103,7 @@ describe('approver identity in the audit', () => {
 
   it("Kiln's own decisions (a timeout) name no person", async () => {
     const repo = mkdtempSync(join(tmpdir(), 'kiln-audit-'));
-    await auditActivities().recordAudit({ runId: 'r1', repo, head: null, entry: { kind: 'approval', id: 'ap-1', decision: 'timeout', by: 'kiln' } });
+    await recordAudit({ env: process.env }, { runId: 'r1', repo, head: null, entry: { kind: 'approval', id: 'ap-1', decision: 'timeout', by: 'kiln' } });
     expect(readFileSync(join(repo, '.kiln', 'runs', 'r1', 'audit.jsonl'), 'utf8')).not.toContain('identity');
   });
 });
