@@ -143,6 +143,8 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
   const out: string[][] = [];
   const result: Record<string, unknown> = { host };
   try {
+    // whoever runs the bench with --sandbox off is its workers' operator, and said so
+    if (args.sandbox === 'off') process.env.KILN_ALLOW_SANDBOX_OFF = '1';
     if (want('side-by-side')) {
       progress(`side by side: ${args.sbsTurns} turns × ${args.trials} trials against the mock, then ${args.concurrent} runs at once`);
       const sbs = await benchSideBySide({
@@ -165,8 +167,6 @@ export async function runBench(args: BenchArgs, print: (line: string) => void): 
       out.push(checkpointSection(c, heading));
       result.checkpoint = c;
     }
-    // whoever runs the bench with --sandbox off is its workers' operator, and said so
-    if (args.sandbox === 'off') process.env.KILN_ALLOW_SANDBOX_OFF = '1';
     if (want('turns')) {
       progress(`turns: ${args.turns} through Temporal, then in process`);
       const turns = await benchTurns({ turns: args.turns, sandbox: args.sandbox, log: progress });
