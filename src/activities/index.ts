@@ -7,6 +7,7 @@ import { finalizeRun } from './finalize.js';
 import { recordToolResult, runTool, runTools } from './tools.js';
 import { currentTree, judgePatch } from './ship-checks.js';
 import { verify } from './verify.js';
+import { reviewPatch } from './review.js';
 import type { RunInput } from '../shared/types.js';
 import { prepareWorkspace, takeBaseline, type PrepareOptions, type RebuildRequest } from './workspace.js';
 
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     agentTurn: bound(agentDeps, agentTurn),
     ...tools,
     verify: bound(deps, verify),
+    reviewPatch: bound(deps, reviewPatch),
     currentTree,
     judgePatch,
     recordAudit: bound(deps, recordAudit),

@@ -121,6 +121,7 @@ export async function prepareWorkspace(deps: ActivityDeps, request: RunInput, re
     hostQueue: deps.hostQueue,
     ...(restored ? { restored } : {}),
     ...(o?.approvals && patchRule ? { patchRule } : {}),
+    ...(settings.policy.review === 'required' ? { reviewRequired: true } : {}),
   };
   if (restored) await appendEvent(repo, input.runId, { type: 'rebuild', lostHost: rebuild!.lostHost, host: deps.hostQueue, ...restored });
   // The worktree as the model will first see it: its first look starts now. A small repo's is

@@ -36,6 +36,9 @@ export interface RunFlags {
   maxWall?: string;
   maxOutputTokens?: string;
   temperature?: string;
+  /** off, on or required: an independent review of the verified patch before it succeeds */
+  review?: string;
+  reviewModel?: string;
   heartbeatTimeout?: string;
   commandTimeout?: string;
 }
@@ -76,16 +79,11 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');
   if (f.id !== undefined && !ID_RE.test(f.id)) throw new UsageError(`--id ${f.id}: use letters, digits, ".", "_" or "-" (at most 101 characters)`);
 
-  const model = f.model ?? settingsFrom(env).model ?? DEFAULT_MODEL;
-  if (isScriptedSpec(model)) {
-    const parsed = parseModelSpec(model);
-    if (parsed.kind === 'scripted') {
-      await loadScript(parsed.scriptPath); // throws ScriptError naming the file and the problem
-      // the worker may run elsewhere: it gets the absolute path
-    }
-  } else if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL) {
-    throw new UsageError(`--model ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use --model scripted:FILE`);
-  }
+  const model = await modelSpecOf(f.model ?? settingsFrom(env).model ?? DEFAULT_MODEL, '--model', env);
+  const review = f.review ?? 'off';
+  if (review !== 'off' && review !== 'on' && review !== 'required') throw new UsageError(`--review ${review}: use off (default), on or required`);
+  if (f.reviewModel !== undefined && review === 'off') throw new UsageError('--review-model names the reviewer: add --review on or --review required');
+  const reviewModel = f.reviewModel === undefined ? undefined : await modelSpecOf(f.reviewModel, '--review-model', env);
   await loadRepoConfig(repo);
   await loadPolicyConfig(repo);
 
@@ -94,7 +92,6 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   const approvalMode = f.approvalMode ?? 'default';
   if (!['strict', 'default', 'auto'].includes(approvalMode)) throw new UsageError(`--approval-mode ${approvalMode}: use strict, default or auto`);
 
-  const modelSpec = isScriptedSpec(model) ? `scripted:${(parseModelSpec(model) as { scriptPath: string }).scriptPath}` : model;
   return {
     runId: f.id ?? newRunId(),
     repo,
@@ -102,13 +99,15 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
     base: f.base,
     checks: f.check ?? [],
     setup: f.setup ?? [],
-    model: modelSpec,
+    model,
     maxTokens: int(f.maxOutputTokens, '--max-output-tokens', DEFAULTS.maxOutputTokens),
     temperature: f.temperature === undefined ? undefined : num(f.temperature, '--temperature', 0),
     sandbox,
     approvalMode: approvalMode as RunInput['approvalMode'],
     allowTestEdits: f.allowTestEdits ?? false,
     ...(f.unverified ? { allowUnverified: true } : {}),
+    ...(review !== 'off' ? { review } : {}),
+    ...(reviewModel ? { reviewModel } : {}),
     ...(f.protect?.length ? { protect: f.protect } : {}),
     approvalTimeoutMs: duration(f.approvalTimeout, '--approval-timeout', DEFAULTS.approvalTimeoutMs),
     humanTimeoutMs: duration(f.humanTimeout, '--human-timeout', DEFAULTS.humanTimeoutMs),
@@ -147,4 +146,19 @@ export function duration(v: string | undefined, flag: string, dflt: number): num
   const n = Math.round(Number(m[1]) * unit);
   if (n <= 0) throw new UsageError(`${flag} ${v}: must be more than zero`);
   return n;
+}
+
+/** A model flag's value as the worker gets it: a script's path made absolute (the worker may run elsewhere), an API model only with a key. */
+async function modelSpecOf(model: string, flag: string, env: NodeJS.ProcessEnv): Promise<string> {
+  if (isScriptedSpec(model)) {
+    const parsed = parseModelSpec(model);
+    if (parsed.kind === 'scripted') {
+      await loadScript(parsed.scriptPath); // throws ScriptError naming the file and the problem
+      return `scripted:${parsed.scriptPath}`;
+    }
+    return model;
+  }
+  if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
+    throw new UsageError(`${flag} ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use ${flag} scripted:FILE`);
+  return model;
 }

@@ -7,6 +7,11 @@ import type { BudgetUsed, Budgets, Usage } from '../shared/types.js';
 /** One turn's worth of the budget. */
 export function addTurn(b: BudgetUsed, usage: Usage, costUsd: number): void {
   b.turns += 1;
+  addSpend(b, usage, costUsd);
+}
+
+/** A model call that is not a turn (the independent review): its tokens and cost count, its turn does not. */
+export function addSpend(b: BudgetUsed, usage: Usage, costUsd: number): void {
   b.input += usage.input;
   b.output += usage.output;
   b.cacheRead += usage.cacheRead;

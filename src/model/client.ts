@@ -5,7 +5,7 @@ import { parseModelSpec, SCRIPTED_MODEL, type ModelSpec } from './models.js';
 import { costUsd } from './pricing.js';
 import { buildMessageParams, type ModelRequest } from './request.js';
 import { loadScript, ScriptError } from './script.js';
-import { RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
+import { ROLE_HEADER, RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
 import { stallGuardedFetch, stallTimeoutsFromEnv, type StallTimeouts } from './stall.js';
 import { replyOf } from './stream-reply.js';
 
@@ -24,6 +24,9 @@ export interface ModelResult {
   costUsd: number;
 }
 
+/** Who a call is for: the coder's turns, or the independent review (the scripted server answers each from its own list). */
+export type ModelRole = 'coder' | 'reviewer';
+
 export interface ModelClient {
   /** answers come from a script, not a model */
   readonly scripted: boolean;
@@ -34,7 +37,7 @@ export interface ModelClient {
    * server answers turn N with step N). Throws ModelError, or the SDK's APIUserAbortError
    * when `signal` aborts.
    */
-  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number; idempotencyKey?: string }): Promise<ModelResult>;
+  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number; idempotencyKey?: string; role?: ModelRole }): Promise<ModelResult>;
 }
 
 export interface CreateModelClientOptions {
@@ -141,11 +144,11 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
     return {
       scripted: true,
       model: SCRIPTED_MODEL,
-      async create(req, { signal, turn, idempotencyKey }) {
+      async create(req, { signal, turn, idempotencyKey, role }) {
         try {
           const message = await sdk.messages.create(buildMessageParams(SCRIPTED_MODEL, req), {
             signal: signal ?? null,
-            headers: { [TURN_HEADER]: String(turn), ...keyHeader(idempotencyKey) },
+            headers: { [TURN_HEADER]: String(turn), ...(role === 'reviewer' ? { [ROLE_HEADER]: role } : {}), ...keyHeader(idempotencyKey) },
           });
           return toResult(message, SCRIPTED_MODEL);
         } catch (err) {

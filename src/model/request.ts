@@ -17,6 +17,8 @@ export interface ModelRequest {
   maxTokens: number;
   /** dropped for models that reject sampling parameters (see acceptsSamplingParams) */
   temperature?: number;
+  /** the one tool the reply must call (a structured answer, as the reviewer's verdict) */
+  forceTool?: string;
 }
 
 const EPHEMERAL: Anthropic.CacheControlEphemeral = { type: 'ephemeral' };
@@ -88,6 +90,7 @@ export function buildMessageParams(model: string, req: ModelRequest): MessagePar
     ...(system.length > 0 ? { system } : {}),
     ...(tools.length > 0 ? { tools } : {}),
     messages: markLastUserMessage(req.messages),
+    ...(req.forceTool ? { tool_choice: { type: 'tool', name: req.forceTool } } : {}),
     ...(req.temperature !== undefined && acceptsSamplingParams(model) ? { temperature: req.temperature } : {}),
   };
 }

@@ -59,6 +59,8 @@ const ScriptFileSchema = z.strictObject({
   name: z.string().min(1).optional(),
   description: z.string().optional(),
   steps: z.array(StepSchema).min(1),
+  /** the independent reviewer's replies, review 1 first (its call is apart from the turns) */
+  reviews: z.array(StepSchema).optional(),
 });
 
 export type ScriptToolUse = z.infer<typeof ToolUseSchema>;
@@ -77,6 +79,8 @@ export interface Script {
   file: string;
   /** steps[n - 1] answers turn n */
   steps: ScriptStep[];
+  /** reviews[n - 1] answers review n */
+  reviews: ScriptStep[];
 }
 
 /** "step 3: tool_use[0].name: …": steps are counted from 1 like turns, the rest of the path as in the file. */
@@ -96,12 +100,17 @@ function describePath(issuePath: ReadonlyArray<PropertyKey>): string {
 export function parseScript(text: string, file: string): Script {
   // the file is named by whoever starts the run, and read by the worker: its error names places, never content
   const data = parseJsonText(text, ScriptFileSchema, (problem) => new ScriptError(file, problem), { where: describePath, hideContent: true });
+  return { name: data.name ?? path.basename(file, path.extname(file)), file, steps: expand(data.steps, 'step'), reviews: expand(data.reviews ?? [], 'review') };
+}
+
+function expand(list: z.infer<typeof StepSchema>[], what: string): ScriptStep[] {
   const steps: ScriptStep[] = [];
-  data.steps.forEach(({ repeat, ...step }, i) => {
+  list.forEach(({ repeat, ...step }, i) => {
     const times = repeat ?? 1;
-    for (let copy = 1; copy <= times; copy++) steps.push({ ...step, origin: times === 1 ? `step ${i + 1}` : `step ${i + 1}, repeat ${copy} of ${times}` });
+    for (let copy = 1; copy <= times; copy++)
+      steps.push({ ...step, origin: times === 1 ? `${what} ${i + 1}` : `${what} ${i + 1}, repeat ${copy} of ${times}` });
   });
-  return { name: data.name ?? path.basename(file, path.extname(file)), file, steps };
+  return steps;
 }
 
 const cache = new Map<string, { mtimeMs: number; size: number; script: Script }>();

@@ -19,6 +19,8 @@ export interface ScriptedServer {
 export const SCRIPT_HEADER = 'x-kiln-script';
 export const RUN_HEADER = 'x-kiln-run';
 export const TURN_HEADER = 'x-kiln-turn';
+/** `reviewer`: the request is review N (TURN_HEADER), answered from the script's `reviews` */
+export const ROLE_HEADER = 'x-kiln-role';
 
 /** Long agent conversations run to a few MB of JSON; this only stops a runaway client. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -161,12 +163,15 @@ export async function startScriptedServer(
       if (err instanceof ScriptError) throw scriptFailure(err.message);
       throw err;
     }
-    const step = script.steps[turn - 1];
+    const reviewing = header(req, ROLE_HEADER) === 'reviewer';
+    const list = reviewing ? script.reviews : script.steps;
+    const what = reviewing ? 'review' : 'step';
+    const step = list[turn - 1];
     if (!step)
       throw scriptFailure(
-        `script ${script.name} step ${turn}: the script ends after ${script.steps.length} step${script.steps.length === 1 ? '' : 's'}, but the run asked for turn ${turn}`,
+        `script ${script.name} ${what} ${turn}: the script ends after ${list.length} ${what}${list.length === 1 ? '' : 's'}, but the run asked for ${reviewing ? 'review' : 'turn'} ${turn}`,
       );
-    const where = `script ${script.name} step ${turn}${step.origin === `step ${turn}` ? '' : ` (${step.origin})`}`;
+    const where = `script ${script.name} ${what} ${turn}${step.origin === `${what} ${turn}` ? '' : ` (${step.origin})`}`;
 
     const unmet = unmetExpectation(withTurn(step.expect, turn), body);
     if (unmet) throw scriptFailure(`${where}: ${unmet}`);
@@ -175,7 +180,7 @@ export async function startScriptedServer(
       if (failure) throw failure;
     }
     if (!step.text && !step.tool_use?.length) throw scriptFailure(`${where}: the step has no reply (only an error that always fails)`);
-    return scriptedMessage({ step, runId, turn, usage: ledger.account(runId, body) });
+    return scriptedMessage({ step, runId: reviewing ? `${runId}:review` : runId, turn, usage: ledger.account(runId, body) });
   }
 
   const server = http.createServer((req, res) => {

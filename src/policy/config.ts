@@ -45,6 +45,8 @@ export const policyConfigSchema = z
       .strict()
       .default({ allow: [], ask: [], deny: [] }),
     mode: z.enum(['strict', 'default', 'auto']).optional(),
+    /** `required`: every run's verified patch is reviewed independently before it succeeds (`--review required`); a repo may require it, nobody may waive it */
+    review: z.literal('required').optional(),
     /** who must answer an approval (src/policy/approvals.ts); a repo may add rules, never remove one */
     approvals: z
       .object({

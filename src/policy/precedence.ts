@@ -122,6 +122,8 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
         ...(patchRule ? { patch: patchRule } : {}),
       },
       ...(mode ? { mode } : {}),
+      // tightening only, so an untrusted repo's requirement counts too
+      ...(user.review === 'required' || repo.review === 'required' ? { review: 'required' as const } : {}),
     },
     ignored,
   };

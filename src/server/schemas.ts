@@ -15,6 +15,8 @@ export const CreateRun = z
     sandbox: z.enum(['bwrap', 'off']).optional(),
     allowTestEdits: z.boolean().optional(),
     unverified: z.boolean().optional(),
+    review: z.enum(['off', 'on', 'required']).optional().describe('an independent model review of the verified patch before it succeeds (default off)'),
+    reviewModel: z.string().min(1).max(500).optional().describe("the reviewer's model (default: the run's)"),
     maxUsd: z.number().positive().max(10_000).optional().describe("the run's cost budget in USD (reserved against the tenant's day while it runs)"),
     maxTurns: z.number().int().positive().max(10_000).optional(),
     maxWall: z.string().max(20).optional().describe('a duration like 30m or 2h'),

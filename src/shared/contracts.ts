@@ -22,6 +22,8 @@ export interface PrepareResult {
   setupHeld?: HeldSetup;
   /** the policy's approvals.patch: the run's patch is judged against it before the run succeeds */
   patchRule?: { overLines: number; approvers: number };
+  /** the policy requires an independent review of the verified patch, whatever the run asked */
+  reviewRequired?: boolean;
 }
 
 /** Setup commands that wait for a person before they run with network. */

@@ -142,6 +142,15 @@ export const RUN_INPUT_JSON_SCHEMA = {
     allowUnverified: {
       type: 'boolean',
     },
+    review: {
+      type: 'string',
+      enum: ['off', 'on', 'required'],
+    },
+    reviewModel: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+    },
     protect: {
       maxItems: 200,
       type: 'array',

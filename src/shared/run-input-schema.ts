@@ -37,6 +37,8 @@ export const runInputSchema = z
     searchAttributes: z.boolean().optional(),
     /** no checks may still end succeeded: the user asked, and it is printed and audited */
     allowUnverified: z.boolean().optional(),
+    review: z.enum(['off', 'on', 'required']).optional(),
+    reviewModel: z.string().min(1).max(4096).optional(),
     /** a client may protect more paths, never fewer */
     protect: z.array(z.string().min(1).max(1000)).max(200).optional(),
     /** who started the run, as a server vouches: checked by the worker before the audit names them */

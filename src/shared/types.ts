@@ -62,6 +62,13 @@ export interface RunInput {
   allowUnverified?: boolean;
   /** globs protected on top of the repo's list (an eval task's tests) */
   protect?: string[];
+  /**
+   * an independent review of a verified patch before it succeeds (absent: off). `on`: a review
+   * that cannot be had is noted and the run goes on; `required`: it goes to a person instead
+   */
+  review?: ReviewMode;
+  /** the reviewer's model (absent: the run's) */
+  reviewModel?: string;
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
   /**
@@ -69,6 +76,28 @@ export interface RunInput {
    * StartAttestation the server sends to the execution once Temporal has named it.
    */
   requestedBy?: ApprovalAttestation;
+}
+
+export type ReviewMode = 'off' | 'on' | 'required';
+
+/** What the reviewer found wrong with a patch, by kind. */
+export interface ReviewFinding {
+  kind: 'special_case' | 'test_detection' | 'outside_goal' | 'removed_behaviour' | 'other';
+  file?: string;
+  detail: string;
+}
+
+/** One independent review of a verified patch. */
+export interface Review {
+  attempt: number;
+  /** unavailable: the reviewer could not be asked, or its answer could not be read (`problem`) */
+  decision: 'approve' | 'request_changes' | 'unavailable';
+  summary: string;
+  findings: ReviewFinding[];
+  model: string;
+  usage: Usage;
+  costUsd: number;
+  problem?: string;
 }
 
 export interface PlanStep {
@@ -263,6 +292,8 @@ export interface RunState {
   setupApproved?: string;
   /** who started the run as the worker checked it (a start `kiln serve` signed for this execution) */
   startedBy?: { name: string; kind: string; tenant?: string };
+  /** the independent reviews of its verified patches, first first (absent when none was asked) */
+  reviews?: Review[];
 }
 
 export interface RunResult {

@@ -19,9 +19,10 @@ import {
 import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { runInputProblemOf } from '../shared/run-input-check.js';
-import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
+import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type Review, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../shared/search-attributes.js';
 import { approvePatch, approveSetup } from './approval-gates.js';
+import { reviewRetryPrompt, reviewVerified } from './review.js';
 import { runAttempt } from './attempt.js';
 import { RunContext, type Carry } from './context.js';
 import { freshLoop, type LoopState } from '../loop/state.js';
@@ -135,6 +136,11 @@ async function judge(ctx: RunContext, ended: LoopState, verdict: Verdict): Promi
     const bound = verdict.modelTree;
     // a patch over the policy's size waits for its approvers; refused, a person decides how to go on
     let stale = bound ? await staleVerdict(ctx, bound) : undefined;
+    if (!stale) {
+      const reviewed = await reviewVerified(ctx, verdict, bound);
+      if (reviewed.kind === 'retry') return retryAfterReview(ctx, ended, reviewed.findings);
+      if (reviewed.kind === 'human') return { kind: 'human', reason: reviewed.reason };
+    }
     if (!stale) stale = await approvePatch(ctx, bound);
     if (!stale) {
       state.reason = undefined;
@@ -151,6 +157,19 @@ async function judge(ctx: RunContext, ended: LoopState, verdict: Verdict): Promi
   ctx.phase('retrying', verdict.summary);
   const loop = freshLoop(true, retryPrompt(state.attempt, state.maxAttempts, verdict.summary));
   // what the ended attempt owed the stop gate, the retry still owes (a stuck attempt included)
+  loop.editedSinceChecks = ended.editedSinceChecks;
+  loop.checksSinceEdit = [...ended.checksSinceEdit];
+  return { kind: 'attempt', loop };
+}
+
+/** The reviewer asked for changes and attempts are left: the next attempt starts from its findings. */
+function retryAfterReview(ctx: RunContext, ended: LoopState, review: Review): AfterAttempt {
+  const { state } = ctx;
+  ctx.fail(`attempt ${state.attempt}: the reviewer requested changes: ${review.summary}`);
+  state.attempt += 1;
+  ctx.previousSignature = undefined;
+  ctx.phase('retrying', 'the independent review requested changes');
+  const loop = freshLoop(true, reviewRetryPrompt(state.attempt, state.maxAttempts, review));
   loop.editedSinceChecks = ended.editedSinceChecks;
   loop.checksSinceEdit = [...ended.checksSinceEdit];
   return { kind: 'attempt', loop };

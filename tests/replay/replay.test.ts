@@ -65,6 +65,7 @@ describe('replay of recorded histories', () => {
         'patch-approval.json',
         'setup-approved-host-loss.json',
         'starter-signed.json',
+        'review-changes-requested.json',
       ]),
     );
   });

@@ -28,6 +28,17 @@ describe('run options', () => {
     await expect(buildRunInput({ repo, goal: 'g', model: 'scripted:/nope/missing.json' })).rejects.toThrow(/missing\.json/);
   });
 
+  it('--review and --review-model: each bad combination names what to fix; a reviewer script is made absolute', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    expect(await buildRunInput({ repo, goal: 'g', model })).not.toHaveProperty('review');
+    await expect(buildRunInput({ repo, goal: 'g', model, review: 'maybe' })).rejects.toThrow(/--review maybe: use off \(default\), on or required/);
+    await expect(buildRunInput({ repo, goal: 'g', model, reviewModel: model })).rejects.toThrow(/--review-model .*--review on/);
+    await expect(buildRunInput({ repo, goal: 'g', model, review: 'on', reviewModel: 'claude-opus-5' }, {})).rejects.toThrow(
+      /--review-model claude-opus-5 needs ANTHROPIC_API_KEY/,
+    );
+    expect(await buildRunInput({ repo, goal: 'g', model, review: 'required', reviewModel: model })).toMatchObject({ review: 'required', reviewModel: model });
+  });
+
   it('a real model without a key says how to get going', async () => {
     const repo = repoWith({ 'a.txt': 'x' });
     await expect(buildRunInput({ repo, goal: 'g', model: 'claude-sonnet-5-5' }, {})).rejects.toThrow(/ANTHROPIC_API_KEY.*scripted:FILE/);

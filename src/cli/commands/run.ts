@@ -41,6 +41,13 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     .option('--max-wall <d>', 'budget: wall time')
     .option('--max-output-tokens <n>', 'max tokens per model reply')
     .option('--temperature <t>', 'sampling temperature')
+    .addOption(
+      new Option(
+        '--review <mode>',
+        'an independent model review of the verified patch before it succeeds: on (a review that cannot be had is noted), required (then a person decides); default off',
+      ).choices(['off', 'on', 'required']),
+    )
+    .option('--review-model <m>', "the reviewer's model (default: the run's), or scripted:FILE")
     .option('--heartbeat-timeout <d>', 'how soon a dead worker is noticed')
     .option('--command-timeout <d>', 'longest a single command may run')
     .option('--detach', 'start and return the run id without following')

@@ -98,6 +98,8 @@ async function inputFor(req: CreateRun, runId: string): Promise<RunInput> {
     sandbox: req.sandbox,
     allowTestEdits: req.allowTestEdits,
     unverified: req.unverified,
+    review: req.review,
+    reviewModel: req.reviewModel,
     maxUsd: req.maxUsd?.toString(),
     maxTurns: req.maxTurns?.toString(),
     maxWall: req.maxWall,

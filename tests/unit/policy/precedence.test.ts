@@ -110,3 +110,19 @@ describe('a repo may tighten, not loosen, what its user allows', () => {
     expect(await evaluate('read_file', { path: '.env' }, ctx)).toMatchObject({ decision: 'allow' });
   });
 });
+
+describe('the independent review', () => {
+  it("an untrusted repo may require it (a tightening); the user's requirement stands over a repo that says nothing", async () => {
+    repo.file('.kiln/policy.json', JSON.stringify({ review: 'required' }));
+    expect((await settings()).policy.review).toBe('required');
+    repo.file('.kiln/policy.json', JSON.stringify({}));
+    expect((await settings()).policy.review).toBeUndefined();
+    writeFileSync(join(home, 'policy.json'), JSON.stringify({ review: 'required' }));
+    expect((await settings()).policy.review).toBe('required');
+  });
+
+  it('a policy cannot waive it: "off" is not a value a policy may hold', async () => {
+    repo.file('.kiln/policy.json', JSON.stringify({ review: 'off' }));
+    await expect(settings()).rejects.toThrow(/review/);
+  });
+});
