@@ -39,6 +39,10 @@ export interface RunFlags {
   /** off, on or required: an independent review of the verified patch before it succeeds */
   review?: string;
   reviewModel?: string;
+  /** parallel attempts: this many child runs at once, the first to succeed wins */
+  attempts?: string;
+  /** the children's models, in turn */
+  attemptModel?: string[];
   heartbeatTimeout?: string;
   commandTimeout?: string;
 }
@@ -84,6 +88,10 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (review !== 'off' && review !== 'on' && review !== 'required') throw new UsageError(`--review ${review}: use off (default), on or required`);
   if (f.reviewModel !== undefined && review === 'off') throw new UsageError('--review-model names the reviewer: add --review on or --review required');
   const reviewModel = f.reviewModel === undefined ? undefined : await modelSpecOf(f.reviewModel, '--review-model', env);
+  const attempts = f.attempts === undefined ? 1 : int(f.attempts, '--attempts', 1);
+  if (attempts > 8) throw new UsageError(`--attempts ${f.attempts}: at most 8 attempts run at once`);
+  if (f.attemptModel?.length && attempts < 2) throw new UsageError('--attempt-model names the models of parallel attempts: add --attempts N (2 or more)');
+  const attemptModels = await Promise.all((f.attemptModel ?? []).map((m) => modelSpecOf(m, '--attempt-model', env)));
   await loadRepoConfig(repo);
   await loadPolicyConfig(repo);
 
@@ -108,6 +116,8 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
     ...(f.unverified ? { allowUnverified: true } : {}),
     ...(review !== 'off' ? { review } : {}),
     ...(reviewModel ? { reviewModel } : {}),
+    ...(attempts > 1 ? { attempts } : {}),
+    ...(attemptModels.length ? { attemptModels } : {}),
     ...(f.protect?.length ? { protect: f.protect } : {}),
     approvalTimeoutMs: duration(f.approvalTimeout, '--approval-timeout', DEFAULTS.approvalTimeoutMs),
     humanTimeoutMs: duration(f.humanTimeout, '--human-timeout', DEFAULTS.humanTimeoutMs),

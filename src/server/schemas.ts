@@ -17,6 +17,8 @@ export const CreateRun = z
     unverified: z.boolean().optional(),
     review: z.enum(['off', 'on', 'required']).optional().describe('an independent model review of the verified patch before it succeeds (default off)'),
     reviewModel: z.string().min(1).max(500).optional().describe("the reviewer's model (default: the run's)"),
+    attempts: z.number().int().min(1).max(8).optional().describe('parallel attempts: this many child runs at once, the first to succeed wins'),
+    attemptModels: z.array(z.string().min(1).max(500)).max(8).optional().describe("the parallel attempts' models, in turn"),
     maxUsd: z.number().positive().max(10_000).optional().describe("the run's cost budget in USD (reserved against the tenant's day while it runs)"),
     maxTurns: z.number().int().positive().max(10_000).optional(),
     maxWall: z.string().max(20).optional().describe('a duration like 30m or 2h'),

@@ -151,6 +151,20 @@ export const RUN_INPUT_JSON_SCHEMA = {
       minLength: 1,
       maxLength: 4096,
     },
+    attempts: {
+      type: 'integer',
+      exclusiveMinimum: 0,
+      maximum: 8,
+    },
+    attemptModels: {
+      maxItems: 8,
+      type: 'array',
+      items: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 4096,
+      },
+    },
     protect: {
       maxItems: 200,
       type: 'array',

@@ -39,6 +39,8 @@ export const runInputSchema = z
     allowUnverified: z.boolean().optional(),
     review: z.enum(['off', 'on', 'required']).optional(),
     reviewModel: z.string().min(1).max(4096).optional(),
+    attempts: positiveInt.max(8).optional(),
+    attemptModels: z.array(z.string().min(1).max(4096)).max(8).optional(),
     /** a client may protect more paths, never fewer */
     protect: z.array(z.string().min(1).max(1000)).max(200).optional(),
     /** who started the run, as a server vouches: checked by the worker before the audit names them */

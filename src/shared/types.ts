@@ -69,6 +69,10 @@ export interface RunInput {
   review?: ReviewMode;
   /** the reviewer's model (absent: the run's) */
   reviewModel?: string;
+  /** parallel attempts: this many child runs of the goal at once, the first to succeed wins (absent or 1: one run) */
+  attempts?: number;
+  /** the children's models, child i the (i mod length)-th (absent: the run's model for all) */
+  attemptModels?: string[];
   /** upsert the KilnPhase/KilnRepo search attributes (only when the server has them) */
   searchAttributes?: boolean;
   /**
@@ -294,6 +298,18 @@ export interface RunState {
   startedBy?: { name: string; kind: string; tenant?: string };
   /** the independent reviews of its verified patches, first first (absent when none was asked) */
   reviews?: Review[];
+  /** a run of parallel attempts: its child runs as they stand (their own status has the rest) */
+  children?: FanOutChild[];
+  /** the child run whose work succeeded */
+  winner?: string;
+}
+
+export interface FanOutChild {
+  runId: string;
+  model: string;
+  /** as the parent last saw it: preparing until the child ended */
+  phase: Phase;
+  reason?: string;
 }
 
 export interface RunResult {

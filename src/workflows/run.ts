@@ -23,6 +23,7 @@ import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type Review, type RunInput, t
 import { KilnRepo } from '../shared/search-attributes.js';
 import { approvePatch, approveSetup } from './approval-gates.js';
 import { reviewRetryPrompt, reviewVerified } from './review.js';
+import { fanOut } from './fan-out.js';
 import { runAttempt } from './attempt.js';
 import { RunContext, type Carry } from './context.js';
 import { freshLoop, type LoopState } from '../loop/state.js';
@@ -35,6 +36,7 @@ export async function kilnRun(input: RunInput, carry?: Carry): Promise<RunResult
   // one ends here, before a single activity is scheduled for it (the worker checks it again).
   const problem = carry ? undefined : runInputProblemOf(input);
   if (problem !== undefined) return notAchieved(refused(input, problem));
+  if (!carry && (input.attempts ?? 1) > 1) return fanOut(input, input.attempts!);
   const r = await runToEnd(input, carry);
   if (r.state === 'blocked') return notAchieved(r);
   return r;

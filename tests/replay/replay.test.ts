@@ -66,6 +66,7 @@ describe('replay of recorded histories', () => {
         'setup-approved-host-loss.json',
         'starter-signed.json',
         'review-changes-requested.json',
+        'fan-out-first-wins.json',
       ]),
     );
   });

@@ -39,6 +39,16 @@ describe('run options', () => {
     expect(await buildRunInput({ repo, goal: 'g', model, review: 'required', reviewModel: model })).toMatchObject({ review: 'required', reviewModel: model });
   });
 
+  it('--attempts and --attempt-model: bounded, and models only with attempts', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    expect(await buildRunInput({ repo, goal: 'g', model })).not.toHaveProperty('attempts');
+    expect(await buildRunInput({ repo, goal: 'g', model, attempts: '3', attemptModel: [model] })).toMatchObject({ attempts: 3, attemptModels: [model] });
+    await expect(buildRunInput({ repo, goal: 'g', model, attempts: '9' })).rejects.toThrow(/--attempts 9: at most 8/);
+    await expect(buildRunInput({ repo, goal: 'g', model, attempts: 'two' })).rejects.toThrow(/--attempts two: expected a positive whole number/);
+    await expect(buildRunInput({ repo, goal: 'g', model, attemptModel: [model] })).rejects.toThrow(/--attempt-model .*--attempts N/);
+    await expect(buildRunInput({ repo, goal: 'g', model, attempts: '2', attemptModel: ['scripted:/nope.json'] })).rejects.toThrow(/nope\.json/);
+  });
+
   it('a real model without a key says how to get going', async () => {
     const repo = repoWith({ 'a.txt': 'x' });
     await expect(buildRunInput({ repo, goal: 'g', model: 'claude-sonnet-5-5' }, {})).rejects.toThrow(/ANTHROPIC_API_KEY.*scripted:FILE/);

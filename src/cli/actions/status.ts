@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { approvalProgress } from '../../shared/approver.js';
 import { PATCH_FILE } from '../../shared/paths.js';
-import type { RunState } from '../../shared/types.js';
+import type { FanOutChild, RunState } from '../../shared/types.js';
 import { TERMINAL_PHASES } from '../../shared/types.js';
 import { workflowUrl } from '../../client/runs.js';
 import { shellQuote } from '../../sandbox/shell-quote.js';
 
-export function formatStatus(st: RunState, uiUrl?: string): string {
+export function formatStatus(st: RunState, uiUrl?: string, children: ReadonlyArray<RunState | FanOutChild> = []): string {
   const b = st.budget;
   const done = TERMINAL_PHASES.includes(st.phase);
   const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? shellQuote(st.worktree) : `${shellQuote(st.worktree)} (removed)`;
@@ -35,6 +35,11 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
     lines.push(
       a.approvals ? `  waiting:   ${a.id} ${a.summary} — ${approvalProgress(a)}` : `  waiting:   ${a.id} ${a.summary} — kiln approve ${st.runId} ${a.id}`,
     );
+  if (children.length) lines.push(`  attempts:  ${children.length} at once${st.winner ? `; ${st.winner} won` : ''}`);
+  for (const c of children) {
+    lines.push(`    ${c.runId}: ${c.phase}${c.reason ? ` — ${c.reason.split('\n')[0]}` : ''} (${c.model})`);
+    for (const a of 'pendingApprovals' in c ? c.pendingApprovals : []) lines.push(`      waiting: ${a.id} ${a.summary} — kiln approve ${c.runId} ${a.id}`);
+  }
   for (const p of st.preApprovals ?? [])
     lines.push(
       `  pre-approved: ${p.id} \`${p.text}\` (${p.scope === 'run' ? 'every time' : 'once'}, by ${p.by}${p.answered.length ? `; answered ${p.answered.join(', ')}` : ''})`,

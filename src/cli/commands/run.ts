@@ -48,6 +48,11 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
       ).choices(['off', 'on', 'required']),
     )
     .option('--review-model <m>', "the reviewer's model (default: the run's), or scripted:FILE")
+    .option(
+      '--attempts <n>',
+      'parallel attempts: N child runs of the goal at once, each in its own worktree; the first to succeed wins, the others are cancelled',
+    )
+    .option('--attempt-model <m>', "the parallel attempts' models, in turn (repeatable; default: --model for all)", collect)
     .option('--heartbeat-timeout <d>', 'how soon a dead worker is noticed')
     .option('--command-timeout <d>', 'longest a single command may run')
     .option('--detach', 'start and return the run id without following')

@@ -23,7 +23,9 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
         }
         if (o.json) return out(JSON.stringify(st));
         const { formatStatus } = await import('../actions/status.js');
-        out(formatStatus(st, webUiUrl()));
+        // a run of parallel attempts: each child as it stands now, with what it waits for
+        const children = await Promise.all((st.children ?? []).map(async (c) => (await readState(handle.client.getHandle(c.runId))) ?? c));
+        out(formatStatus(st, webUiUrl(), children));
       });
     });
 }

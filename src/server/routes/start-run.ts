@@ -100,6 +100,8 @@ async function inputFor(req: CreateRun, runId: string): Promise<RunInput> {
     unverified: req.unverified,
     review: req.review,
     reviewModel: req.reviewModel,
+    attempts: req.attempts?.toString(),
+    attemptModel: req.attemptModels,
     maxUsd: req.maxUsd?.toString(),
     maxTurns: req.maxTurns?.toString(),
     maxWall: req.maxWall,

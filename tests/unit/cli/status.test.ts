@@ -28,4 +28,19 @@ describe('kiln status', () => {
     expect(text).toContain('[~] fix it');
     expect(text).toContain('kiln approve run-1 ap-1');
   });
+
+  it("a run of parallel attempts shows each child as it stands, and what each waits for under the child's id", () => {
+    const parent = initialState(testInput({ repo: '/r', model: 'scripted:/s.json', runId: 'run-2' }));
+    parent.phase = 'planning';
+    const waiting = initialState(testInput({ repo: '/r', model: 'scripted:/a.json', runId: 'run-2-a1' }));
+    waiting.phase = 'awaiting_approval';
+    waiting.pendingApprovals = [
+      { id: 'ap-1', toolUseId: 't', tool: 'run_command', summary: 'run_command: npm run lint', rule: 'r', reason: 'x', requestedAt: '', expiresAt: '' },
+    ];
+    const text = formatStatus(parent, undefined, [waiting, { runId: 'run-2-a2', model: 'scripted:/b.json', phase: 'blocked', reason: 'budget exhausted' }]);
+    expect(text).toContain('attempts:  2 at once');
+    expect(text).toContain('run-2-a1: awaiting_approval (scripted:/a.json)');
+    expect(text).toContain('waiting: ap-1 run_command: npm run lint — kiln approve run-2-a1 ap-1');
+    expect(text).toContain('run-2-a2: blocked — budget exhausted (scripted:/b.json)');
+  });
 });
