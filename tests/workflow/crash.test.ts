@@ -393,4 +393,32 @@ describe('crash resume (kill -9 of a real worker process)', () => {
       .map((l) => JSON.parse(l) as { type: string; ok?: boolean; held?: string });
     expect(events.filter((e) => e.type === 'setup').map((e) => (e.held ? 'held' : e.ok ? 'ran' : '?'))).toEqual(['held', 'ran', 'ran']);
   });
+
+  it("parallel attempts: the parent's worker is killed, a new one takes over, and cancelling the parent leaves no child running", async () => {
+    const sc = scenario();
+    const first = await sc.worker();
+    const lint = { name: 'run_command', input: { command: 'npm run lint', reason: 'lint first' } };
+    const script = writeScript(join(exampleRepo('kiln-script-'), '..'), 'fan-crash', {
+      steps: [{ tool_use: [lint] }, { tool_use: [{ name: 'finish', input: { summary: 'done' } }] }],
+    });
+    const input = testInput({ repo: exampleRepo(), model: `scripted:${script}`, attempts: 2 });
+    const h = await sc.start(input);
+    const children = [1, 2].map((i) => env.client.workflow.getHandle<typeof kilnRun>(`${input.runId}-a${i}`));
+    for (const c of children) {
+      for (;;) {
+        if ((await state(c))?.phase === 'awaiting_approval') break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const worktrees = await Promise.all(children.map(async (c) => (await state(c))!.worktree!));
+    await first.kill9();
+    await sc.worker();
+    await h.cancel();
+    await expect(h.result()).rejects.toThrow();
+    expect((await h.describe()).status.name).toBe('CANCELLED');
+    for (const [i, c] of children.entries()) {
+      expect((await c.describe()).status.name).toBe('CANCELLED');
+      expect(existsSync(worktrees[i]!), worktrees[i]).toBe(false);
+    }
+  });
 });
