@@ -443,7 +443,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
 }
 
 /** The reason of a run that succeeded with nothing verified: only a run started with --unverified gets there. */
-export const UNVERIFIED_REASON = 'UNVERIFIED: no checks ran; the work was not verified (the run was started with --unverified)';
+const UNVERIFIED_REASON = 'UNVERIFIED: no checks ran; the work was not verified (the run was started with --unverified)';
 
 /** A verdict no retry can fix goes to a person with what to do about it. */
 function stopForCause(v: Verdict): { next: 'needs_human'; reason: string } {
