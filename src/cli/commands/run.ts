@@ -67,8 +67,9 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
         import('../../client/no-checks.js'),
       ]);
     const input = await buildRunInput(o);
-    // the checks the run will have; with --include-uncommitted its base holds the checkout's AGENTS.md
-    const readAgents = o.includeUncommitted ? undefined : await noChecks.agentsAtBase(input.repo, input.base);
+    // the checks the run will have: --check, or the repo's, with AGENTS.md as the run's base holds
+    // it (with --include-uncommitted that base is the checkout as it is)
+    const readAgents = o.includeUncommitted || input.checks.length ? undefined : await noChecks.agentsAtBase(input.repo, input.base);
     const settings = await loadRunSettings(input.repo, {
       home: kilnHomeDir(),
       checks: input.checks,
