@@ -64,8 +64,8 @@ export async function lookNow(rec: RunRecord, state: string): Promise<Seen> {
 }
 
 /**
- * A command's completion, journaled (durably) as soon as it ended and its log was closed: a
- * retry after the worker died reports this outcome to the model instead of running it again.
+ * A command's completion, journaled as soon as it ended and its log was closed: a retry after
+ * the worker died reports this outcome to the model instead of running it again.
  */
 interface Finished {
   command: string;
@@ -120,7 +120,7 @@ export async function runCommand(
     return finishResult(deps, rec, call, text, true, 'command', summary);
   }
   // what stops a second run (this mark, and the completion below) must outlast the machine; a
-  // command safe to repeat is run again instead, and its lines are spared the flush (~4 ms each)
+  // command safe to repeat is run again instead, and its lines are spared the disk flush
   const journal = decision.safeToRepeat || isCheck ? writeJsonAtomic : writeJsonDurable;
   await journal(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
   const state = stateDir(repo, runId);
