@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { settingsFrom } from './settings.js';
 
-export type CrashPoint = 'model-turn' | 'command-running' | 'after-edit-write' | 'approval-requested' | 'verify';
+export type CrashPoint = 'model-turn' | 'command-running' | 'command-finished' | 'after-edit-write' | 'approval-requested' | 'verify';
 
 export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): (point: CrashPoint, key?: string | number) => void {
   const s = settingsFrom(env);

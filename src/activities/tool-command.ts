@@ -1,6 +1,7 @@
 /**
- * run_command's side of runTool: the sandbox it runs in, the journal line that keeps a command
- * that may not be repeated from running twice, and the looks at the worktree before and after.
+ * run_command's side of runTool: the sandbox it runs in, the journal lines that keep a command
+ * that may not be repeated from running twice (started) and let a retry report one that ended
+ * (finished), and the looks at the worktree before and after.
  */
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -11,7 +12,7 @@ import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandOptions, CommandResult } from '../sandbox/types.js';
 import type { RunToolResult } from '../shared/contracts.js';
-import { runDir, stateDir, writeJsonAtomic, readJson, type RunRecord } from '../store/run-files.js';
+import { runDir, stateDir, writeJsonAtomic, writeJsonDurable, readJson, type RunRecord } from '../store/run-files.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { openOutputLog, outputLogCap } from './output-log.js';
@@ -62,6 +63,34 @@ export async function lookNow(rec: RunRecord, state: string): Promise<Seen> {
   return known ? { ...known, remembered: true } : snapshotWorktree(rec.worktree, rec.baseCommit, state, { changed: true });
 }
 
+/**
+ * A command's completion, journaled as soon as it ended and its log was closed: a retry after
+ * the worker died reports this outcome to the model instead of running it again.
+ */
+interface Finished {
+  command: string;
+  /** the output redacted; the rest of the sandbox's result as it was */
+  res: CommandResult;
+  limit: number;
+  logNote: string;
+  /** the worktree's tree before it, when one was seen; what it changed is measured from it */
+  before?: string;
+  readOnly: boolean;
+  decision: PolicyDecision;
+}
+
+function finishedPath(repo: string, runId: string, id: string): string {
+  return join(stateDir(repo, runId), 'journal', `${id}.finished.json`);
+}
+
+/** A command call whose completion was journaled before its worker died: its result, from the journal. */
+export async function reportJournaledCommand(deps: ToolDeps, rec: RunRecord, call: StoredCall, summary: string): Promise<RunToolResult | undefined> {
+  const done = await readJson<Finished>(finishedPath(rec.input.repo, rec.input.runId, call.id));
+  if (!done) return undefined;
+  deps.decided.set(call.id, done.decision);
+  return reportCommand(deps, rec, call, summary, done, undefined);
+}
+
 export async function runCommand(
   deps: ToolDeps,
   rec: RunRecord,
@@ -90,7 +119,10 @@ export async function runCommand(
     const text = `run_command is refused: ${(err as Error).message}`;
     return finishResult(deps, rec, call, text, true, 'command', summary);
   }
-  await writeJsonAtomic(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
+  // what stops a second run (this mark, and the completion below) must outlast the machine; a
+  // command safe to repeat is run again instead, and its lines are spared the disk flush
+  const journal = decision.safeToRepeat || isCheck ? writeJsonAtomic : writeJsonDurable;
+  await journal(sp, { at: new Date().toISOString(), name: call.name } satisfies Started);
   const state = stateDir(repo, runId);
   // a plain reader runs with the worktree read-only, and then the look before it is the look
   // after it: the kernel keeps it so (policy/read-only.ts)
@@ -121,16 +153,36 @@ export async function runCommand(
   clearTimeout(crashTimer);
   // the run was cancelled: the command's group is dead; say so to the workflow, which waits for it
   stopIfCancelled(`run_command: ${command.slice(0, 200)}`);
-  const changed = await lookAfter(rec, res, seenBefore, before, readOnly);
-  const status = res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
-  const kept = await log.close(`\n[${status}]\n`);
-  const body = redact(res.output);
-  const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut here; ${kept.note}]` : '';
+  const kept = await log.close(`\n[${commandStatus(res, limit)}]\n`);
+  const done: Finished = { command, res: { ...res, output: redact(res.output) }, limit, logNote: kept.note, readOnly, decision, ...(before ? { before } : {}) };
+  await journal(finishedPath(repo, runId, call.id), done);
+  deps.crash('command-finished');
+  return reportCommand(deps, rec, call, summary, done, seenBefore);
+}
+
+function commandStatus(res: CommandResult, limit: number): string {
+  return res.timedOut ? `timed out after ${limit} ms (killed)` : res.exitCode === null ? `killed by ${res.signal}` : `exit code ${res.exitCode}`;
+}
+
+/** The model's result of a finished command: what it printed, how it ended, what it changed. */
+async function reportCommand(
+  deps: ToolDeps,
+  rec: RunRecord,
+  call: StoredCall,
+  summary: string,
+  done: Finished,
+  seenBefore: Seen | undefined,
+): Promise<RunToolResult> {
+  const { command, res, limit } = done;
+  const isCheck = rec.checks.includes(command.trim());
+  const changed = await lookAfter(rec, res, seenBefore, done.before, done.readOnly);
+  const status = commandStatus(res, limit);
+  const note = res.truncated ? `\n[output was ${res.outputBytes} bytes; the middle was cut here; ${done.logNote}]` : '';
   const sandboxNote = res.sandboxed ? '' : '\n[sandbox OFF: this command ran unsandboxed]';
   const changedNote = changed.length
     ? `\n[this command changed ${changed.length} file(s): ${changed.slice(0, 20).join(', ')}${changed.length > 20 ? ', …' : ''}]`
     : '';
-  const text = `$ ${command}\n${status}${sandboxNote}\n${body}${note}${changedNote}`;
+  const text = `$ ${command}\n${status}${sandboxNote}\n${res.output}${note}${changedNote}`;
   const ok = res.exitCode === 0 && !res.timedOut;
   const ranChecks = res.timedOut ? [] : await checksCovered(command, rec.checks, ok);
   return finishResult(
@@ -147,7 +199,7 @@ export async function runCommand(
     isCheck && !res.timedOut ? command.trim() : undefined,
     changed,
     ranChecks,
-    kept.note,
+    done.logNote,
   );
 }
 

@@ -35,7 +35,7 @@ import { isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
 import { runPolicy } from './run-policy.js';
 import { changedAtMost, forgetWorktreeTreeForEdit, knownSnapshot, lookAfterEdit } from './snapshot.js';
-import { lookNow, runCommand, type Seen } from './tool-command.js';
+import { lookNow, reportJournaledCommand, runCommand, type Seen } from './tool-command.js';
 import { HISTORY_SUMMARY_MAX_CHARS, callPath, finishResult, readStoredResult, record, startedPath, type Started, type StoredCall } from './tool-results.js';
 
 /**
@@ -97,10 +97,13 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
       { status: 'denied', summary: parsed.error.slice(0, 200), rule: 'tool.invalid-input', reason: parsed.error },
     );
 
+  const runsCommand = COMMAND_TOOLS.has(call.name);
+  // a command that ended before its worker died is reported as it ended, not judged or run again
+  const finished = runsCommand ? await reportJournaledCommand(deps, rec, call, describeCall(parsed)) : undefined;
+  if (finished) return finished;
   // a command is judged on the files this run changed, and the same look is its "before"
   const st = stateDir(rec.input.repo, rec.input.runId);
   // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
-  const runsCommand = COMMAND_TOOLS.has(call.name);
   const known = runsCommand ? await knownSnapshot(st) : undefined;
   const atMost = runsCommand && !known ? await changedAtMost(st) : undefined;
   const snap: Seen | undefined = !runsCommand || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);

@@ -44,6 +44,8 @@ export interface RunSettings {
   from: { policy: string; checks: string; setup: string };
   /** the repo's loosenings that were not applied, one line each */
   ignored: string[];
+  /** the repo's own checks, named but not applied (not trusted): the run has none unless given */
+  ignoredChecks?: { file: string; checks: string[] };
 }
 
 /**
@@ -149,6 +151,7 @@ export function resolveRunSettings(user: UserLayer, repo: RepoLayer, trust: Trus
 
   let checks = user.checks;
   let checksFrom = '--check';
+  let ignoredChecks: RunSettings['ignoredChecks'];
   if (!checks.length) {
     const repoChecks = repo.config.checks.length ? { file: '.kiln/config', checks: repo.config.checks } : repo.agents;
     checksFrom = 'none';
@@ -157,6 +160,7 @@ export function resolveRunSettings(user: UserLayer, repo: RepoLayer, trust: Trus
         checks = repoChecks.checks;
         checksFrom = `${repoChecks.file} (trusted)`;
       } else {
+        ignoredChecks = repoChecks;
         ignored.push(`${repoChecks.file} checks [${list(repoChecks.checks)}]: ignored, the repo's configuration is ${why}; pass --check or run \`kiln trust\``);
       }
     }
@@ -179,7 +183,17 @@ export function resolveRunSettings(user: UserLayer, repo: RepoLayer, trust: Trus
     if (trusted) brought[key] = repo.config[key];
     else ignored.push(`.kiln/config ${key} [${list(repo.config[key])}]: ignored, the repo's configuration is ${why}; run \`kiln trust\``);
   }
-  return { policy, mode, checks, setup, ...brought, trust, from: { policy: policyFrom, checks: checksFrom, setup: setupFrom }, ignored };
+  return {
+    policy,
+    mode,
+    checks,
+    setup,
+    ...brought,
+    trust,
+    from: { policy: policyFrom, checks: checksFrom, setup: setupFrom },
+    ignored,
+    ...(ignoredChecks ? { ignoredChecks } : {}),
+  };
 }
 
 /** The lines `kiln run` prints at start: where the effective policy, checks and setup came from. */
@@ -202,6 +216,8 @@ export interface LoadRunSettingsOptions {
   approvalMode: ApprovalMode;
   /** where AGENTS.md is read for checks (the run's worktree); default: the repo */
   agentsDir?: string;
+  /** or how it is read: `kiln run` reads it at the run's base commit, as the worktree will hold it */
+  readAgents?: (name: string) => Promise<string | undefined>;
 }
 
 /** Reads every layer from disk and resolves them; config errors throw the loaders' named errors. */
@@ -220,12 +236,12 @@ export async function loadRunSettings(repo: string, o: LoadRunSettingsOptions): 
   let trust = repoTrust(repo, o.home);
   if (!repoLayer.config.checks.length) {
     for (const name of ['AGENTS.md', 'CLAUDE.md']) {
-      const text = await readFile(join(o.agentsDir ?? repo, name), 'utf8').catch(() => undefined);
+      const text = o.readAgents ? await o.readAgents(name) : await readFile(join(o.agentsDir ?? repo, name), 'utf8').catch(() => undefined);
       const checks = text ? checksFromAgentsMd(text) : [];
       if (!checks.length) continue;
       repoLayer.agents = { file: name, checks };
       // the trust hash covers the checkout's file; checks read elsewhere (a worktree at another base) must match it
-      if (o.agentsDir && trust === 'trusted' && (await readFile(join(repo, name), 'utf8').catch(() => undefined)) !== text) trust = 'changed';
+      if ((o.agentsDir || o.readAgents) && trust === 'trusted' && (await readFile(join(repo, name), 'utf8').catch(() => undefined)) !== text) trust = 'changed';
       break;
     }
   }

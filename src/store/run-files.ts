@@ -2,7 +2,7 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -121,6 +121,34 @@ async function inDir(path: string, write: () => Promise<void>): Promise<void> {
     await mkdir(dirname(path), { recursive: true });
     await write();
   }
+}
+
+/**
+ * writeJsonAtomic that survives the machine, not only the process: the file is flushed before the
+ * rename and the directory after it. For journal lines a retry acts on (a command that must not
+ * run twice); each costs a disk flush, so not for files rewritten every turn.
+ */
+export async function writeJsonDurable(path: string, value: unknown): Promise<void> {
+  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await inDir(tmp, async () => {
+      const fh = await open(tmp, 'w');
+      try {
+        await fh.writeFile(jsonText(value, true));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  const dir = await open(dirname(path), 'r');
+  // some filesystems refuse to flush a directory: the rename is then as durable as they make it
+  await dir.sync().catch(() => undefined);
+  await dir.close();
 }
 
 export async function writeTextAtomic(path: string, text: string): Promise<void> {

@@ -145,8 +145,9 @@ async function judge(ctx: RunContext, ended: LoopState, verdict: Verdict): Promi
     }
     if (!stale) stale = await approvePatch(ctx, bound);
     if (!stale) {
-      state.reason = undefined;
-      ctx.phase('succeeded');
+      // succeeded with no checks run (--unverified) says so wherever the end state is shown
+      state.reason = ctx.prep!.checks.length ? undefined : UNVERIFIED_REASON;
+      ctx.phase('succeeded', state.reason);
       return { kind: 'finish', ok: true, verifiedTree: bound };
     }
     // not the model's failure (its turns were over): no attempt is spent, a person decides
@@ -461,6 +462,9 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
     acceptedBy: state.acceptedBy,
   };
 }
+
+/** The reason of a run that succeeded with nothing verified: only a run started with --unverified gets there. */
+const UNVERIFIED_REASON = 'UNVERIFIED: no checks ran; the work was not verified (the run was started with --unverified)';
 
 /** A verdict no retry can fix goes to a person with what to do about it. */
 function stopForCause(v: Verdict): { next: 'needs_human'; reason: string } {

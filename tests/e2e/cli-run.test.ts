@@ -202,7 +202,8 @@ describe('kiln dev + kiln run', () => {
     mkdirSync(join(repo, '.kiln'), { recursive: true });
     writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ setup: ['echo from-repo'], link: ['vendor'] }));
     writeFileSync(join(repo, '.kiln', 'policy.json'), JSON.stringify({ allowSensitive: ['**'] }));
-    const r = await kiln([...runArgs(repo, `untrusted-${process.pid}`), '--sandbox', 'off'], { env, timeoutMs: 90_000 });
+    // --unverified: with its checks ignored, the run would otherwise be refused before the banner
+    const r = await kiln([...runArgs(repo, `untrusted-${process.pid}`), '--sandbox', 'off', '--unverified'], { env, timeoutMs: 90_000 });
     const lines = r.stdout.split('\n');
     expect(lines).toContain('checks: (none)  [from none]');
     expect(lines).toContain('setup:  (none)  [from none]');
@@ -225,6 +226,66 @@ describe('kiln dev + kiln run', () => {
     expect(r.stderr).toMatch(/^checks: .+ {2}\[from AGENTS\.md \(trusted\)\]$/m);
     expect(r.stderr).not.toContain('IGNORED');
     await kiln(['cancel', `trusted-${process.pid}`], { env });
+  });
+
+  it("no checks (an untrusted repo's AGENTS.md): kiln run says so before it starts anything, naming --check, kiln trust and --unverified; exit 2", async () => {
+    // trusted in another KILN_HOME: here its AGENTS.md checks are ignored, and nothing else names one
+    const repo = exampleRepo('kiln-e2e-nochecks-', mkdtempSync(join(tmpdir(), 'kiln-e2e-elsewhere-')));
+    const id = `nochecks-${process.pid}`;
+    const began = Date.now();
+    const r = await kiln(runArgs(repo, id), { env, timeoutMs: 60_000 });
+    const ms = Date.now() - began;
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^kiln: no checks: nothing would verify this run/);
+    expect(lines[0]).toContain(`AGENTS.md names checks (npm test) but the repo's configuration is not trusted`);
+    for (const way of ['--check CMD', `\`kiln trust --repo ${repo}\``, '--unverified']) expect(lines[0]).toContain(way);
+    expect(r.stdout).toBe('');
+    // nothing started: no execution, no worktree, no run files, so no model call
+    await expect(client.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(existsSync(join(repo, '.kiln'))).toBe(false);
+    console.log(`kiln run with no checks: refused in ${ms} ms, before any model call`);
+  });
+
+  it('control: the same untrusted repo starts with --check; --detach starts it as before, and it waits for a person at the end', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'kiln-e2e-elsewhere-'));
+    const checked = `checked-${process.pid}`;
+    const run = spawnKiln([...runArgs(exampleRepo('kiln-e2e-check-', elsewhere), checked), '--check', 'npm test'], { env });
+    live.push(run);
+    await run.waitFor(`started ${checked}`);
+    expect(run.stdout()).toContain('checks: npm test  [from --check]');
+    expect((await kiln(['cancel', checked], { env })).code).toBe(0);
+    await exitOf(run, 60_000);
+
+    const detached = `detached-nochecks-${process.pid}`;
+    const d = await kiln([...runArgs(exampleRepo('kiln-e2e-detach-', elsewhere), detached), '--detach'], { env });
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.stdout.trim()).toBe(`started ${detached}`);
+    await awaitingApproval(detached);
+    expect((await kiln(['approve', detached], { env })).code).toBe(0);
+    const parked = await until(`${detached} waits for a person`, async () => {
+      const st = await state(detached);
+      return st?.phase === 'needs_human' ? st : undefined;
+    });
+    expect(parked.reason).toBe('no checks: say how to verify, or accept');
+    console.log(`detached with no checks: ${parked.turn} model turns taken before it waits for a person`);
+    await client.workflow.getHandle(detached).cancel();
+  });
+
+  it('--unverified on a repo with no checks: the run starts, and its end says UNVERIFIED, not a plain succeeded', async () => {
+    const repo = exampleRepo('kiln-e2e-unverified-', mkdtempSync(join(tmpdir(), 'kiln-e2e-elsewhere-')));
+    const id = `unverified-${process.pid}`;
+    const run = spawnKiln([...runArgs(repo, id), '--unverified', '--output-format', 'json'], { env });
+    live.push(run);
+    await awaitingApproval(id);
+    expect((await kiln(['approve', id], { env })).code).toBe(0);
+    const { code } = await exitOf(run, 120_000);
+    expect(code, run.stderr()).toBe(0);
+    expect(run.stderr()).toContain('UNVERIFIED allowed (--unverified)');
+    expect(run.stderr()).toMatch(new RegExp(`✔ ${id}: succeeded — UNVERIFIED: no checks ran`));
+    const r = JSON.parse(lastLine(run.stdout())) as { state: string; reason: string | null };
+    expect(r).toMatchObject({ state: 'succeeded', reason: expect.stringMatching(/^UNVERIFIED: no checks ran/) });
   });
 
   it('the same --id ten times at once: one execution, one worktree, every call exits 0', async () => {

@@ -246,6 +246,40 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(existsSync(join(r.artifactsDir, 'events.jsonl'))).toBe(true);
   });
 
+  it('just after a command ended (its completion journaled): the retry reports how it ended, and it is not run again', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    // writes (not safe to repeat), prints, and fails: each part of its outcome must reach the model
+    const command = 'echo ran >> count.txt; echo kiln-finished-output; exit 3';
+    const script = writeScript(join(repo, '..'), 'finished-command', {
+      steps: [
+        { tool_use: [{ name: 'run_command', input: { command, reason: 'a job that must not run twice' } }] },
+        {
+          // the output itself, after its status line (the command line above it names it too)
+          expect: { tool_result_contains: 'exit code 3\nkiln-finished-output', user_contains: 'this command changed 1 file(s): count.txt' },
+          tool_use: [{ name: 'edit', input: { path: 'a.txt', old_string: 'one', new_string: 'two' } }],
+        },
+        { tool_use: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    });
+    const sc = scenario('command-finished');
+    const first = await sc.worker();
+    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, sandbox: 'bwrap', allowUnverified: true }));
+    await first.exited;
+    const killedAt = Date.now();
+    expect(first.output()).toContain('test crash point command-finished');
+    await sc.worker();
+    const r = await outcome(h);
+    expect(r.state, r.reason).toBe('succeeded');
+    const patch = readFileSync(r.patchPath, 'utf8');
+    expect(patch.match(/^\+ran$/gm), 'the command ran once').toHaveLength(1);
+    expect(patch).toContain('+two');
+    expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).not.toContain('outcome of this command is unknown');
+    // the command ran inside the turn activity (it takes turns ahead): that activity is retried
+    console.log(
+      `a kill just after a command ended: the turn is retried ${(recoveryMs(r, killedAt, 'agentTurn') / 1000).toFixed(1)} s later (heartbeat timeout 3 s)`,
+    );
+  });
+
   it('killed while a cancel stops it: a new worker still ends the run cancelled, with who cancelled and its clean-up', async () => {
     const repo = repoWith({ 'a.txt': 'one\n' });
     const marker = `kiln-cancel-crash-${process.pid}-${Date.now()}`;

@@ -41,6 +41,8 @@ describe('verdict causes', () => {
     );
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
+    // the end state itself says nothing was verified, not only the start banner and the audit
+    expect(r.reason).toMatch(/^UNVERIFIED: no checks ran/);
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('unverified allowed');
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('UNVERIFIED');
   });

@@ -32,7 +32,10 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
       ).choices(['strict', 'default', 'auto']),
     )
     .option('--allow-test-edits', 'let the coder change protected test files')
-    .option('--unverified', 'allow the run to succeed when the repo has no checks (otherwise it waits for a person)')
+    .option(
+      '--unverified',
+      'with no checks, let the run succeed unverified (its end says UNVERIFIED); without it, such a run is refused before it starts (--detach: it waits for a person at the end)',
+    )
     .option('--approval-timeout <d>', 'how long an approval may wait before the run needs a person (e.g. 30m, 1d)')
     .option('--human-timeout <d>', 'how long needs_human waits before the run ends blocked')
     .option('--max-turns <n>', 'budget: model turns')
@@ -65,7 +68,7 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     o.goal = await readGoal(o);
     if (o.includeUncommitted && o.base)
       throw new UsageError('--include-uncommitted starts from HEAD plus the working tree: drop --base, or commit and use --base');
-    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }] =
+    const [{ buildRunInput }, { baseForRun }, { loadRepoConfig }, { shellQuote }, { describeRunSettings, loadRunSettings }, { kilnHomeDir }, noChecks] =
       await Promise.all([
         import('../../client/run-options.js'),
         import('../../client/uncommitted.js'),
@@ -73,8 +76,22 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
         import('../../sandbox/shell-quote.js'),
         import('../../policy/precedence.js'),
         import('../../policy/trust.js'),
+        import('../../client/no-checks.js'),
       ]);
     const input = await buildRunInput(o);
+    // the checks the run will have: --check, or the repo's, with AGENTS.md as the run's base holds
+    // it (with --include-uncommitted that base is the checkout as it is)
+    const readAgents = o.includeUncommitted || input.checks.length ? undefined : await noChecks.agentsAtBase(input.repo, input.base);
+    const settings = await loadRunSettings(input.repo, {
+      home: kilnHomeDir(),
+      checks: input.checks,
+      setup: input.setup,
+      approvalMode: input.approvalMode,
+      ...(readAgents ? { readAgents } : {}),
+    });
+    // followed, a run that nothing can verify is refused before anything starts; detached, it is
+    // started as before and waits for a person at the end (a script may mean to answer it there)
+    if (!o.detach && !settings.checks.length && !input.allowUnverified) throw noChecks.noChecksError(settings, input.repo, shellQuote);
     // machine-readable stdout: people's progress goes to stderr so `| jq` sees only JSON
     const machine = o.json || o.outputFormat === 'json';
     // with --detach stdout stays the run id alone, so the settings lines go to stderr too
@@ -83,7 +100,6 @@ export function addRunCommand(program: Command, out: (s: string) => void): void 
     input.base = start.base;
     if (start.warning) process.stderr.write(`${start.warning}\n`);
     if (start.note) say(start.note);
-    const settings = await loadRunSettings(input.repo, { home: kilnHomeDir(), checks: input.checks, setup: input.setup, approvalMode: input.approvalMode });
     const [
       { connectClient: connect },
       { hasKilnSearchAttributes, startRun, startInput, webUiUrl, workflowUrl, Contact, follow, outcome, formatSummary, jsonSummary },
