@@ -11,56 +11,38 @@ import { colourOn, paintSummary } from '../colour.js';
 import { collect } from '../program.js';
 
 export function addRunCommand(program: Command, out: (s: string) => void): void {
-  const run = program
-    .command('run')
-    .summary('Start a run on a repo and follow it live')
-    .description('Start a run on a repo and follow it live (exits 0 only when it succeeds)')
-    .requiredOption('--repo <dir>', 'the git repository to work on')
-    .option('--goal <text>', 'what the change should achieve ("-" reads it from stdin)')
-    .option('--goal-file <file>', 'read the goal from a file (for long goals)')
-    .option('--check <cmd>', 'a check command (repeatable; default: .kiln/config or AGENTS.md)', collect)
-    .option('--setup <cmd>', 'a setup command run once in the fresh worktree, with network (repeatable)', collect)
-    .option('--model <m>', 'model id, or scripted:FILE for the offline scripted model')
-    .option('--id <key>', 'run id and idempotency key: the same id attaches to the existing run')
-    .option('--base <ref>', 'commit to start from (default HEAD)')
-    .option('--include-uncommitted', "start from the checkout's working tree: uncommitted and untracked files included (docs/uncommitted.md)")
-    .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
-    .addOption(
-      new Option(
-        '--approval-mode <mode>',
-        'strict: ask before any command that may write (a redirection or an output option counts) unless it is a check or allowlisted; auto: never ask, deny instead',
-      ).choices(['strict', 'default', 'auto']),
-    )
-    .option('--allow-test-edits', 'let the coder change protected test files')
-    .option(
-      '--unverified',
-      'with no checks, let the run succeed unverified (its end says UNVERIFIED); without it, such a run is refused before it starts (--detach: it waits for a person at the end)',
-    )
-    .option('--approval-timeout <d>', 'how long an approval may wait before the run needs a person (e.g. 30m, 1d)')
-    .option('--human-timeout <d>', 'how long needs_human waits before the run ends blocked')
-    .option('--max-turns <n>', 'budget: model turns')
-    .option('--max-tokens <n>', 'budget: total tokens')
-    .option('--max-usd <n>', 'budget: cost in USD')
-    .option('--max-wall <d>', 'budget: wall time')
-    .option('--max-output-tokens <n>', 'max tokens per model reply')
-    .option('--temperature <t>', 'sampling temperature')
-    .addOption(
-      new Option(
-        '--review <mode>',
-        'an independent model review of the verified patch before it succeeds: on (a review that cannot be had is noted), required (then a person decides); default off',
-      ).choices(['off', 'on', 'required']),
-    )
-    .option('--review-model <m>', "the reviewer's model (default: the run's), or scripted:FILE")
-    .option(
-      '--attempts <n>',
-      'parallel attempts: N child runs of the goal at once, each in its own worktree; the first to succeed wins, the others are cancelled',
-    )
-    .option('--attempt-model <m>', "the parallel attempts' models, in turn (repeatable; default: --model for all)", collect)
-    .option('--heartbeat-timeout <d>', 'how soon a dead worker is noticed')
-    .option('--command-timeout <d>', 'longest a single command may run')
-    .option('--detach', 'start and return the run id without following')
-    .option('--json', 'JSON lines on stdout: one event a line, the summary last (progress goes to stderr)')
-    .addOption(new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'));
+  const run = withLimitsAndAttempts(
+    program
+      .command('run')
+      .summary('Start a run on a repo and follow it live')
+      .description('Start a run on a repo and follow it live (exits 0 only when it succeeds)')
+      .requiredOption('--repo <dir>', 'the git repository to work on')
+      .option('--goal <text>', 'what the change should achieve ("-" reads it from stdin)')
+      .option('--goal-file <file>', 'read the goal from a file (for long goals)')
+      .option('--check <cmd>', 'a check command (repeatable; default: .kiln/config or AGENTS.md)', collect)
+      .option('--setup <cmd>', 'a setup command run once in the fresh worktree, with network (repeatable)', collect)
+      .option('--model <m>', 'model id, or scripted:FILE for the offline scripted model')
+      .option('--id <key>', 'run id and idempotency key: the same id attaches to the existing run')
+      .option('--base <ref>', 'commit to start from (default HEAD)')
+      .option('--include-uncommitted', "start from the checkout's working tree: uncommitted and untracked files included (docs/uncommitted.md)")
+      .addOption(new Option('--sandbox <mode>', 'command sandbox; "off" runs commands unsandboxed (unsafe)').choices(['bwrap', 'off']))
+      .addOption(
+        new Option(
+          '--approval-mode <mode>',
+          'strict: ask before any command that may write (a redirection or an output option counts) unless it is a check or allowlisted; auto: never ask, deny instead',
+        ).choices(['strict', 'default', 'auto']),
+      )
+      .option('--allow-test-edits', 'let the coder change protected test files')
+      .option(
+        '--unverified',
+        'with no checks, let the run succeed unverified (its end says UNVERIFIED); without it, such a run is refused before it starts (--detach: it waits for a person at the end)',
+      )
+      .option('--detach', 'start and return the run id without following')
+      .option('--json', 'JSON lines on stdout: one event a line, the summary last (progress goes to stderr)')
+      .addOption(
+        new Option('--output-format <format>', 'text, or json: one JSON object with the outcome at the end').choices(['text', 'json']).default('text'),
+      ),
+  );
   run.action(async (o: RunFlags & { goalFile?: string; detach?: boolean; json?: boolean; outputFormat: 'text' | 'json'; includeUncommitted?: boolean }) => {
     // the Temporal client loads while git and the config files are read; a bad flag still fails first
     const temporal = Promise.all([import('../../temporal/connection.js'), import('../../client/runs.js')]);
@@ -168,4 +150,31 @@ async function readGoal(o: { goal?: string; goalFile?: string }): Promise<string
   }
   if (!o.goal?.trim()) throw new UsageError('--goal TEXT is required (or --goal-file FILE, or --goal - to read stdin): what the change should achieve');
   return o.goal;
+}
+
+/** The run's budgets and timeouts, its review and its parallel attempts. */
+function withLimitsAndAttempts(cmd: Command): Command {
+  return cmd
+    .option('--approval-timeout <d>', 'how long an approval may wait before the run needs a person (e.g. 30m, 1d)')
+    .option('--human-timeout <d>', 'how long needs_human waits before the run ends blocked')
+    .option('--max-turns <n>', 'budget: model turns')
+    .option('--max-tokens <n>', 'budget: total tokens')
+    .option('--max-usd <n>', 'budget: cost in USD')
+    .option('--max-wall <d>', 'budget: wall time')
+    .option('--max-output-tokens <n>', 'max tokens per model reply')
+    .option('--temperature <t>', 'sampling temperature')
+    .addOption(
+      new Option(
+        '--review <mode>',
+        'an independent model review of the verified patch before it succeeds: on (a review that cannot be had is noted), required (then a person decides); default off',
+      ).choices(['off', 'on', 'required']),
+    )
+    .option('--review-model <m>', "the reviewer's model (default: the run's), or scripted:FILE")
+    .option(
+      '--attempts <n>',
+      'parallel attempts: N child runs of the goal at once, each in its own worktree; the first to succeed wins, the others are cancelled',
+    )
+    .option('--attempt-model <m>', "the parallel attempts' models, in turn (repeatable; default: --model for all)", collect)
+    .option('--heartbeat-timeout <d>', 'how soon a dead worker is noticed')
+    .option('--command-timeout <d>', 'longest a single command may run');
 }
