@@ -35,7 +35,9 @@ export type Fault =
   /** a 200 whose body is not a reply */
   | { fault: 'malformed' }
   /** a reply streamed through its usage (message_delta), then an event that is not JSON: billed, and unreadable */
-  | { fault: 'unreadable'; reply?: FaultReply };
+  | { fault: 'unreadable'; reply?: FaultReply }
+  /** a reply streamed through its usage (message_delta), then pings and no message_stop until the client goes: billed, never whole */
+  | { fault: 'held'; reply?: FaultReply };
 
 /** One answer: a reply, or a fault. */
 export type FaultStep = FaultReply | Fault;
@@ -252,14 +254,16 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
           recorded.served = told(start, false);
           return void res.write(sseEvents({ content: [] }, { ...start, content: [] })[0]);
         }
-        if (step.fault === 'unreadable') {
+        if (step.fault === 'unreadable' || step.fault === 'held') {
           const reply = step.reply ?? { content: [{ type: 'text', text: 'a reply that never arrives whole' }] };
           const msg = message(reply, ++seq, String(body.model ?? 'model'));
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          // every event up to message_delta (the reply's usage is final), then message_stop broken
+          // every event up to message_delta: the reply's usage is final, and billed
           for (const e of sseEvents(reply, msg).slice(0, -1)) res.write(e);
           recorded.served = told(msg, true);
-          return res.end('event: message_stop\ndata: {"type":"message_stop",oops\n\n');
+          if (step.fault === 'unreadable') return res.end('event: message_stop\ndata: {"type":"message_stop",oops\n\n');
+          const ping = setInterval(() => res.write('event: ping\ndata: {"type":"ping"}\n\n'), PING_EVERY_MS);
+          return void res.on('close', () => clearInterval(ping));
         }
         res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
         return res.end(body.stream ? 'event: message_start\ndata: {"type":"message_start","message":{oops\n\n' : '{"id":"msg_broken","content":[');

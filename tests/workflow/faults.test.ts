@@ -22,6 +22,7 @@ import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { ledger, ledgerTotal, servedTotal } from '../helpers/ledger.js';
 import { outcome } from '../../src/client/runs.js';
 import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
 
@@ -54,31 +55,6 @@ const MODEL = 'claude-sonnet-4-6';
 const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
 const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
-const ledger = (r: RunResult) =>
-  readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-/** What the ledger says the run was billed: every line's usage, a reply (message id) once. */
-function ledgerTotal(r: RunResult): { input: number; output: number } {
-  const seen = new Set<unknown>();
-  const total = { input: 0, output: 0 };
-  for (const l of ledger(r)) {
-    const usage = l.usage as { input: number; output: number } | undefined;
-    if (!usage || (l.message !== undefined && seen.has(l.message))) continue;
-    seen.add(l.message);
-    total.input += usage.input;
-    total.output += usage.output;
-  }
-  return total;
-}
-
-/** What the fault server told the client these requests cost. */
-function servedTotal(reqs: RecordedRequest[]): { input: number; output: number } {
-  return reqs.reduce((a, q) => ({ input: a.input + (q.served?.input ?? 0), output: a.output + (q.served?.output ?? 0) }), { input: 0, output: 0 });
-}
-
 /** The last steps of a run that succeeds: the model adds b.txt, runs the check and finishes. */
 function addsB(): void {
   api.push(reply(use('create_file', { path: 'b.txt', content: 'b\n' })));
