@@ -47,9 +47,8 @@ export interface Asked {
 /**
  * The model call of one turn, every call in the cost ledger (model-calls.jsonl): a line before
  * the call, so a call whose worker died still counts, one when the API has billed it, and one
- * after it. A
- * reply the loop must not act on is refused here and the model asked again, a bounded number of
- * times; the turn's usage is the sum of all its calls.
+ * after it. A reply the loop must not act on is refused here and the model asked again, a bounded
+ * number of times; the turn's usage is the sum of all its calls.
  */
 export async function askModel(
   deps: ActivityDeps,
