@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { redact } from '../redact/index.js';
 import { KilnError } from '../shared/errors.js';
+import type { AgentTurnResult, TurnsTaken } from '../shared/contracts.js';
 
 export function toApplicationFailure(err: unknown): unknown {
   if (!(err instanceof KilnError)) return err;
@@ -17,6 +18,29 @@ export function toApplicationFailure(err: unknown): unknown {
   });
   if (err.stack) failure.stack = redact(err.stack);
   return failure;
+}
+
+/**
+ * The failure of a turn that an activity took after others, with those turns in its details: it
+ * keeps the failed turn's type, retry-after and retryability, so Temporal paces and bounds it as
+ * it would the turn as an activity of its own, and the workflow still reads the turns before it.
+ */
+export function withTurnsTaken(err: unknown, taken: AgentTurnResult): ApplicationFailure {
+  const f = toApplicationFailure(err);
+  const failed =
+    f instanceof ApplicationFailure
+      ? f
+      : ApplicationFailure.create({ type: (f as Error)?.name ?? 'Error', message: String((f as Error)?.message ?? f), nonRetryable: false });
+  const details: TurnsTaken = { turnsTaken: taken };
+  const out = ApplicationFailure.create({
+    type: failed.type ?? undefined,
+    message: failed.message,
+    nonRetryable: failed.nonRetryable ?? false,
+    ...(failed.nextRetryDelay !== undefined ? { nextRetryDelay: failed.nextRetryDelay } : {}),
+    details: [details],
+  });
+  out.stack = (f as Error)?.stack ?? out.stack;
+  return out;
 }
 
 type Activity = (...args: never[]) => Promise<unknown>;

@@ -6,7 +6,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { conversationTokens } from '../context/index.js';
-import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
+import { ModelError, type BilledReply, type ModelClient, type ModelResult } from '../model/index.js';
 import { toolDefinitions } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
@@ -46,9 +46,9 @@ export interface Asked {
 
 /**
  * The model call of one turn, every call in the cost ledger (model-calls.jsonl): a line before
- * the call, so a call whose worker died still counts, and one after it with what it cost. A
- * reply the loop must not act on is refused here and the model asked again, a bounded number of
- * times; the turn's usage is the sum of all its calls.
+ * the call, so a call whose worker died still counts, one when the API has billed it, and one
+ * after it. A reply the loop must not act on is refused here and the model asked again, a bounded
+ * number of times; the turn's usage is the sum of all its calls.
  */
 export async function askModel(
   deps: ActivityDeps,
@@ -88,12 +88,15 @@ export async function askModel(
       model: client.model,
       estimatedInputTokens: conversationTokens(messages),
     });
+    // durable the moment the stream says what the reply cost: a reply that cannot be read, or
+    // whose worker dies before the turn is saved, was billed all the same
+    const onBilled = (b: BilledReply) => noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'billed', ...b }, ledgerBacklog);
     let res: ModelResult;
     try {
       res = await heartbeating(() => {
         const call = client.create(
           { system: convo.system, rules: convo.rules, tools: toolDefinitions(), messages, maxTokens, temperature: rec.input.temperature },
-          { signal: cancellationSignal(), turn: inp.turn, idempotencyKey },
+          { signal: cancellationSignal(), turn: inp.turn, idempotencyKey, onBilled },
         );
         asking?.();
         return call;
@@ -109,18 +112,8 @@ export async function askModel(
       if (cancellationSignal()?.aborted) throw new CancelledFailure(`turn ${inp.turn}: the model call was cancelled`);
       throw inTurn(err, inp.turn);
     }
-    const answered = {
-      at: new Date().toISOString(),
-      call: idempotencyKey,
-      event: 'answered',
-      stopReason: res.stopReason,
-      usage: res.usage,
-      costUsd: res.costUsd,
-    };
-    await appendJsonl(ledger, answered).catch((err: unknown) => {
-      if (!isDiskFull(err)) throw err;
-      ledgerBacklog.push(answered);
-    });
+    // what it cost is the billed line's: counted there once
+    await noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'answered', stopReason: res.stopReason }, ledgerBacklog);
     usage.input += res.usage.input;
     usage.output += res.usage.output;
     usage.cacheRead += res.usage.cacheRead;
@@ -147,8 +140,21 @@ export async function askModel(
   }
 }
 
-/** The cost ledger: one line per model call started, answered or failed (an artifact of the run). */
+/**
+ * The cost ledger (an artifact of the run): one line per model call started, answered or failed,
+ * and one `billed` line per reply the API billed, with its usage and cost, written as soon as the
+ * stream said them. The run's spend is the sum of the billed lines, each message id once (an API
+ * that honours idempotency keys serves a retried call's reply again under the same id).
+ */
 export const MODEL_LEDGER_FILE = 'model-calls.jsonl';
+
+/** A ledger line; one a full disk keeps out waits in `backlog` until the turn is saved. */
+async function noteLine(ledger: string, line: Record<string, unknown>, backlog: Record<string, unknown>[]): Promise<void> {
+  await appendJsonl(ledger, line).catch((err: unknown) => {
+    if (!isDiskFull(err)) throw err;
+    backlog.push(line);
+  });
+}
 
 /**
  * Why a reply must not be acted on, said to the model; undefined when it may. Duplicate tool_use

@@ -17,7 +17,7 @@ import {
   type ReviewMaterial,
 } from '../context/review.js';
 import { hardenedGit, type HardenedGit } from '../git/run.js';
-import { ModelError } from '../model/index.js';
+import { ModelError, type BilledReply } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import type { RunRef } from '../shared/contracts.js';
 import type { Review } from '../shared/types.js';
@@ -63,7 +63,14 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
           messages: [{ role: 'user', content: reviewMessage(material) }],
           maxTokens: REVIEW_MAX_TOKENS,
         },
-        { signal: cancellationSignal(), turn: inp.review, idempotencyKey: call, role: 'reviewer' },
+        {
+          signal: cancellationSignal(),
+          turn: inp.review,
+          idempotencyKey: call,
+          role: 'reviewer',
+          // the ledger's spend is its billed lines (model-call.ts): the reviewer's count like the coder's
+          onBilled: (b: BilledReply) => appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'billed', role: 'reviewer', ...b }),
+        },
       ),
     );
   } catch (err) {
@@ -73,7 +80,7 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
     if (cancellationSignal()?.aborted) throw new CancelledFailure(`review ${inp.review}: the model call was cancelled`);
     throw err instanceof ModelError ? err.withContext(`review ${inp.review}`) : err;
   }
-  await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'answered', stopReason: res.stopReason, usage: res.usage, costUsd: res.costUsd });
+  await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'answered', stopReason: res.stopReason });
   const review: Review = { attempt: inp.attempt, ...verdictOf(res.content), model: client.model, usage: res.usage, costUsd: res.costUsd };
   await appendEvent(inp.repo, inp.runId, {
     type: 'review',

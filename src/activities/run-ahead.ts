@@ -13,6 +13,7 @@ import { addTurn, totalTokens } from '../loop/budget.js';
 import { nextAfterTurn, outcomeOfRan } from '../loop/turn.js';
 import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS } from '../tools/catalog.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from '../shared/contracts.js';
+import { withTurnsTaken } from './failure.js';
 import { heartbeating } from './heartbeat.js';
 
 export async function runAhead(
@@ -100,10 +101,12 @@ export async function turnsAhead(
         runAhead: { grants: inp.runAhead!.grants },
       });
     } catch (err) {
-      // the turns taken stand: the failed one is the workflow's next, as its own activity, which
-      // meets the same fault (a model error, a full disk) with that turn's number and retries
+      // the failed turn costs what it costs as an activity of its own: Temporal's retry policy
+      // paces it (retry-after, backoff) and a non-retryable fault ends it at once. A retry walks
+      // the turns before it again from what they stored, at no cost; a failure that is final
+      // hands them to the workflow in its details
       if (cancelled()) throw err;
-      break;
+      throw withTurnsTaken(err, out.length ? { ...first, more: out } : first);
     }
     out.push(turn);
   }

@@ -26,6 +26,15 @@ export interface ModelResult {
 
 /** Who a call is for: the coder's turns, or the independent review (the scripted server answers each from its own list). */
 export type ModelRole = 'coder' | 'reviewer';
+/** A reply the API billed, told as soon as its usage is known (before it is read whole, or saved). */
+export interface BilledReply {
+  /** the API's message id: a reply served again for the same idempotency key carries the same one */
+  message: string;
+  usage: Usage;
+  costUsd: number;
+  /** the stream broke after message_start: the usage it had said by then */
+  partial?: boolean;
+}
 
 export interface ModelClient {
   /** answers come from a script, not a model */
@@ -37,7 +46,10 @@ export interface ModelClient {
    * server answers turn N with step N). Throws ModelError, or the SDK's APIUserAbortError
    * when `signal` aborts.
    */
-  create(req: ModelRequest, opts: { signal?: AbortSignal; turn: number; idempotencyKey?: string; role?: ModelRole }): Promise<ModelResult>;
+  create(
+    req: ModelRequest,
+    opts: { signal?: AbortSignal; turn: number; idempotencyKey?: string; role?: ModelRole; onBilled?: (billed: BilledReply) => Promise<void> },
+  ): Promise<ModelResult>;
 }
 
 export interface CreateModelClientOptions {
@@ -72,13 +84,22 @@ export async function closeSharedScriptedServer(): Promise<void> {
   if (server) await (await server).close();
 }
 
-function toResult(message: Anthropic.Message, priceAs: string): ModelResult {
-  const usage: Usage = {
+function usageOf(message: Anthropic.Message): Usage {
+  return {
     input: message.usage.input_tokens,
     output: message.usage.output_tokens,
     cacheRead: message.usage.cache_read_input_tokens ?? 0,
     cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
   };
+}
+
+function billedOf(message: Anthropic.Message, priceAs: string, final: boolean): BilledReply {
+  const usage = usageOf(message);
+  return { message: message.id, usage, costUsd: costUsd(priceAs, usage), ...(final ? {} : { partial: true }) };
+}
+
+function toResult(message: Anthropic.Message, priceAs: string): ModelResult {
+  const usage = usageOf(message);
   return {
     content: message.content,
     stopReason: message.stop_reason,
@@ -144,12 +165,13 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
     return {
       scripted: true,
       model: SCRIPTED_MODEL,
-      async create(req, { signal, turn, idempotencyKey, role }) {
+      async create(req, { signal, turn, idempotencyKey, role, onBilled }) {
         try {
           const message = await sdk.messages.create(buildMessageParams(SCRIPTED_MODEL, req), {
             signal: signal ?? null,
             headers: { [TURN_HEADER]: String(turn), ...(role === 'reviewer' ? { [ROLE_HEADER]: role } : {}), ...keyHeader(idempotencyKey) },
           });
+          await onBilled?.(billedOf(message, SCRIPTED_MODEL, true));
           return toResult(message, SCRIPTED_MODEL);
         } catch (err) {
           throw toModelError(err);
@@ -168,7 +190,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
   return {
     scripted: false,
     model,
-    async create(req, { signal, idempotencyKey }) {
+    async create(req, { signal, idempotencyKey, onBilled }) {
       try {
         // streamed: the first byte comes at once and pings keep it alive, so a hang or a stall is
         // told apart from a long answer (the stall guard's two timeouts)
@@ -176,7 +198,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
           { ...buildMessageParams(model, req), stream: true },
           { signal: signal ?? null, headers: keyHeader(idempotencyKey) },
         );
-        const message = await replyOf(events, signal);
+        const message = await replyOf(events, signal, onBilled && ((m, final) => onBilled(billedOf(m, m.model || model, final))));
         return toResult(message, message.model || model);
       } catch (err) {
         // an event whose data is not JSON: the reply cannot be read, as the SDK's stream helper says

@@ -5,7 +5,8 @@
  * and the test decides, request by request, what the "API" does: answer, or fail the way the
  * real one does (429 with retry-after, 529, 5xx, the spend-limit 429, a hang before the first
  * byte, a stall mid-stream, a reply that cannot be parsed, duplicate tool_use ids, a cut by
- * max_tokens). Every request is recorded with its headers, so tests can count calls and keys.
+ * max_tokens). Every request is recorded with its headers and the usage it was told (what the
+ * API would bill), so tests can count calls, keys and spend.
  */
 import http from 'node:http';
 import type Anthropic from '@anthropic-ai/sdk';
@@ -32,7 +33,11 @@ export type Fault =
   /** a model that thinks: the start of the stream, a ping now and then for `ms`, then the reply (none: pings until the client goes) */
   | { fault: 'slow'; ms: number; reply?: FaultReply }
   /** a 200 whose body is not a reply */
-  | { fault: 'malformed' };
+  | { fault: 'malformed' }
+  /** a reply streamed through its usage (message_delta), then an event that is not JSON: billed, and unreadable */
+  | { fault: 'unreadable'; reply?: FaultReply }
+  /** a reply streamed through its usage (message_delta), then pings and no message_stop until the client goes: billed, never whole */
+  | { fault: 'held'; reply?: FaultReply };
 
 /** One answer: a reply, or a fault. */
 export type FaultStep = FaultReply | Fault;
@@ -45,6 +50,8 @@ export interface RecordedRequest {
   body: { model?: string; stream?: boolean; messages?: Anthropic.MessageParam[]; [k: string]: unknown };
   /** what the server did: 'reply', a fault's name, or 'empty' when nothing was queued */
   answer: string;
+  /** the usage the answer told the client (what the API bills), as far as it was sent; none for an error */
+  served?: { input: number; output: number };
 }
 
 export interface FaultServer {
@@ -92,19 +99,25 @@ export function streamedMessage(msg: Anthropic.Message): string {
 
 const isFault = (s: FaultStep): s is Fault => 'fault' in s;
 
+/** The usage a reply's stream has told once message_start (`final`: message_delta) was sent. */
+const told = (msg: Anthropic.Message, final: boolean) => ({ input: msg.usage.input_tokens, output: final ? msg.usage.output_tokens : 1 });
+
 /** Pings as the API sends while the model thinks: the stream is alive, the reply not yet there. */
 const PING_EVERY_MS = 400;
 
-function slowly(res: http.ServerResponse, step: Extract<Fault, { fault: 'slow' }>, seq: number, model: string): void {
+function slowly(res: http.ServerResponse, step: Extract<Fault, { fault: 'slow' }>, seq: number, recorded: RecordedRequest): void {
   const reply = step.reply ?? { content: [] };
-  const events = sseEvents(reply, message(reply, seq, model));
+  const msg = message(reply, seq, String(recorded.body.model ?? 'model'));
+  const events = sseEvents(reply, msg);
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   res.write(events[0]);
+  recorded.served = told(msg, false);
   const ping = setInterval(() => res.write('event: ping\ndata: {"type":"ping"}\n\n'), PING_EVERY_MS);
   const done = setTimeout(() => {
     if (!step.reply) return;
     clearInterval(ping);
     for (const e of events.slice(1)) res.write(e);
+    recorded.served = told(msg, true);
     res.end();
   }, step.ms);
   res.on('close', () => {
@@ -234,16 +247,29 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
           return res.end(errorBody(failure.type, failure.message));
         }
         if (step.fault === 'hang') return; // the socket stays open until the client gives up or the server closes
-        if (step.fault === 'slow') return slowly(res, step, ++seq, String(body.model ?? 'model'));
+        if (step.fault === 'slow') return slowly(res, step, ++seq, recorded);
         if (step.fault === 'stall') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           const start = message({ content: [{ type: 'text', text: 'thinking' }] }, ++seq, String(body.model ?? 'model'));
+          recorded.served = told(start, false);
           return void res.write(sseEvents({ content: [] }, { ...start, content: [] })[0]);
+        }
+        if (step.fault === 'unreadable' || step.fault === 'held') {
+          const reply = step.reply ?? { content: [{ type: 'text', text: 'a reply that never arrives whole' }] };
+          const msg = message(reply, ++seq, String(body.model ?? 'model'));
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          // every event up to message_delta: the reply's usage is final, and billed
+          for (const e of sseEvents(reply, msg).slice(0, -1)) res.write(e);
+          recorded.served = told(msg, true);
+          if (step.fault === 'unreadable') return res.end('event: message_stop\ndata: {"type":"message_stop",oops\n\n');
+          const ping = setInterval(() => res.write('event: ping\ndata: {"type":"ping"}\n\n'), PING_EVERY_MS);
+          return void res.on('close', () => clearInterval(ping));
         }
         res.writeHead(200, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
         return res.end(body.stream ? 'event: message_start\ndata: {"type":"message_start","message":{oops\n\n' : '{"id":"msg_broken","content":[');
       }
       const msg = message(step, ++seq, String(body.model ?? 'model'));
+      recorded.served = told(msg, true);
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify(msg));

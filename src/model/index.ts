@@ -1,5 +1,5 @@
 export { createModelClient, sharedScriptedServer, closeSharedScriptedServer } from './client.js';
-export type { CreateModelClientOptions, ModelClient, ModelResult, ModelRole } from './client.js';
+export type { BilledReply, CreateModelClientOptions, ModelClient, ModelResult, ModelRole } from './client.js';
 export type { MessageParams, ModelRequest, ModelTool } from './request.js';
 export { buildMessageParams } from './request.js';
 export { ModelError, toModelError, retryAfterMs, SCRIPT_ERROR_TYPE } from './errors.js';

@@ -30,6 +30,12 @@ function applyDelta(block: Block | undefined, delta: Anthropic.RawContentBlockDe
   else if (delta.type === 'signature_delta' && block?.type === 'thinking') block.signature = delta.signature;
 }
 
+/**
+ * Told of a reply's usage once the stream has said it: `final` at message_delta (the API billed the
+ * reply, whatever follows), or not when the stream broke after message_start and before that.
+ */
+export type UsageSeen = (message: Anthropic.Message, final: boolean) => Promise<void>;
+
 function applyUsage(usage: Anthropic.Usage, delta: Anthropic.MessageDeltaUsage): void {
   usage.output_tokens = delta.output_tokens;
   if (delta.input_tokens != null) usage.input_tokens = delta.input_tokens;
@@ -40,12 +46,34 @@ function applyUsage(usage: Anthropic.Usage, delta: Anthropic.MessageDeltaUsage):
 /**
  * The reply, once its stream has said message_stop. A stream that ends before that is not a reply:
  * an abort says so as the SDK does (APIUserAbortError), anything else as a reply Kiln could not read.
+ * `seen` hears of the reply's usage as soon as it is known, before the rest is read.
  */
-export async function replyOf(events: AsyncIterable<Anthropic.RawMessageStreamEvent>, signal?: AbortSignal | null): Promise<Anthropic.Message> {
-  let message: Anthropic.Message | undefined;
+export async function replyOf(
+  events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+  signal?: AbortSignal | null,
+  seen?: UsageSeen,
+): Promise<Anthropic.Message> {
+  const read: { message?: Anthropic.Message; told?: boolean } = {};
+  try {
+    if (await readEvents(events, read, seen)) return read.message!;
+  } finally {
+    // a stream cut after message_start: its input was billed all the same
+    if (read.message && !read.told) await seen?.(read.message, false);
+  }
+  if (signal?.aborted) throw new APIUserAbortError();
+  throw new AnthropicError("the model API's stream ended before its reply did");
+}
+
+/** Reads the events into `read.message`; true once message_stop came. */
+async function readEvents(
+  events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+  read: { message?: Anthropic.Message; told?: boolean },
+  seen?: UsageSeen,
+): Promise<boolean> {
   const json = new Map<number, string>();
   for await (const e of events) {
-    if (e.type === 'message_start') message = { ...e.message, content: [], usage: { ...e.message.usage } };
+    const message = read.message;
+    if (e.type === 'message_start') read.message = { ...e.message, content: [], usage: { ...e.message.usage } };
     else if (!message) throw new AnthropicError(`the model API's stream sent ${e.type} before message_start`);
     else if (e.type === 'content_block_start') {
       message.content[e.index] = structuredClone(e.content_block);
@@ -58,8 +86,9 @@ export async function replyOf(events: AsyncIterable<Anthropic.RawMessageStreamEv
       message.stop_reason = e.delta.stop_reason;
       message.stop_sequence = e.delta.stop_sequence;
       applyUsage(message.usage, e.usage);
-    } else if (e.type === 'message_stop') return message;
+      read.told = true;
+      await seen?.(message, true);
+    } else if (e.type === 'message_stop') return true;
   }
-  if (signal?.aborted) throw new APIUserAbortError();
-  throw new AnthropicError("the model API's stream ended before its reply did");
+  return false;
 }

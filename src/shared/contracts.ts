@@ -127,6 +127,14 @@ export interface AgentTurnResult {
   more?: AgentTurnResult[];
 }
 
+/**
+ * The details of a turn activity's failure when the turn that failed was not its first: the
+ * turns it took before, as its result would have carried them (activities/run-ahead.ts).
+ */
+export interface TurnsTaken {
+  turnsTaken: AgentTurnResult;
+}
+
 /** A turn's heartbeat details while one of its calls runs (the live view shows it as running). */
 export interface RunningCall {
   /** the call's bounded, redacted summary */

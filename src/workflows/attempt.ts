@@ -14,7 +14,7 @@ import { observeCall, observeIdleTurn } from '../loop/stuck.js';
 import { beforeNextTurn, nextAfterTurn, type BeforeTurn, type Next } from '../loop/turn.js';
 import type { RunContext } from './context.js';
 import { addUsage, observe, touch } from './machine.js';
-import { modelOptions, turnAheadOptions } from './options.js';
+import { modelOptions, turnAheadOptions, turnsTakenBefore } from './options.js';
 import type { kilnRun } from './run.js';
 import { toolDenied, turnDone } from './metrics.js';
 import { outcomeSuffix, prefetchReads, runOneTool, type ToolOutcome } from './tool-calls.js';
@@ -41,7 +41,7 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
     // the turn runs its calls in the same activity while they are the worker's to decide; a retry
     // that must reflect first keeps one activity per call, since the calls below bounce them
     const ahead = !loop.needReflection;
-    const first = await takeTurn(ctx, loop, ahead);
+    const { first, failed } = await takeTurns(ctx, loop, ahead);
     // the turns the activity went on to take (activities/run-ahead.ts): each is read as if it had
     // its own activity, and what lies between them the activity checked
     for (const [i, turn] of [first, ...(first.more ?? [])].entries()) {
@@ -49,6 +49,22 @@ export async function runAttempt(ctx: RunContext, loop: LoopState): Promise<Atte
       const end = await readTurn(ctx, loop, turn, ahead);
       if (end) return end;
     }
+    if (failed) {
+      // the turn that failed after them is the run's last, as if it had been an activity of its own
+      state.turn += 1;
+      throw failed.err;
+    }
+  }
+}
+
+/** The turn activity's turns; when a later turn failed for good, the turns before it and that failure. */
+async function takeTurns(ctx: RunContext, loop: LoopState, ahead: boolean): Promise<{ first: AgentTurnResult; failed?: { err: unknown } }> {
+  try {
+    return { first: await takeTurn(ctx, loop, ahead) };
+  } catch (err) {
+    const taken = turnsTakenBefore(err);
+    if (!taken) throw err;
+    return { first: taken, failed: { err } };
   }
 }
 

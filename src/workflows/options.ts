@@ -12,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULT_HOST_LOSS_MS, type RunInput } from '../shared/types.js';
+import type { AgentTurnResult, TurnsTaken } from '../shared/contracts.js';
 
 export type Activities = ReturnType<typeof createActivities>;
 export type Acts = ActivityInterfaceFor<Activities>;
@@ -82,6 +83,13 @@ export const MODEL_TURN_DEADLINE = '20 minutes';
 /** No worker took a host activity in time: the worktree's machine is gone. */
 export function isHostLost(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/** The turns a failed turn activity took before the turn that failed (activities/run-ahead.ts); undefined if none. */
+export function turnsTakenBefore(err: unknown): AgentTurnResult | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure)) return undefined;
+  const details = err.cause.details?.[0] as Partial<TurnsTaken> | undefined;
+  return details && typeof details === 'object' ? details.turnsTaken : undefined;
 }
 
 /** The one line a blocked run shows when an activity could not succeed. */

@@ -46,12 +46,16 @@ export interface WorkflowTestEnv {
   stop(): Promise<void>;
 }
 
+/**
+ * `server`: a second worker (its own queues and deps) on another env's dev server, so a file can run
+ * its tests against two worker settings without a second server; its stop() leaves the server up.
+ */
 export async function workflowTestEnv(
   queue: string,
   deps: Partial<ActivityDeps> = {},
-  worker_: Pick<NonNullable<Parameters<typeof startWorker>[0]>, 'fleetGauges'> = {},
+  { server, ...worker_ }: Pick<NonNullable<Parameters<typeof startWorker>[0]>, 'fleetGauges'> & { server?: TestWorkflowEnvironment } = {},
 ): Promise<WorkflowTestEnv> {
-  const env = await startTestServer();
+  const env = server ?? (await startTestServer());
   const worker = await startWorker({
     ...worker_,
     connection: env.nativeConnection,
@@ -76,7 +80,7 @@ export async function workflowTestEnv(
     },
     async stop() {
       await worker.shutdown();
-      await env.teardown();
+      if (!server) await env.teardown();
     },
   };
 }

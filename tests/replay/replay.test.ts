@@ -54,6 +54,7 @@ describe('replay of recorded histories', () => {
         'turns-ahead-crash.json',
         'turns-ahead-stuck.json',
         'turns-ahead-over-budget.json',
+        'turns-ahead-fault.json',
         'budget.json',
         'reflect-first.json',
         'fleet-attributes.json',

@@ -11,12 +11,17 @@ import { GREET_FILES, repoWith, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
+import { ledger } from '../helpers/ledger.js';
 
 let t: WorkflowTestEnv;
+/** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
+let oneTurn: WorkflowTestEnv;
 beforeAll(async () => {
-  t = await workflowTestEnv('kiln-loop-tests');
+  t = await workflowTestEnv('kiln-loop-tests', { env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
+  oneTurn = await workflowTestEnv('kiln-loop-tests-one-turn', { env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
 });
 afterAll(async () => {
+  await oneTurn?.stop();
   await t?.stop();
 });
 
@@ -104,26 +109,6 @@ describe('the agent loop', () => {
     const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
     expect(r.state).toBe('succeeded');
     expect(r.turns).toBe(4);
-  });
-
-  it('a 429 with retry-after is retried by Temporal and the run goes on; cache reads count from the second turn', async () => {
-    const s = script('rate-limit', [{ tool_use: [fix] }, { error: { status: 429, retry_after_s: 1, times: 1 }, tool_use: [runCheck] }, { tool_use: [finish] }]);
-    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
-    expect(r.state).toBe('succeeded');
-    const perTurn = metrics(r.artifactsDir).perTurn as Array<Record<string, number>>;
-    expect(perTurn).toHaveLength(3);
-    expect(perTurn[0]!.cacheRead).toBe(0);
-    expect(perTurn[0]!.cacheWrite).toBeGreaterThan(0);
-    for (const later of perTurn.slice(1)) expect(later.cacheRead).toBeGreaterThan(later.input);
-    expect(r.tokens.cacheRead).toBeGreaterThan(0);
-  });
-
-  it('a 401 is not retried: the run ends blocked with a clear reason', async () => {
-    const s = script('unauthorized', [{ error: { status: 401, times: 'always' } }]);
-    const r = await outcome(await t.start(testInput({ repo: repo(), model: `scripted:${s}` })));
-    expect(r.state).toBe('blocked');
-    expect(r.reason).toMatch(/ModelFatalError/);
-    expect(r.reason).toMatch(/401|auth/i);
   });
 
   it.each([
@@ -252,5 +237,36 @@ describe('the agent loop', () => {
       expect(text.includes(gh), `${name} holds the GitHub token`).toBe(false);
     }
     expect(convo).toContain('[REDACTED:');
+  });
+});
+
+/** Model errors with the turn activity taking turns ahead (the default) and one turn each: the same either way. */
+describe.each([
+  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t },
+  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn },
+])('model errors from the scripted server, $mode', ({ worker }) => {
+  it('a 429 with retry-after is retried by Temporal and the run goes on; cache reads count from the second turn', async () => {
+    const s = script('rate-limit', [{ tool_use: [fix] }, { error: { status: 429, retry_after_s: 1, times: 1 }, tool_use: [runCheck] }, { tool_use: [finish] }]);
+    const r = await outcome(await worker().start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] })));
+    expect(r.state).toBe('succeeded');
+    const perTurn = metrics(r.artifactsDir).perTurn as Array<Record<string, number>>;
+    expect(perTurn).toHaveLength(3);
+    expect(perTurn[0]!.cacheRead).toBe(0);
+    expect(perTurn[0]!.cacheWrite).toBeGreaterThan(0);
+    for (const later of perTurn.slice(1)) expect(later.cacheRead).toBeGreaterThan(later.input);
+    expect(r.tokens.cacheRead).toBeGreaterThan(0);
+    // turn 2 is asked again when retry-after says, not at once: twice in all
+    const turn2 = ledger(r).filter((l) => String(l.call).endsWith(':1:2'));
+    const [failed, again] = [turn2.find((l) => l.event === 'failed'), turn2.filter((l) => l.event === 'start')[1]];
+    expect(turn2.filter((l) => l.event === 'start')).toHaveLength(2);
+    expect(Date.parse(String(again!.at)) - Date.parse(String(failed!.at))).toBeGreaterThanOrEqual(900);
+  });
+
+  it('a 401 is not retried: the run ends blocked with a clear reason', async () => {
+    const s = script('unauthorized', [{ error: { status: 401, times: 'always' } }]);
+    const r = await outcome(await worker().start(testInput({ repo: repo(), model: `scripted:${s}` })));
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/ModelFatalError/);
+    expect(r.reason).toMatch(/401|auth/i);
   });
 });

@@ -17,6 +17,8 @@ import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
 import { recording } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
+import { startFaultServer, type FaultReply } from '../../src/model/fault-server.js';
+import { ledgerTotal, servedTotal } from '../helpers/ledger.js';
 
 let env: TestWorkflowEnvironment;
 let address: string;
@@ -340,6 +342,41 @@ describe('crash resume (kill -9 of a real worker process)', () => {
       .map((l) => JSON.parse(l) as { event: string; turn?: number; call: string })
       .filter((e) => e.event === 'answered');
     expect(answered.map((e) => e.call.split(':').pop())).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('after the API billed a reply and before the turn saved it: the ledger counts every reply served, once', async () => {
+    const api = await startFaultServer();
+    try {
+      const repo = repoWith({ 'a.txt': 'one\n' });
+      const call = (name: string, input: unknown): FaultReply => ({ content: [{ type: 'tool_use', name, input }] });
+      const addB = call('create_file', { path: 'b.txt', content: 'b\n' });
+      // the first answer is billed (its message_delta sent) and never ends: the worker is killed while it waits
+      api.push(
+        { fault: 'held', reply: addB },
+        addB,
+        call('run_command', { command: 'test -f b.txt', reason: 'the check' }),
+        call('finish', { summary: 'done' }),
+      );
+      const sc = scenario();
+      const modelEnv = { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url };
+      const first = await sc.worker(modelEnv);
+      const h = await sc.start(testInput({ repo, model: 'claude-sonnet-4-6', checks: ['test -f b.txt'], maxAttempts: 1 }));
+      const deadline = Date.now() + 60_000;
+      while (!api.requests.some((q) => q.answer === 'held')) {
+        if (Date.now() > deadline) throw new Error('the model was never asked');
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      // the worker has read the reply's usage well within this; the turn cannot be saved before message_stop
+      await new Promise((res) => setTimeout(res, 1500));
+      await first.kill9();
+      await sc.worker(modelEnv);
+      const r = await outcome(h);
+      expect(r.state).toBe('succeeded');
+      expect(api.requests.map((q) => q.answer)).toEqual(['held', 'reply', 'reply', 'reply']);
+      expect(ledgerTotal(r)).toEqual(servedTotal(api.requests));
+    } finally {
+      await api.close();
+    }
   });
 
   it('a host that is gone for good: the worktree is rebuilt on another host from the last checkpoint', async () => {

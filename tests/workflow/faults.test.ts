@@ -22,10 +22,13 @@ import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { ledger, ledgerTotal, servedTotal } from '../helpers/ledger.js';
 import { outcome } from '../../src/client/runs.js';
 import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
 
 let t: WorkflowTestEnv;
+/** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
+let oneTurn: WorkflowTestEnv;
 let api: FaultServer;
 /** the worker's model environment: a test may take the key away */
 const modelEnv: NodeJS.ProcessEnv = {};
@@ -33,9 +36,9 @@ const modelEnv: NodeJS.ProcessEnv = {};
 beforeAll(async () => {
   api = await startFaultServer();
   Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url });
-  t = await workflowTestEnv('kiln-fault-tests', {
-    model: (spec, runId) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } }),
-  });
+  const model = (spec: string, runId: string) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } });
+  t = await workflowTestEnv('kiln-fault-tests', { model, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
+  oneTurn = await workflowTestEnv('kiln-fault-tests-one-turn', { model, env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
 });
 beforeEach(() => {
   // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
@@ -43,6 +46,7 @@ beforeEach(() => {
   api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
 });
 afterAll(async () => {
+  await oneTurn?.stop();
   await t?.stop();
   await api?.close();
 });
@@ -51,13 +55,29 @@ const MODEL = 'claude-sonnet-4-6';
 const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
 const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
-const ledger = (r: RunResult) =>
-  readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+/** The last steps of a run that succeeds: the model adds b.txt, runs the check and finishes. */
+function addsB(): void {
+  api.push(reply(use('create_file', { path: 'b.txt', content: 'b\n' })));
+  api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
+  api.push(reply(use('finish', { summary: 'b.txt added' })));
+}
 
-describe('faults from the model API', () => {
+/** A first turn that only reads: with turns ahead, the turn after it is taken in the same activity. */
+const readsFirst = () => reply(use('read_file', { path: 'a.txt' }));
+
+/** Seconds between the requests of a run, in order. */
+const gaps = (reqs: RecordedRequest[]) => reqs.slice(1).map((q, i) => (q.at - reqs[i]!.at) / 1000);
+
+/**
+ * Every fault of the model path, with the turn activity taking turns ahead (the default) and one
+ * turn each: a fault costs the same model calls and the same waits either way.
+ */
+const MODES = [
+  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t },
+  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn },
+];
+
+describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
   it('duplicate tool_use ids and a call cut by max_tokens are refused, the model asked again, and nothing half-done ships', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const first = api.requests.length;
@@ -81,7 +101,7 @@ describe('faults from the model API', () => {
       reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })),
       reply(use('finish', { summary: 'done' })),
     );
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
     expect(r.state, readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').slice(-3000)).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('+bye');
@@ -105,7 +125,7 @@ describe('faults from the model API', () => {
     const first = api.requests.length;
     api.push({ fault: 'spend_limit' });
     const t0 = Date.now();
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL })));
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/spend limit/);
     expect(api.requests.length - first).toBe(1);
@@ -113,21 +133,83 @@ describe('faults from the model API', () => {
     expect(ledger(r).map((l) => l.event)).toEqual(['start', 'failed']);
   });
 
-  it('a 429 with retry-after, then a hang before the first byte: retried with one idempotency key, every call in the ledger', async () => {
+  it.each([
+    ['the spend-limit 429', { fault: 'spend_limit' }, /spend limit/],
+    ['a 400', { fault: 'status', status: 400, type: 'invalid_request_error', message: 'messages: too long' }, /refused the request \(400\)/],
+    ['a 401', { fault: 'status', status: 401, type: 'authentication_error', message: 'invalid x-api-key' }, /credentials \(401\)/],
+    ['a 403', { fault: 'status', status: 403, type: 'permission_error', message: 'not allowed' }, /may not do this \(403\)/],
+  ] as const)('%s in a later turn is one model call: blocked at once, the turns before it counted', async (_name, fault, why) => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const first = api.requests.length;
-    api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
+    api.push(readsFirst(), fault);
     const t0 = Date.now();
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['true'] })));
-    expect(Date.now() - t0).toBeLessThan(30_000);
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+    const seconds = (Date.now() - t0) / 1000;
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(why);
+    expect(r.reason).toContain('model turn 2');
+    // the read turn, and the failing turn once
+    expect(api.requests.length - first).toBe(2);
+    expect(r.turns).toBe(2);
+    expect(
+      ledger(r)
+        .filter((l) => String(l.call).endsWith(':1:2'))
+        .map((l) => l.event),
+    ).toEqual(['start', 'failed']);
+    console.log(`[cost] ${mode}: ${_name} in turn 2: ${api.requests.length - first - 1} model call, run ended after ${seconds.toFixed(1)} s`);
+  });
+
+  it('a 429 with retry-after 3 and then a 500 in a later turn wait what they say: 3 s, then the backoff of a second failure (2 s)', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push(readsFirst(), { fault: 'rate_limit', retryAfterS: 3 }, { fault: 'server_error', status: 500 });
+    addsB();
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    expect(r.state).toBe('succeeded');
     const mine = api.requests.slice(first);
-    // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
-    expect(mine.slice(0, 3).map((q) => q.answer)).toEqual(['rate_limit', 'hang', 'reply']);
-    const keys = new Set(mine.slice(0, 3).map((q) => q.headers['idempotency-key']));
-    expect(keys.size).toBe(1);
-    const lines = ledger(r);
-    const turn1 = lines.filter((l) => String(l.call).endsWith(':1:1'));
-    expect(turn1.map((l) => l.event)).toEqual(['start', 'failed', 'start', 'failed', 'start', 'answered']);
+    expect(mine.map((q) => q.answer)).toEqual(['reply', 'rate_limit', 'server_error', 'reply', 'reply', 'reply']);
+    const [, afterLimit, afterServer] = gaps(mine);
+    expect(afterLimit).toBeGreaterThanOrEqual(2.9);
+    expect(afterServer).toBeGreaterThanOrEqual(1.9);
+    // one logical call, one idempotency key across its retries
+    expect(new Set(mine.slice(1, 4).map((q) => q.headers['idempotency-key'])).size).toBe(1);
+    console.log(
+      `[cost] ${mode}: 429 retry-after 3 then 500 in turn 2: 3 calls for the turn, waited ${afterLimit!.toFixed(1)} s then ${afterServer!.toFixed(1)} s`,
+    );
+  });
+
+  it('a model that keeps sending duplicate tool ids in a later turn gets 3 refused replies, then the run blocks', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    const dup = () => duplicateIdsReply({ name: 'read_file', input: { path: 'a.txt' } }, { name: 'read_file', input: { path: 'a.txt' } });
+    api.push(readsFirst(), dup(), dup(), dup(), dup(), dup(), dup());
+    const t0 = Date.now();
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, maxAttempts: 1 })));
+    expect(r.state).toBe('blocked');
+    expect(r.reason).toMatch(/model turn 2: the model sent 3 replies in a row that Kiln refused/);
+    expect(api.requests.length - first).toBe(1 + 3);
+    console.log(`[cost] ${mode}: duplicate ids forever in turn 2: 3 calls, run ended after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  it('a reply that cannot be read and a stall in a later turn: each retried as Temporal paces it, and every reply billed is in the ledger once', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push(readsFirst(), { fault: 'unreadable' }, { fault: 'stall' });
+    addsB();
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    expect(r.state).toBe('succeeded');
+    const mine = api.requests.slice(first);
+    expect(mine.map((q) => q.answer)).toEqual(['reply', 'unreadable', 'stall', 'reply', 'reply', 'reply']);
+    const [, afterUnreadable, afterStall] = gaps(mine);
+    // the first retry's interval (1 s); then the idle limit (1.5 s here) and the second interval (2 s)
+    expect(afterUnreadable).toBeGreaterThanOrEqual(0.9);
+    expect(afterStall).toBeGreaterThanOrEqual(3.4);
+    const served = servedTotal(mine);
+    expect(served.output).toBeGreaterThan(0);
+    expect(ledgerTotal(r)).toEqual(served);
+    console.log(
+      `[cost] ${mode}: unreadable reply then stall in turn 2: 3 calls for the turn, waited ${afterUnreadable!.toFixed(1)} s then ${afterStall!.toFixed(1)} s`,
+    );
   });
 
   it('a worker without ANTHROPIC_API_KEY blocks the run at once, saying what is missing', async () => {
@@ -137,7 +219,7 @@ describe('faults from the model API', () => {
     try {
       const first = api.requests.length;
       const t0 = Date.now();
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL })));
+      const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
       expect(r.state).toBe('blocked');
       expect(r.reason).toContain('ANTHROPIC_API_KEY');
       expect(Date.now() - t0).toBeLessThan(15_000);
@@ -145,6 +227,23 @@ describe('faults from the model API', () => {
     } finally {
       modelEnv.ANTHROPIC_API_KEY = key;
     }
+  });
+
+  it('a 429 with retry-after, then a hang before the first byte: retried with one idempotency key, every call in the ledger', async () => {
+    const repo = repoWith({ 'a.txt': 'hello\n' });
+    const first = api.requests.length;
+    api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
+    const t0 = Date.now();
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['true'] })));
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    const mine = api.requests.slice(first);
+    // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
+    expect(mine.slice(0, 3).map((q) => q.answer)).toEqual(['rate_limit', 'hang', 'reply']);
+    const keys = new Set(mine.slice(0, 3).map((q) => q.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+    const lines = ledger(r);
+    const turn1 = lines.filter((l) => String(l.call).endsWith(':1:1'));
+    expect(turn1.map((l) => l.event)).toEqual(['start', 'failed', 'start', 'failed', 'start', 'billed', 'answered']);
   });
 });
 
@@ -177,7 +276,7 @@ describe('cancellation', () => {
   });
 });
 
-describe('tool input that is not JSON', () => {
+describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
   /** After the reply queued first, the model adds b.txt, runs the check and finishes; what Kiln answered that reply. */
   async function addsBAfter(repo: string): Promise<{ r: RunResult; answer: string }> {
     let answer = '';
@@ -187,7 +286,7 @@ describe('tool input that is not JSON', () => {
     });
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     return { r, answer };
   }
 
@@ -213,14 +312,14 @@ describe('tool input that is not JSON', () => {
   });
 });
 
-describe('cancellation during a model call', () => {
+describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => {
   it('ends cancelled, not blocked: who cancelled, the artifacts and the clean-up all happen', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     // the model thinks (the stream pings) until the cancel reaches the call and aborts it
     api.push({ fault: 'slow', ms: 60_000 });
     const input = testInput({ repo, model: MODEL, checks: ['true'] });
     const asked = api.requests.length;
-    const handle = await t.start(input);
+    const handle = await worker().start(input);
     const deadline = Date.now() + 30_000;
     while (api.requests.length === asked) {
       if (Date.now() > deadline) throw new Error('the model was never asked');
@@ -246,7 +345,7 @@ describe('cancellation during a model call', () => {
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
     const input = testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
-    const result = await outcome(await t.start(input));
+    const result = await outcome(await worker().start(input));
     expect(result.state).toBe('succeeded');
     // the pings kept the stall guard (1.5 s idle) quiet through a 2.5 s think
     expect(ledger(result).filter((l) => l.event === 'answered')).not.toHaveLength(0);

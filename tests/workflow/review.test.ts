@@ -83,7 +83,7 @@ describe('the independent review (--review)', () => {
     expect(readFileSync(join(r.artifactsDir, 'patch.diff'), 'utf8')).toContain('.filter((s) => !s.revokedAt)');
     // the reviewer's calls are in the cost ledger beside the coder's
     const ledger = readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8');
-    expect(ledger.match(/"role":"reviewer"/g)).toHaveLength(2);
+    expect(ledger.match(/"event":"billed","role":"reviewer"/g)).toHaveLength(2);
   });
 
   it('control: a general fix is approved at once', async () => {

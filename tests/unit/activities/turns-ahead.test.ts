@@ -5,9 +5,11 @@
  * detector, continue-as-new, a call that needs a person or the workflow's own answer.
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentTurnInput, AgentTurnResult, RunToolResult, TurnsAhead } from '../../../src/shared/contracts.js';
+import type { AgentTurnInput, AgentTurnResult, RunToolResult, TurnsAhead, TurnsTaken } from '../../../src/shared/contracts.js';
 import { MAX_TURNS_AHEAD, turnsAhead, turnsAheadMs } from '../../../src/activities/run-ahead.js';
 import { freshStuck } from '../../../src/loop/stuck.js';
+import { ModelError } from '../../../src/model/errors.js';
+import { ApplicationFailure } from '@temporalio/common';
 
 const usage = { input: 100, output: 10, cacheRead: 0, cacheWrite: 0 };
 
@@ -177,12 +179,27 @@ describe('turns an activity takes after its first', () => {
     expect(turnsAheadMs({ KILN_TURNS_AHEAD_MS: '-1' })).toBe(1000);
   });
 
-  it('a later turn that fails leaves the turns before it to the workflow, which takes the failed one itself', async () => {
-    const { more } = await walk(input(), turnOf(echo()), (t) => {
-      if (t === 4) throw new Error('model turn 4: overloaded (529)');
+  it('a later turn that fails fails the activity as it would fail on its own, with the turns before it in the details', async () => {
+    const first = turnOf(echo());
+    const fault = (t: number) => {
+      if (t === 4) throw new ModelError('rate_limit', 'rate limited (429)', { retryable: true, retryAfterMs: 3000 });
       return turnOf(echo());
-    });
-    // turns 2 and 3 reach the workflow; turn 4 is its next, as its own activity
-    expect(more).toHaveLength(2);
+    };
+    const err = (await walk(input(), first, fault).catch((e: unknown) => e)) as ApplicationFailure;
+    // Temporal paces it: the same type and retry-after as the turn's own activity would fail with
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'ModelRetryableError', nonRetryable: false, nextRetryDelay: 3000 });
+    // turns 1 to 3 reach the workflow if this failure is the last
+    const taken = (err.details?.[0] as TurnsTaken).turnsTaken;
+    expect(taken.calls).toEqual(first.calls);
+    expect(taken.more).toHaveLength(2);
+  });
+
+  it('a non-retryable fault in a later turn stays non-retryable', async () => {
+    const err = (await walk(input(), turnOf(echo()), () => {
+      throw new ModelError('auth', 'the model API rejected the credentials (401)', { retryable: false, status: 401 });
+    }).catch((e: unknown) => e)) as ApplicationFailure;
+    expect(err).toMatchObject({ type: 'ModelFatalError', nonRetryable: true });
+    expect((err.details?.[0] as TurnsTaken).turnsTaken.more).toBeUndefined();
   });
 });

@@ -62,4 +62,24 @@ describe('a streamed reply put together', () => {
     aborted.abort();
     await expect(replyOf(events(cut), aborted.signal)).rejects.toBeInstanceOf(APIUserAbortError);
   });
+
+  it('tells the usage the moment message_delta says it, before the rest is read; a stream cut after its start tells what it had', async () => {
+    const told: Array<{ id: string; output: number; final: boolean; stopped: boolean }> = [];
+    let stopped = false;
+    async function* marked() {
+      yield* events([start, ...tool(0, ['{}']), end[0]!]);
+      stopped = true;
+      yield end[1]!;
+    }
+    const seen = async (m: Anthropic.Message, final: boolean) => void told.push({ id: m.id, output: m.usage.output_tokens, final, stopped });
+    await replyOf(marked(), null, seen);
+    expect(told).toEqual([{ id: 'msg_1', output: 42, final: true, stopped: false }]);
+    // a reply billed whole whose end cannot be read: told once, as final
+    told.length = 0;
+    await expect(replyOf(events([start, end[0]!]), null, seen)).rejects.toBeInstanceOf(AnthropicError);
+    expect(told.map((t) => [t.output, t.final])).toEqual([[42, true]]);
+    told.length = 0;
+    await expect(replyOf(events([start, ...tool(0, ['{"pa'])]), null, seen)).rejects.toBeInstanceOf(AnthropicError);
+    expect(told.map((t) => [t.output, t.final])).toEqual([[1, false]]);
+  });
 });
