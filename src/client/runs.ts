@@ -404,6 +404,13 @@ function isUnreachable(err: unknown): boolean {
   return false;
 }
 
+/** The children of a run of parallel attempts that are still at work, as they stand now. */
+async function childrenWaiting(handle: WorkflowHandle<typeof kilnRun>, st: RunState): Promise<RunState[]> {
+  if (!st.children?.length || TERMINAL_PHASES.includes(st.phase)) return [];
+  const states = await Promise.all(st.children.map((c) => readState(handle.client.getHandle<typeof kilnRun>(c.runId))));
+  return states.filter((s): s is RunState => !!s && s.pendingApprovals.length > 0);
+}
+
 /** Follows a run live until it closes: phase changes, tool calls, approvals with how to answer. */
 export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOptions): Promise<void> {
   const contact = o.contact ?? new Contact(handle.workflowId, o.print);
@@ -440,6 +447,14 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
         announced.add(a.id);
         o.print(formatApproval(st.runId, a, o.uiUrl));
         await o.onApproval?.(a, st);
+      }
+      // parallel attempts: what each child waits for is the run's to answer, under the child's id
+      for (const child of await childrenWaiting(handle, st)) {
+        for (const a of child.pendingApprovals) {
+          if (announced.has(`${child.runId}:${a.id}`)) continue;
+          announced.add(`${child.runId}:${a.id}`);
+          o.print(formatApproval(child.runId, a, o.uiUrl));
+        }
       }
       if (st.phase === 'needs_human' && !announced.has(`human:${st.logSeq}`)) {
         announced.add(`human:${st.logSeq}`);

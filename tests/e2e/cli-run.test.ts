@@ -306,6 +306,23 @@ describe('kiln dev + kiln run', () => {
     await client.workflow.getHandle(key).cancel();
   });
 
+  it("--attempts 2: the children's approvals are announced under their ids; the approved child wins, the other is cancelled", async () => {
+    const repo = exampleRepo('kiln-e2e-', env.KILN_HOME!);
+    const id = `fan-${process.pid}`;
+    const run = spawnKiln(runArgs(repo, id, '--attempts', '2'), { env });
+    live.push(run);
+    await until('both children ask', async () => run.stdout().includes(`kiln approve ${id}-a1 ap-1`) && run.stdout().includes(`kiln approve ${id}-a2 ap-1`));
+    const status = await kiln(['status', id], { env });
+    expect(status.stdout).toContain('attempts:  2 at once');
+    expect(status.stdout).toContain(`waiting: ap-1 run_command: npm run lint — kiln approve ${id}-a1 ap-1`);
+    expect((await kiln(['approve', `${id}-a1`, 'ap-1'], { env })).code).toBe(0);
+    const { code } = await exitOf(run, 120_000);
+    expect(code, run.stdout() + run.stderr()).toBe(0);
+    const after = await kiln(['status', id], { env });
+    expect(after.stdout).toContain(`${id}-a1 won`);
+    expect(after.stdout).toMatch(new RegExp(`${id}-a2: cancelled`));
+  });
+
   it('kiln approve --pre before the request exists: the run asks, the held word answers, the audit says whose; misuse is exit 2', async () => {
     const repo = exampleRepo('kiln-e2e-pre-', env.KILN_HOME!);
     const id = `pre-${process.pid}`;
