@@ -27,7 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     agentTurn: bound(agentDeps, agentTurn),
     ...tools,
     verify: bound(deps, verify),
-    currentTree,
+    currentTree: bound(deps, currentTree),
     judgePatch,
     ...auditActivities(deps),
     ...approvalActivities(deps),
