@@ -12,7 +12,7 @@ import { redact, redactAsync } from '../redact/index.js';
 import type { FinalizeInput, FinalizeResult } from '../shared/contracts.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { diffAgainstBase } from '../store/diff.js';
-import { loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents } from '../store/run-files.js';
+import { loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { isDiskFull } from './disk.js';
 import { removeWorktree } from './workspace.js';
 
@@ -37,18 +37,46 @@ export async function finalizeRun(inp: FinalizeInput): Promise<FinalizeResult> {
     } catch (again) {
       if (!isDiskFull(again)) throw again;
     }
-    const elsewhere = join(tmpdir(), 'kiln-artifacts', inp.runId);
-    try {
-      await mkdir(elsewhere, { recursive: true });
-      await writeFile(join(elsewhere, 'state.json'), JSON.stringify(inp.state, null, 2));
-      return {
-        patchPath: join(elsewhere, PATCH_FILE),
-        diffLines: 0,
-        diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: the run's state was written to ${elsewhere} (no patch)`,
-      };
-    } catch {
-      return { patchPath: '', diffLines: 0, diskNote: `the disk is full: no artifacts could be written (${String((err as Error).message).slice(0, 200)})` };
-    }
+    return await artifactsElsewhere(inp, rec, err);
+  }
+}
+
+/** The tree whose patch a run keeps whatever the disk: the one it ships, or the one its last verdict passed. */
+function verifiedTreeOf(inp: FinalizeInput): string | undefined {
+  return inp.verifiedTree ?? (inp.state.verdict?.pass ? inp.state.verdict.modelTree : undefined);
+}
+
+/**
+ * The disk stays full: the run's state, and its verified patch when it has one, go under the
+ * system temp directory. A diff of two stored trees writes nothing, so a verified patch is never
+ * lost to a full disk: failing even that, the result names the command that prints it.
+ */
+async function artifactsElsewhere(inp: FinalizeInput, rec: RunRecord, err: unknown): Promise<FinalizeResult> {
+  const elsewhere = join(tmpdir(), 'kiln-artifacts', inp.runId);
+  const tree = verifiedTreeOf(inp);
+  const patch = tree
+    ? await hardenedGit(rec.input.repo)
+        .then((g) => g.run(['diff', '--binary', '--no-color', rec.baseCommit, tree]))
+        .then((raw) => redactAsync(redact(raw)))
+        .catch(() => undefined)
+    : undefined;
+  try {
+    await mkdir(elsewhere, { recursive: true });
+    await writeFile(join(elsewhere, 'state.json'), JSON.stringify(inp.state, null, 2));
+    if (patch !== undefined) await writeFile(join(elsewhere, PATCH_FILE), patch);
+    const what = patch !== undefined ? "the run's state and its verified patch were" : "the run's state was";
+    return {
+      patchPath: join(elsewhere, PATCH_FILE),
+      diffLines: patch ? countDiffLines(patch) : 0,
+      diskNote: `the disk holding ${runDir(inp.repo, inp.runId)} is full: ${what} written to ${elsewhere}${patch === undefined ? ' (no patch)' : ''}`,
+    };
+  } catch {
+    const kept = tree ? `; the verified patch is \`git -C ${rec.input.repo} diff ${rec.baseCommit} ${tree}\`` : '';
+    return {
+      patchPath: '',
+      diffLines: 0,
+      diskNote: `the disk is full: no artifacts could be written (${String((err as Error).message).slice(0, 200)})${kept}`,
+    };
   }
 }
 

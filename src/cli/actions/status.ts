@@ -7,7 +7,8 @@ import { TERMINAL_PHASES } from '../../shared/types.js';
 import { workflowUrl } from '../../client/runs.js';
 import { shellQuote } from '../../sandbox/shell-quote.js';
 
-export function formatStatus(st: RunState, uiUrl?: string): string {
+/** `disk`: the line of a run waiting on a full disk (client/disk-wait.ts), which the run's own state cannot know. */
+export function formatStatus(st: RunState, uiUrl?: string, disk?: string): string {
   const b = st.budget;
   const done = TERMINAL_PHASES.includes(st.phase);
   const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? shellQuote(st.worktree) : `${shellQuote(st.worktree)} (removed)`;
@@ -20,6 +21,7 @@ export function formatStatus(st: RunState, uiUrl?: string): string {
     `  tokens:    in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
     `  worktree:  ${worktree}`,
   ];
+  if (disk && !done) lines.push(`  disk:      ${disk}`);
   if (st.recentTurns?.length) {
     lines.push(`  per turn:  (last ${st.recentTurns.length}; every turn is in metrics.json)`);
     for (const t of st.recentTurns) {

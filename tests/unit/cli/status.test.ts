@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatStatus } from '../../../src/cli/actions/status.js';
+import { diskWaitLine } from '../../../src/client/disk-wait.js';
 import { initialState } from '../../../src/workflows/machine.js';
 import { testInput } from '../../helpers/run-input.js';
 
@@ -27,5 +28,16 @@ describe('kiln status', () => {
     expect(text).toContain('[x] find it');
     expect(text).toContain('[~] fix it');
     expect(text).toContain('kiln approve run-1 ap-1');
+  });
+
+  it('a run waiting on a full disk says so, with the try and when the next one is due; an ended run does not', () => {
+    const st = initialState(testInput({ repo: '/r', model: 'scripted:/s.json', runId: 'run-1' }));
+    st.phase = 'verifying';
+    const line = diskWaitLine({ activity: 'currentTree', attempt: 3, maxAttempts: 5, nextAt: 20_000 }, 8_000);
+    expect(formatStatus(st, undefined, line)).toContain(
+      "  disk:      the worker's disk is full: currentTree waits for space (try 3 of 5 in 12 s); free space on the worker to let the run go on",
+    );
+    st.phase = 'succeeded';
+    expect(formatStatus(st, undefined, line)).not.toContain('disk:');
   });
 });
