@@ -12,8 +12,9 @@ import { redact, redactAsync } from '../redact/index.js';
 import type { FinalizeInput, FinalizeResult } from '../shared/contracts.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { diffAgainstBase } from '../store/diff.js';
-import { loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
+import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { isDiskFull } from './disk.js';
+import { removeLeftoverCheckouts } from './verify-tree.js';
 import { removeWorktree } from './workspace.js';
 
 /**
@@ -117,6 +118,9 @@ async function finalizeOnce(inp: FinalizeInput): Promise<FinalizeResult> {
   await writeJsonAtomic(join(dir, 'state.json'), s);
   if (!existsSync(join(dir, 'tests.log'))) await writeFile(join(dir, 'tests.log'), '');
   if (!existsSync(join(dir, 'audit.jsonl'))) await writeFile(join(dir, 'audit.jsonl'), '');
+  // a verification whose worker was killed left its pristine checkout: nothing verifies once the run has ended
+  const leftovers = await removeLeftoverCheckouts(rec.input.repo, inp.runId);
+  if (leftovers.length) await appendEvent(inp.repo, inp.runId, { type: 'cleanup', removed: leftovers.map((n) => join('.kiln', 'verify', n)) });
   if (inp.removeWorktree) {
     await removeWorktree(inp.repo, rec.worktree);
     await dropRunCache(inp.repo, inp.runId);
