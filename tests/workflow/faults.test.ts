@@ -22,7 +22,7 @@ import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
-import { outcome } from '../../src/client/runs.js';
+import { follow, outcome } from '../../src/client/runs.js';
 import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
 import { statusQuery } from '../../src/shared/messages.js';
 import type { CrashPoint } from '../../src/testing-hooks.js';
@@ -369,6 +369,9 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     );
     try {
       const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      // what `kiln run` prints as it follows the run
+      const printed: string[] = [];
+      const following = follow(handle, { print: (l) => printed.push(l) });
       let wait: DiskWait | undefined;
       let status = '';
       for (const deadline = Date.now() + 120_000; !wait && Date.now() < deadline; await new Promise((r) => setTimeout(r, 300))) {
@@ -387,6 +390,8 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       console.log(`kiln status while the disk was full:\n${status}`);
       expect(r.state, r.reason).toBe('succeeded');
       expect(status).toMatch(/^ {2}disk: {6}the worker's disk is full: currentTree waits for space \(try \d of 5( in \d+ s)?\); free space on the worker/m);
+      await following;
+      expect(printed.filter((l) => l.includes("the worker's disk is full: currentTree waits for space")).length).toBeGreaterThanOrEqual(1);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
     } finally {
       for (const f of readdirSync(disk!)) if (f.startsWith('fill3-')) rmSync(join(disk!, f), { force: true });
