@@ -12,11 +12,13 @@ import { settingsFrom } from './settings.js';
 
 /**
  * `verify`: as verification starts; `verify-checks`: with its pristine checkout made, before the
- * checks run; `current-tree`: as the worktree's tree is compared with the verified one. An
+ * checks run; `current-tree`: as the worktree's tree is compared with the verified one;
+ * `baseline`: as the baseline beside the turns starts. An
  * in-process test may pass a function of its own as the deps' `crash` to act at these points
  * (fill a disk) instead of killing the worker.
  */
-export type CrashPoint = 'model-turn' | 'command-running' | 'after-edit-write' | 'approval-requested' | 'verify' | 'verify-checks' | 'current-tree';
+export type CrashPoint =
+  'model-turn' | 'command-running' | 'after-edit-write' | 'approval-requested' | 'verify' | 'verify-checks' | 'current-tree' | 'baseline';
 
 export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): (point: CrashPoint, key?: string | number) => void {
   const s = settingsFrom(env);

@@ -398,6 +398,47 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     }
   }, 180_000);
 
+  it('a disk that fills as the baseline starts beside the turns: the baseline waits and is taken once space is freed, not dropped', async () => {
+    const repo = join(disk!, 'repo5');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill5');
+    let filledAt = 0;
+    atPoint.set('baseline', () => {
+      if (filledAt) return;
+      filledAt = Date.now();
+      fillUp(fill);
+      setTimeout(() => {
+        for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
+      }, 30_000);
+    });
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      // the model thinks past the freeing of the space: the baseline starts beside this turn
+      { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })) },
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const r = await outcome(handle);
+      expect(filledAt, 'the baseline never started').toBeGreaterThan(0);
+      expect(r.state, r.reason).toBe('succeeded');
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'takeBaseline');
+      const id = String(scheduled?.eventId);
+      const ended = events.find((e) =>
+        [e.activityTaskCompletedEventAttributes, e.activityTaskFailedEventAttributes].some((a) => String(a?.scheduledEventId) === id),
+      );
+      const failure = ended?.activityTaskFailedEventAttributes?.failure;
+      expect(failure?.cause?.message ?? failure?.message, 'the baseline was dropped').toBeUndefined();
+      expect(ended?.activityTaskCompletedEventAttributes).toBeTruthy();
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
+
   it('a disk that stays full after verification: the wait ends blocked, and the verified patch is kept where there was room', async () => {
     const repo = join(disk!, 'repo4');
     mkdirSync(repo);
