@@ -13,6 +13,7 @@ import type { FinalizeInput, FinalizeResult } from '../shared/contracts.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { diffAgainstBase } from '../store/diff.js';
 import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
+import type { ActivityDeps } from './deps.js';
 import { isDiskFull } from './disk.js';
 import { removeLeftoverCheckouts } from './verify-tree.js';
 import { removeWorktree } from './workspace.js';
@@ -23,7 +24,8 @@ import { removeWorktree } from './workspace.js';
  * asked (which frees space), then the artifacts are written again, in the run's directory or,
  * failing that, under the system temp directory; the result says where, or why not.
  */
-export async function finalizeRun(inp: FinalizeInput): Promise<FinalizeResult> {
+export async function finalizeRun(deps: Pick<ActivityDeps, 'crash'>, inp: FinalizeInput): Promise<FinalizeResult> {
+  deps.crash('finalize');
   try {
     return await finalizeOnce(inp);
   } catch (err) {
@@ -56,10 +58,10 @@ async function artifactsElsewhere(inp: FinalizeInput, rec: RunRecord, err: unkno
   const elsewhere = join(tmpdir(), 'kiln-artifacts', inp.runId);
   const tree = verifiedTreeOf(inp);
   const patch = tree
-    ? await hardenedGit(rec.input.repo)
-        .then((g) => g.run(['diff', '--binary', '--no-color', rec.baseCommit, tree]))
-        .then((raw) => redactAsync(redact(raw)))
-        .catch(() => undefined)
+    ? await verifiedPatch(rec, tree).then(
+        (raw) => redactAsync(raw),
+        () => undefined,
+      )
     : undefined;
   try {
     await mkdir(elsewhere, { recursive: true });
@@ -81,17 +83,22 @@ async function artifactsElsewhere(inp: FinalizeInput, rec: RunRecord, err: unkno
   }
 }
 
+/** The diff from the base to a stored tree (redacted by the fast patterns): it reads objects and writes nothing. */
+async function verifiedPatch(rec: RunRecord, tree: string): Promise<string> {
+  return redact(await (await hardenedGit(rec.input.repo)).run(['diff', '--binary', '--no-color', rec.baseCommit, tree]));
+}
+
 async function finalizeOnce(inp: FinalizeInput): Promise<FinalizeResult> {
   const rec = await loadRun(inp.repo, inp.runId);
   const dir = runDir(inp.repo, inp.runId);
   const patchPath = join(dir, PATCH_FILE);
   let patch = '';
-  if (existsSync(rec.worktree)) {
+  // the verified tree is in the repo's objects: its patch needs no worktree (a full disk's retry
+  // comes after the worktree was removed to free space)
+  const verified = inp.verifiedTree && (await verifiedPatch(rec, inp.verifiedTree));
+  if (verified !== undefined || existsSync(rec.worktree)) {
     // written once, so it also gets secretlint's rule set on top of the fast patterns
-    const raw = inp.verifiedTree
-      ? redact(await (await hardenedGit(rec.worktree)).run(['diff', '--binary', '--no-color', rec.baseCommit, inp.verifiedTree]))
-      : await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));
-    patch = await redactAsync(raw);
+    patch = await redactAsync(verified ?? (await diffAgainstBase(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId))));
     await writeTextAtomic(patchPath, patch);
   } else if (!existsSync(patchPath)) {
     await writeTextAtomic(patchPath, '');

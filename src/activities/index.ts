@@ -23,7 +23,7 @@ export function createActivities(deps: ActivityDeps) {
   return classified({
     prepareWorkspace: (request: RunInput, rebuild?: RebuildRequest, o?: PrepareOptions) => prepareWorkspace(deps, request, rebuild, o),
     takeBaseline: bound(deps, takeBaseline),
-    finalizeRun,
+    finalizeRun: bound(deps, finalizeRun),
     agentTurn: bound(agentDeps, agentTurn),
     ...tools,
     verify: bound(deps, verify),

@@ -4,6 +4,7 @@
  * client path: streaming, stall guard, idempotency keys, error mapping).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -436,6 +437,31 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       expect(ended?.activityTaskCompletedEventAttributes).toBeTruthy();
     } finally {
       for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
+
+  it('a disk full as a verified run ends: removing its worktree frees the space, and the patch written then is the verified one, not empty', async () => {
+    const repo = join(disk!, 'repo6');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    // the worktree's copy of it is what removing the worktree gives back
+    writeFileSync(join(repo, 'big.bin'), randomBytes(6 * 1024 * 1024));
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill6');
+    atPoint.set('finalize', () => fillUp(fill));
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      expect(r.state, r.reason).toBe('succeeded');
+      expect(r.reason).toMatch(/the artifacts were written after the worktree was removed/);
+      expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill6-')) rmSync(join(disk!, f), { force: true });
     }
   }, 180_000);
 
