@@ -10,7 +10,25 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { settingsFrom } from './settings.js';
 
-export type CrashPoint = 'model-turn' | 'command-running' | 'command-finished' | 'after-edit-write' | 'approval-requested' | 'verify';
+/**
+ * `verify`: as verification starts; `verify-checks`: with its pristine checkout made, before the
+ * checks run; `current-tree`: as the worktree's tree is compared with the verified one;
+ * `baseline`: as the baseline beside the turns starts; `finalize`: as the run's artifacts are
+ * written at its end. An
+ * in-process test may pass a function of its own as the deps' `crash` to act at these points
+ * (fill a disk) instead of killing the worker.
+ */
+export type CrashPoint =
+  | 'model-turn'
+  | 'command-running'
+  | 'command-finished'
+  | 'after-edit-write'
+  | 'approval-requested'
+  | 'verify'
+  | 'verify-checks'
+  | 'current-tree'
+  | 'baseline'
+  | 'finalize';
 
 export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): (point: CrashPoint, key?: string | number) => void {
   const s = settingsFrom(env);

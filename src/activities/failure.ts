@@ -7,8 +7,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { redact } from '../redact/index.js';
 import { KilnError } from '../shared/errors.js';
 import type { AgentTurnResult, TurnsTaken } from '../shared/contracts.js';
+import { diskFullFailure, isDiskFull } from './disk.js';
 
-export function toApplicationFailure(err: unknown): unknown {
+/** `where`: the activity, named in a full disk's failure. */
+export function toApplicationFailure(err: unknown, where = 'an activity'): unknown {
+  // a full disk is the worker's, whatever met it: every activity waits for space the same way
+  if (!(err instanceof ApplicationFailure) && isDiskFull(err)) return diskFullFailure(where, err);
   if (!(err instanceof KilnError)) return err;
   const failure = ApplicationFailure.create({
     type: err.failureType,
@@ -53,7 +57,7 @@ export function classified<T extends Record<string, Activity>>(activities: T): T
       try {
         return await fn(...args);
       } catch (err) {
-        throw toApplicationFailure(err);
+        throw toApplicationFailure(err, name);
       }
     };
   }

@@ -6,13 +6,15 @@ import { hardenedGit } from '../git/run.js';
 import { judgePatchSize } from '../policy/approvals.js';
 import type { PatchJudgement, RunRef } from '../shared/contracts.js';
 import { loadRun, stateDir, writeWorkflowEvents } from '../store/run-files.js';
+import type { ActivityDeps } from './deps.js';
 import { worktreeTree } from './verify-tree.js';
 
 /**
  * The worktree's tree now, built the way verify builds it: the workflow compares it with the
  * verdict's before it calls a run succeeded, so nothing written after the checks ships unverified.
  */
-export async function currentTree(inp: RunRef): Promise<string> {
+export async function currentTree(deps: Pick<ActivityDeps, 'crash'>, inp: RunRef): Promise<string> {
+  deps.crash('current-tree');
   await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
   const rec = await loadRun(inp.repo, inp.runId);
   return worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId));

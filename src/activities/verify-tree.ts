@@ -79,15 +79,30 @@ async function blob(repo: string, treeish: string, path: string): Promise<string
  * verifies one tree at a time, so any there when its next verification starts are leftovers.
  */
 export async function removeLeftoverCheckouts(repo: string, runId: string): Promise<string[]> {
-  const root = join(kilnDir(repo), 'verify');
-  const names = await readdir(root).catch(() => [] as string[]);
-  const prefix = `${runId}-`;
-  const left = names.filter((n) => n.startsWith(prefix) && /^(?:\d+|base|cf)-[0-9a-f]{8}$/.test(n.slice(prefix.length)));
-  for (const n of left) {
-    await git(repo, ['worktree', 'remove', '--force', '--force', join(root, n)]).catch(() => rm(join(root, n), { recursive: true, force: true }));
-  }
+  const left = (await verifyCheckouts(repo)).filter((n) => checkoutRun(n) === runId);
+  for (const n of left) await removeCheckout(repo, n, false);
   if (left.length) await git(repo, ['worktree', 'prune']).catch(() => undefined);
   return left;
+}
+
+/** A verification's checkout is named `RUN-LABEL-HEX`: LABEL the attempt, `base` or `cf` (the counterfactual). */
+const CHECKOUT_NAME = /^(.+)-(?:\d+|base|cf)-[0-9a-f]{8}$/;
+
+/** The run a checkout under .kiln/verify belongs to, read from its name; undefined for anything else there. */
+export function checkoutRun(name: string): string | undefined {
+  return CHECKOUT_NAME.exec(name)?.[1];
+}
+
+/** The names under the repo's .kiln/verify (checkouts in use and leftovers alike). */
+export async function verifyCheckouts(repo: string): Promise<string[]> {
+  return (await readdir(join(kilnDir(repo), 'verify')).catch(() => [] as string[])).sort();
+}
+
+/** Removes one checkout under .kiln/verify with its `git worktree` entry (`prune`: also the entries of any already gone). */
+export async function removeCheckout(repo: string, name: string, prune = true): Promise<void> {
+  const dir = join(kilnDir(repo), 'verify', name);
+  await git(repo, ['worktree', 'remove', '--force', '--force', dir]).catch(() => rm(dir, { recursive: true, force: true }));
+  if (prune) await git(repo, ['worktree', 'prune']).catch(() => undefined);
 }
 
 /** A fresh linked worktree of `base` under the repo's .kiln folder; removed by the caller. */

@@ -80,6 +80,7 @@ export async function verify(deps: ActivityDeps, inp: VerifyInput): Promise<Verd
   const runtime = checkRuntimeDir(stateDir(inp.repo, inp.runId));
   const scratch = await heartbeating(() => scratchCache(repo));
   try {
+    deps.crash('verify-checks');
     await runChecks(deps, { rec, repo, tree, protect, setup, brought, say, runtime }, scratch.dir, found);
   } finally {
     await tree.remove();

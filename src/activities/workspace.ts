@@ -197,6 +197,7 @@ export async function prepareWorkspace(deps: ActivityDeps, request: RunInput, re
  * that got there first, finds baseline.json and runs nothing.
  */
 export async function takeBaseline(deps: ActivityDeps, ref: { runId: string; repo: string }): Promise<void> {
+  deps.crash('baseline');
   const rec = await loadRun(ref.repo, ref.runId);
   if (!rec.checks.length) return;
   // a sandbox that cannot start here cannot in verify either, which puts it in the verdict

@@ -33,6 +33,7 @@ import { KILN_SEARCH_ATTRIBUTE_KEYS, KilnTenant } from '../shared/search-attribu
 import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
+import { diskWait, diskWaitLine } from './disk-wait.js';
 import { runningCall } from './running-call.js';
 import { settings, settingsFrom } from '../settings.js';
 
@@ -420,6 +421,7 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
   let warnedNoWorker = false;
   let quietSince = Date.now();
   let lookedAt = 0;
+  let diskLookedAt = 0;
   for (;;) {
     const st = await readState(handle);
     if (st) {
@@ -438,6 +440,17 @@ export async function follow(handle: WorkflowHandle<typeof kilnRun>, o: FollowOp
         if (call && !announced.has(`running:${call.turn}:${call.running}`)) {
           announced.add(`running:${call.turn}:${call.running}`);
           const line: LogLine = { seq: lastSeq, at: new Date().toISOString(), kind: 'tool', text: `${call.running} … running` };
+          o.print(formatLine(line));
+          o.onLine?.(line);
+        }
+      }
+      // a quiet run in any phase may be waiting on a full disk: said once a try
+      if (!TERMINAL_PHASES.includes(st.phase) && now - quietSince >= RUNNING_AFTER_MS && now - diskLookedAt >= RUNNING_AFTER_MS) {
+        diskLookedAt = now;
+        const wait = await diskWait(handle).catch(() => undefined);
+        if (wait && !announced.has(`disk:${wait.activity}:${wait.attempt}`)) {
+          announced.add(`disk:${wait.activity}:${wait.attempt}`);
+          const line: LogLine = { seq: lastSeq, at: new Date().toISOString(), kind: 'note', text: diskWaitLine(wait, now) };
           o.print(formatLine(line));
           o.onLine?.(line);
         }

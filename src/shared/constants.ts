@@ -12,3 +12,9 @@ export function hostTaskQueue(host: string): string {
  * not as a green Completed; clients read the RunResult back from the details (outcome()).
  */
 export const RUN_NOT_ACHIEVED = 'KilnRunNotAchieved';
+
+/**
+ * The failure type of an activity that met a full disk: Temporal tries it again after a fixed
+ * delay (activities/disk.ts), and `kiln status` finds a run waiting on the disk by it.
+ */
+export const DISK_FULL_FAILURE = 'DiskFullError';

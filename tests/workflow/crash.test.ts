@@ -4,7 +4,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import { recording } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
 import { startFaultServer, type FaultReply } from '../../src/model/fault-server.js';
 import { ledgerTotal, servedTotal } from '../helpers/ledger.js';
+import { cleanWorktrees } from '../../src/cli/actions/clean.js';
 
 let env: TestWorkflowEnvironment;
 let address: string;
@@ -153,6 +154,32 @@ function retries(r: RunResult): Array<{ activity?: string; attempt?: number }> {
     .filter((e) => e.type === 'activity_retry');
 }
 
+/** A run of the example whose worker was killed while its verification's checks were about to run; no worker runs now. */
+let scenarioWorker: () => Promise<WorkerProcess>;
+async function killedInVerification(): Promise<{ h: Handle; repo: string }> {
+  const sc = scenario('verify-checks');
+  scenarioWorker = () => sc.worker();
+  const first = await sc.worker();
+  const repo = exampleRepo();
+  // a long heartbeat timeout: the killed attempt is not retried before the test ends the run
+  const h = await sc.start(testInput({ repo, model: `scripted:${EXAMPLE_SCRIPT}`, heartbeatTimeoutMs: 120_000 }));
+  // the example asks to run its linter before it finishes: answered before the verification starts
+  await approveWhenAsked(h);
+  await first.exited;
+  expect(first.output()).toContain('test crash point verify-checks');
+  return { h, repo };
+}
+
+/** The run's checkouts under .kiln/verify and their `git worktree` entries. */
+function verifyLeftovers(repo: string, runId: string): { dirs: string[]; entries: string[] } {
+  const root = join(repo, '.kiln', 'verify');
+  const dirs = existsSync(root) ? readdirSync(root).filter((n) => n.startsWith(`${runId}-`)) : [];
+  const entries = execFileSync('git', ['-C', repo, 'worktree', 'list', '--porcelain'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.startsWith('worktree ') && l.includes(join('.kiln', 'verify', `${runId}-`)));
+  return { dirs, entries };
+}
+
 describe('crash resume (kill -9 of a real worker process)', () => {
   it('an undisturbed run, for reference', async () => {
     expect(await reference()).toContain('.filter((s) => !s.revokedAt)');
@@ -190,6 +217,35 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(retries(r)).toContainEqual(expect.objectContaining({ activity: 'verify', attempt: 2 }));
     const st = JSON.parse(readFileSync(join(r.artifactsDir, 'state.json'), 'utf8')) as RunState;
     expect(st.verdict?.tree ?? '', 'the verdict names the tree it verified').toMatch(/^[0-9a-f]{40}$/);
+  }, 180_000);
+
+  it('during the checks of a verification: the run ships the verified tree and leaves no pristine checkout or worktree entry behind', async () => {
+    const { r, patch } = await crashRun('verify-checks');
+    expect(r.state).toBe('succeeded');
+    expect(patch).toBe(await reference());
+    expect(retries(r)).toContainEqual(expect.objectContaining({ activity: 'verify', attempt: 2 }));
+    const repo = (JSON.parse(readFileSync(join(r.artifactsDir, 'state.json'), 'utf8')) as RunState).repo;
+    expect(verifyLeftovers(repo, r.runId)).toEqual({ dirs: [], entries: [] });
+  }, 180_000);
+
+  it('during the checks of a verification, then cancelled: the run ends without leaving its pristine checkout or worktree entry', async () => {
+    const { h, repo } = await killedInVerification();
+    await h.cancel();
+    await scenarioWorker();
+    await expect(h.result()).rejects.toThrow();
+    expect((await h.describe()).status.name).toBe('CANCELLED');
+    expect(verifyLeftovers(repo, h.workflowId)).toEqual({ dirs: [], entries: [] });
+  }, 180_000);
+
+  it('during the checks of a verification, then terminated: kiln clean removes the checkout and its worktree entry, and says so', async () => {
+    const { h, repo } = await killedInVerification();
+    await h.terminate('the test ends it with no worker');
+    const before = verifyLeftovers(repo, h.workflowId);
+    expect(before.dirs, 'the kill left a checkout: the case clean is for').toHaveLength(1);
+    const r = await cleanWorktrees(env.client, { repo });
+    expect(r.removed).toEqual([h.workflowId]);
+    expect(r.removedCheckouts).toEqual([{ name: before.dirs[0], runId: h.workflowId }]);
+    expect(verifyLeftovers(repo, h.workflowId)).toEqual({ dirs: [], entries: [] });
   }, 180_000);
 
   it('after an edit is written but before its result is reported: the edit is not applied twice', async () => {

@@ -4,6 +4,7 @@
  * client path: streaming, stall guard, idempotency keys, error mapping).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +24,12 @@ import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.j
 import { commitAll, git, repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { ledger, ledgerTotal, servedTotal } from '../helpers/ledger.js';
-import { outcome } from '../../src/client/runs.js';
+import { follow, outcome } from '../../src/client/runs.js';
 import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
+import { statusQuery } from '../../src/shared/messages.js';
+import type { CrashPoint } from '../../src/testing-hooks.js';
+import { diskWait, diskWaitLine, type DiskWait } from '../../src/client/disk-wait.js';
+import { formatStatus } from '../../src/cli/actions/status.js';
 
 let t: WorkflowTestEnv;
 /** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
@@ -32,17 +37,21 @@ let oneTurn: WorkflowTestEnv;
 let api: FaultServer;
 /** the worker's model environment: a test may take the key away */
 const modelEnv: NodeJS.ProcessEnv = {};
+/** what a test does when an activity reaches one of its test points (testing-hooks.ts), in place of a crash */
+const atPoint = new Map<CrashPoint, () => void>();
 
 beforeAll(async () => {
   api = await startFaultServer();
   Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url });
   const model = (spec: string, runId: string) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } });
-  t = await workflowTestEnv('kiln-fault-tests', { model, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
-  oneTurn = await workflowTestEnv('kiln-fault-tests-one-turn', { model, env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
+  const crash = (point: CrashPoint) => atPoint.get(point)?.();
+  t = await workflowTestEnv('kiln-fault-tests', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
+  oneTurn = await workflowTestEnv('kiln-fault-tests-one-turn', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
 });
 beforeEach(() => {
   // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
   api.clear();
+  atPoint.clear();
   api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
 });
 afterAll(async () => {
@@ -361,6 +370,19 @@ function smallDisk(): string | undefined {
 }
 const disk = smallDisk();
 
+/** Fills the small disk to its last byte with files `<prefix>-N`: what is free can shrink between the look and the fill (a writer beside it). */
+function fillUp(prefix: string): void {
+  for (let i = 0; i < 20; i++) {
+    const s = statfsSync(disk!);
+    if (s.bavail === 0) break;
+    try {
+      execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), `${prefix}-${i}`], { stdio: 'ignore' });
+    } catch {
+      // raced with a writer: look again
+    }
+  }
+}
+
 describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs root to mount a 64 MB tmpfs'})`, () => {
   afterAll(() => {
     if (disk) spawnSync('umount', ['-l', disk]);
@@ -404,16 +426,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     commitAll(repo);
     const fill = join(disk!, 'fill2');
     api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
-      // the turn's checkpoint writes beside the model call: what is free can shrink between the look and the fill
-      for (let i = 0; i < 20; i++) {
-        const s = statfsSync(disk!);
-        if (s.bavail === 0) break;
-        try {
-          execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), `${fill}-${i}`], { stdio: 'ignore' });
-        } catch {
-          // raced with a writer: look again
-        }
-      }
+      fillUp(fill);
       return reply(use('finish', { summary: 'done' }));
     });
     const asked = api.requests.length;
@@ -435,4 +448,150 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       for (const f of readdirSync(disk!)) if (f.startsWith('fill2-')) rmSync(join(disk!, f), { force: true });
     }
   });
+
+  it('a disk that fills as the verified tree is compared: the run waits, status says so, and space freed 30 s later ships the verified patch', async () => {
+    const repo = join(disk!, 'repo3');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill3');
+    let filledAt = 0;
+    atPoint.set('current-tree', () => {
+      if (filledAt) return;
+      filledAt = Date.now();
+      fillUp(fill);
+    });
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      // what `kiln run` prints as it follows the run
+      const printed: string[] = [];
+      const following = follow(handle, { print: (l) => printed.push(l) });
+      let wait: DiskWait | undefined;
+      let status = '';
+      for (const deadline = Date.now() + 120_000; !wait && Date.now() < deadline; await new Promise((r) => setTimeout(r, 300))) {
+        wait = await diskWait(handle);
+        if (wait) status = formatStatus(await handle.query(statusQuery), undefined, diskWaitLine(wait));
+        else if ((await handle.describe()).status.name !== 'RUNNING') break;
+      }
+      await new Promise((r) => setTimeout(r, Math.max(0, filledAt + 30_000 - Date.now())));
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill3-')) rmSync(join(disk!, f), { force: true });
+      const freedAt = Date.now();
+      const r = await outcome(handle);
+      const endedAt = Date.now();
+      console.log(
+        `full disk at currentTree: freed after ${((freedAt - filledAt) / 1000).toFixed(1)} s, the run ended ${((endedAt - freedAt) / 1000).toFixed(1)} s later`,
+      );
+      console.log(`kiln status while the disk was full:\n${status}`);
+      expect(r.state, r.reason).toBe('succeeded');
+      expect(status).toMatch(/^ {2}disk: {6}the worker's disk is full: currentTree waits for space \(try \d of 5( in \d+ s)?\); free space on the worker/m);
+      await following;
+      expect(printed.filter((l) => l.includes("the worker's disk is full: currentTree waits for space")).length).toBeGreaterThanOrEqual(1);
+      expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill3-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
+
+  it('a disk that fills as the baseline starts beside the turns: the baseline waits and is taken once space is freed, not dropped', async () => {
+    const repo = join(disk!, 'repo5');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill5');
+    let filledAt = 0;
+    atPoint.set('baseline', () => {
+      if (filledAt) return;
+      filledAt = Date.now();
+      fillUp(fill);
+      setTimeout(() => {
+        for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
+      }, 30_000);
+    });
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      // the model thinks past the freeing of the space: the baseline starts beside this turn
+      { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })) },
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const r = await outcome(handle);
+      expect(filledAt, 'the baseline never started').toBeGreaterThan(0);
+      expect(r.state, r.reason).toBe('succeeded');
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'takeBaseline');
+      const id = String(scheduled?.eventId);
+      const ended = events.find((e) =>
+        [e.activityTaskCompletedEventAttributes, e.activityTaskFailedEventAttributes].some((a) => String(a?.scheduledEventId) === id),
+      );
+      const failure = ended?.activityTaskFailedEventAttributes?.failure;
+      expect(failure?.cause?.message ?? failure?.message, 'the baseline was dropped').toBeUndefined();
+      expect(ended?.activityTaskCompletedEventAttributes).toBeTruthy();
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
+
+  it('a disk full as a verified run ends: removing its worktree frees the space, and the patch written then is the verified one, not empty', async () => {
+    const repo = join(disk!, 'repo6');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    // the worktree's copy of it is what removing the worktree gives back
+    writeFileSync(join(repo, 'big.bin'), randomBytes(6 * 1024 * 1024));
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill6');
+    atPoint.set('finalize', () => fillUp(fill));
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      expect(r.state, r.reason).toBe('succeeded');
+      expect(r.reason).toMatch(/the artifacts were written after the worktree was removed/);
+      expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill6-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
+
+  it('a disk that stays full after verification: the wait ends blocked, and the verified patch is kept where there was room', async () => {
+    const repo = join(disk!, 'repo4');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'a.txt'), 'hello\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    commitAll(repo);
+    const fill = join(disk!, 'fill4');
+    let filledAt = 0;
+    atPoint.set('current-tree', () => {
+      if (filledAt) return;
+      filledAt = Date.now();
+      fillUp(fill);
+    });
+    api.push(
+      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
+      reply(use('finish', { summary: 'done' })),
+    );
+    try {
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      console.log(`a disk that stays full: the run waited ${((Date.now() - filledAt) / 1000).toFixed(1)} s, then: ${r.state}: ${r.reason}`);
+      expect(r.state).toBe('blocked');
+      expect(r.reason).toMatch(/currentTree failed: DiskFullError: the worker's disk is full/);
+      expect(r.reason).toMatch(/its verified patch were written to/);
+      expect(r.reason).not.toMatch(/no patch/);
+      expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
+    } finally {
+      for (const f of readdirSync(disk!)) if (f.startsWith('fill4-')) rmSync(join(disk!, f), { force: true });
+    }
+  }, 180_000);
 });

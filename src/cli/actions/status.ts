@@ -7,7 +7,9 @@ import { TERMINAL_PHASES } from '../../shared/types.js';
 import { workflowUrl } from '../../client/runs.js';
 import { shellQuote } from '../../sandbox/shell-quote.js';
 
-export function formatStatus(st: RunState, uiUrl?: string, children: ReadonlyArray<RunState | FanOutChild> = []): string {
+/** `disk`: the line of a run waiting on a full disk (client/disk-wait.ts), which the run's own state cannot know; `children`: a run of parallel attempts' children as they stand now. */
+export function formatStatus(st: RunState, uiUrl?: string, o: { disk?: string; children?: ReadonlyArray<RunState | FanOutChild> } = {}): string {
+  const children = o.children ?? [];
   const b = st.budget;
   const done = TERMINAL_PHASES.includes(st.phase);
   const worktree = !st.worktree ? '(not yet)' : existsSync(st.worktree) ? shellQuote(st.worktree) : `${shellQuote(st.worktree)} (removed)`;
@@ -20,6 +22,7 @@ export function formatStatus(st: RunState, uiUrl?: string, children: ReadonlyArr
     `  tokens:    in ${b.input} · out ${b.output} · cache read ${b.cacheRead} · cache write ${b.cacheWrite} · $${b.costUsd.toFixed(4)} · ${(b.wallMs / 1000).toFixed(1)} s`,
     `  worktree:  ${worktree}`,
   ];
+  if (o.disk && !done) lines.push(`  disk:      ${o.disk}`);
   if (st.recentTurns?.length) {
     lines.push(`  per turn:  (last ${st.recentTurns.length}; every turn is in metrics.json)`);
     for (const t of st.recentTurns) {

@@ -6,7 +6,9 @@ export function addCleanCommand(program: Command, out: (s: string) => void): voi
   program
     .command('clean')
     .summary('Remove the worktrees of finished runs')
-    .description('Remove the worktrees that finished runs kept (blocked runs keep theirs for inspection); artifacts stay')
+    .description(
+      'Remove the worktrees that finished runs kept (blocked runs keep theirs for inspection) and the verification checkouts (.kiln/verify) a killed worker left; artifacts stay',
+    )
     .requiredOption('--repo <dir>', 'the repository whose .kiln/worktrees to clean')
     .option('--older-than <d>', 'only worktrees untouched for this long (e.g. 7d)')
     .option('--unknown', 'also remove worktrees of runs the server does not know')
@@ -19,8 +21,10 @@ export function addCleanCommand(program: Command, out: (s: string) => void): voi
       try {
         const r = await cleanWorktrees(client, { repo: o.repo, olderThanMs, unknown: o.unknown, dryRun: o.dryRun });
         for (const id of r.removed) out(`${o.dryRun ? 'would remove' : 'removed'} ${id}`);
+        for (const c of r.removedCheckouts)
+          out(`${o.dryRun ? 'would remove' : 'removed'} .kiln/verify/${c.name} (a checkout a killed verification of ${c.runId} left; that run has ended)`);
         for (const k of r.kept) out(`kept ${k.runId}: ${k.why}`);
-        if (!r.removed.length && !r.kept.length) out('no worktrees to clean');
+        if (!r.removed.length && !r.removedCheckouts.length && !r.kept.length) out('no worktrees to clean');
       } finally {
         await connection.close();
       }

@@ -11,6 +11,7 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
     .option('--json', 'print the state as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
       const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
+      const { diskWait, diskWaitLine } = await import('../../client/disk-wait.js');
       await withRun(runId, async (handle) => {
         const st = await readState(handle);
         if (!st) {
@@ -21,11 +22,12 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
           if (r) return out(`${formatSummary(r)}\n  (no worker answers queries right now: this is the run's result)`);
           return out(`${runId}: ${d.status.name} (no worker answers queries right now; start one with \`kiln worker\` or \`kiln dev\`)`);
         }
-        if (o.json) return out(JSON.stringify(st));
+        const disk = await diskWait(handle).catch(() => undefined);
+        if (o.json) return out(JSON.stringify(disk ? { ...st, diskWait: disk } : st));
         const { formatStatus } = await import('../actions/status.js');
         // a run of parallel attempts: each child as it stands now, with what it waits for
         const children = await Promise.all((st.children ?? []).map(async (c) => (await readState(handle.client.getHandle(c.runId))) ?? c));
-        out(formatStatus(st, webUiUrl(), children));
+        out(formatStatus(st, webUiUrl(), { disk: disk && diskWaitLine(disk), children }));
       });
     });
 }

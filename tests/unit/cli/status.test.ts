@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatStatus } from '../../../src/cli/actions/status.js';
+import { diskWaitLine } from '../../../src/client/disk-wait.js';
 import { initialState } from '../../../src/workflows/machine.js';
 import { testInput } from '../../helpers/run-input.js';
 
@@ -37,10 +38,23 @@ describe('kiln status', () => {
     waiting.pendingApprovals = [
       { id: 'ap-1', toolUseId: 't', tool: 'run_command', summary: 'run_command: npm run lint', rule: 'r', reason: 'x', requestedAt: '', expiresAt: '' },
     ];
-    const text = formatStatus(parent, undefined, [waiting, { runId: 'run-2-a2', model: 'scripted:/b.json', phase: 'blocked', reason: 'budget exhausted' }]);
+    const text = formatStatus(parent, undefined, {
+      children: [waiting, { runId: 'run-2-a2', model: 'scripted:/b.json', phase: 'blocked', reason: 'budget exhausted' }],
+    });
     expect(text).toContain('attempts:  2 at once');
     expect(text).toContain('run-2-a1: awaiting_approval (scripted:/a.json)');
     expect(text).toContain('waiting: ap-1 run_command: npm run lint — kiln approve run-2-a1 ap-1');
     expect(text).toContain('run-2-a2: blocked — budget exhausted (scripted:/b.json)');
+  });
+
+  it('a run waiting on a full disk says so, with the try and when the next one is due; an ended run does not', () => {
+    const st = initialState(testInput({ repo: '/r', model: 'scripted:/s.json', runId: 'run-1' }));
+    st.phase = 'verifying';
+    const line = diskWaitLine({ activity: 'currentTree', attempt: 3, maxAttempts: 5, nextAt: 20_000 }, 8_000);
+    expect(formatStatus(st, undefined, { disk: line })).toContain(
+      "  disk:      the worker's disk is full: currentTree waits for space (try 3 of 5 in 12 s); free space on the worker to let the run go on",
+    );
+    st.phase = 'succeeded';
+    expect(formatStatus(st, undefined, { disk: line })).not.toContain('disk:');
   });
 });

@@ -14,6 +14,7 @@ import { PolicyConfigError } from '../../../src/policy/config.js';
 import { KilnConfigError } from '../../../src/policy/repo-config.js';
 import { ShellParseError } from '../../../src/shell/parse.js';
 import { SandboxSpawnError, SandboxUnavailableError } from '../../../src/sandbox/errors.js';
+import { DISK_FULL_FAILURE } from '../../../src/shared/constants.js';
 import { CliError, exitCodeFor, KilnError, UsageError } from '../../../src/shared/errors.js';
 import { TemporalCliError } from '../../../src/temporal/binary.js';
 import { TemporalUnreachableError } from '../../../src/temporal/connection.js';
@@ -61,6 +62,23 @@ describe('error classification', () => {
   it("a model's retry-after becomes the next retry delay", () => {
     const f = toApplicationFailure(model('rate_limit', true, 1500)) as ApplicationFailure;
     expect(f.nextRetryDelay).toBe(1500);
+  });
+
+  it('a full disk, met by any activity and said by Node or by git, is the one wait: retried after 15 s, the activity named', () => {
+    const node = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const quota = Object.assign(new Error('EDQUOT: disk quota exceeded, open'), { code: 'EDQUOT' });
+    const byGit = new GitError(['add'], 'git add failed: error: unable to write new index file: fatal: Out of diskspace');
+    for (const err of [node, quota, byGit]) {
+      const f = toApplicationFailure(err, 'currentTree') as ApplicationFailure;
+      expect(f).toBeInstanceOf(ApplicationFailure);
+      expect(f.type).toBe(DISK_FULL_FAILURE);
+      expect(f.nonRetryable).toBe(false);
+      expect(f.nextRetryDelay).toBe(15_000);
+      expect(f.message).toMatch(/^the worker's disk is full \(currentTree\): .*free space on the worker/);
+    }
+    // a failure already made (a model turn's own) is not wrapped again
+    const own = ApplicationFailure.create({ type: DISK_FULL_FAILURE, message: 'no space left on device (model turn 3)' });
+    expect(toApplicationFailure(own, 'agentTurn')).toBe(own);
   });
 
   it('a failure message is redacted; an error that is not Kiln passes through unchanged', () => {
