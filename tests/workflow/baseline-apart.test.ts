@@ -136,8 +136,14 @@ describe('the baseline beside the first turns', () => {
     const input = testInput({
       repo,
       checks: [CHECK],
-      // turn 2 asks a script that has ended: the run is blocked while the 6 s baseline sleeps
-      model: `scripted:${script(repo, 'ends-early', [{ tool_use: [edit('a + b')] }])}`,
+      // a malformed call ends the chain of turns run ahead (the baseline starts once the run has
+      // seen turn 2); turn 3 is refused twice (retried 1 s, then 2 s later) and turn 4 asks a
+      // script that has ended: the run is blocked while the 6 s baseline sleeps
+      model: `scripted:${script(repo, 'ends-early', [
+        { tool_use: [edit('a + b')] },
+        { tool_use: [{ name: 'no_such_tool', input: {} }] },
+        { error: { status: 500, times: 2 }, tool_use: [edit('a + b + 0')] },
+      ])}`,
     });
     const h = await t.start(input);
     const r = await outcome(h);
