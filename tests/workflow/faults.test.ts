@@ -476,7 +476,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       let status = '';
       for (const deadline = Date.now() + 120_000; !wait && Date.now() < deadline; await new Promise((r) => setTimeout(r, 300))) {
         wait = await diskWait(handle);
-        if (wait) status = formatStatus(await handle.query(statusQuery), undefined, diskWaitLine(wait));
+        if (wait) status = formatStatus(await handle.query(statusQuery), undefined, { disk: diskWaitLine(wait) });
         else if ((await handle.describe()).status.name !== 'RUNNING') break;
       }
       await new Promise((r) => setTimeout(r, Math.max(0, filledAt + 30_000 - Date.now())));
