@@ -246,7 +246,12 @@ function isDeadline(err: unknown): boolean {
   return e?.code === 4 || e?.cause?.code === 4; // gRPC DEADLINE_EXCEEDED
 }
 
-const recorded = (why: string, what: string) => `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
+/**
+ * A Signal is in the run's history once sent, but nothing has read it: a worker of the run's
+ * build applies it when it next takes the run (a new worker of another build never does).
+ */
+const recorded = (why: string, what: string) =>
+  `${what}: recorded as a Signal (${why}); the run applies it when a worker of its build takes the run — \`kiln status\` shows when it has`;
 
 /**
  * Asks a run to stop: who and why first (the run records them when the cancellation reaches it),
