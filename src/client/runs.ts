@@ -34,6 +34,7 @@ import type { kilnRun } from '../workflows/run.js';
 import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
 import { runningCall } from './running-call.js';
+import { waitingForBuild } from './stranded.js';
 import { settings, settingsFrom } from '../settings.js';
 
 export interface Started {
@@ -225,10 +226,16 @@ export const UPDATE_WAIT_MS = 10_000;
 type Delivery = { how: 'update'; text: string } | { how: 'signal'; why: string };
 
 /** An Update when a worker answers in time (the sender learns "applied" or why not), else a Signal. */
-async function deliver(client: Client, update: () => Promise<string>, signal: () => Promise<void>, waitMs: number): Promise<Delivery> {
+async function deliver(client: Client, handle: WorkflowHandle, update: () => Promise<string>, signal: () => Promise<void>, waitMs: number): Promise<Delivery> {
   if (!(await workerPolling(client))) {
     await signal();
     return { how: 'signal', why: 'no worker is running' };
+  }
+  // workers of other builds poll, but only one of the run's own could answer
+  const build = await waitingForBuild(client, handle).catch(() => undefined);
+  if (build) {
+    await signal();
+    return { how: 'signal', why: `no worker of build ${build}, which the run is pinned to, is running` };
   }
   try {
     return { how: 'update', text: await client.withDeadline(Date.now() + waitMs, update) };
@@ -273,6 +280,7 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
   const what = `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId}`;
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(approveUpdate, { args: [d] }),
     () => handle.signal(approveSignal, d),
     waitMs,
@@ -284,6 +292,7 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
 export async function sendPreApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, p: PreApproval, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(preApproveUpdate, { args: [p] }),
     () => handle.signal(preApproveSignal, p),
     waitMs,
@@ -300,6 +309,7 @@ const HUMAN_DONE: Record<HumanDecision['action'], string> = {
 export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(humanUpdate, { args: [d] }),
     () => handle.signal(humanSignal, d),
     waitMs,

@@ -11,7 +11,15 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
     .option('--json', 'print the state as JSON')
     .action(async (runId: string, o: { json?: boolean }) => {
       const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
-      await withRun(runId, async (handle) => {
+      await withRun(runId, async (handle, client) => {
+        // a query to a run whose build has no worker waits out its timeout and learns nothing
+        const build = await (await import('../../client/stranded.js')).waitingForBuild(client, handle);
+        if (build) {
+          if (o.json) return out(JSON.stringify({ runId, status: 'RUNNING', state: null, waitingForBuild: build }));
+          return out(
+            `${runId}: RUNNING — waiting for a worker of build ${build}: the run started on that build and stays on it (Worker Versioning); \`kiln dev\` offers to finish or cancel such runs, \`kiln deploy status\` lists the builds`,
+          );
+        }
         const st = await readState(handle);
         if (!st) {
           const d = await handle.describe();
