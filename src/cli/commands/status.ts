@@ -13,7 +13,8 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
       const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
       await withRun(runId, async (handle, client) => {
         // a query to a run whose build has no worker waits out its timeout and learns nothing
-        const build = await (await import('../../client/stranded.js')).waitingForBuild(client, handle);
+        // a server that will not describe its task queues to this client still answers the query
+        const build = await (await import('../../client/stranded.js')).waitingForBuild(client, handle).catch(() => undefined);
         if (build) {
           if (o.json) return out(JSON.stringify({ runId, status: 'RUNNING', state: null, waitingForBuild: build }));
           return out(
