@@ -6,7 +6,7 @@
  * the first activity), so this build (B) could not replay A's runs.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -52,9 +52,11 @@ describe('kiln dev after a rebuild', () => {
       return d;
     };
     // the whole run on a loaded machine: the kept build's worker starts, bundles and replays first
-    const result = async (id: string) => {
+    const result = async (id: string, d: Live) => {
       const w = await kiln(['wait', id, '--json'], { env, timeoutMs: 300_000 });
-      expect(w.stdout, `kiln wait ${id}: exit ${w.code}\n${w.stderr}`).not.toBe('');
+      const log = join(home, 'builds', buildIdA!, 'worker.log');
+      const said = `kiln wait ${id}: exit ${w.code}\n${w.stderr}\nkiln dev:\n${d.stdout()}\n${d.stderr()}\nworker of A:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(no log)'}`;
+      expect(w.stdout, said).not.toBe('');
       return JSON.parse(w.stdout) as RunResult;
     };
     const stop = async (d: Live) => {
@@ -78,8 +80,20 @@ describe('kiln dev after a rebuild', () => {
     }
     await stop(a);
 
+    // a build that is not kept cannot run: its runs are listed with the command that moves them, and not cancelled
+    const kept = join(home, 'builds', buildIdA!);
+    renameSync(kept, join(home, 'hidden-build'));
+    let b = await dev(join(ROOT, 'bin', 'kiln.js'), '--stranded', 'cancel');
+    expect(b.stdout()).toContain(`${ids[0]}  build ${buildIdA} (not kept here: it cannot run again)`);
+    expect(b.stdout()).toContain(`2 of them stay waiting whatever you choose`);
+    expect(b.stdout()).toContain(`temporal workflow update-options --query "TemporalWorkerDeploymentVersion IN ('kiln:${buildIdA}')`);
+    expect(b.stdout()).not.toContain('cancelling');
+    await stop(b);
+    expect(existsSync(kept), 'a build its runs still wait for is not pruned').toBe(false);
+    renameSync(join(home, 'hidden-build'), kept);
+
     // the rebuilt kiln dev, not on a terminal and with no --stranded: it lists them and does not wait for an answer
-    let b = await dev(join(ROOT, 'bin', 'kiln.js'));
+    b = await dev(join(ROOT, 'bin', 'kiln.js'));
     expect(b.stdout()).not.toContain(`build ${buildIdA} of deployment`);
     expect(b.stdout()).toContain('2 open run(s) wait for a worker of an earlier build of Kiln');
     for (const id of ids) expect(b.stdout()).toMatch(new RegExp(`${id}\\s+build ${buildIdA}\\n`));
@@ -94,7 +108,7 @@ describe('kiln dev after a rebuild', () => {
     // finish: a worker of the kept build A takes its runs; the approved one ends succeeded
     b = await dev(join(ROOT, 'bin', 'kiln.js'), '--stranded', 'finish');
     expect(b.stdout()).toContain(`build ${buildIdA}: its worker runs until its runs end`);
-    expect((await result(ids[0]!)).state).toBe('succeeded');
+    expect((await result(ids[0]!, b)).state).toBe('succeeded');
     const waiting = await kiln(['status', ids[1]!], { env });
     expect(waiting.stdout).toContain('kiln approve');
     await stop(b);
@@ -104,7 +118,7 @@ describe('kiln dev after a rebuild', () => {
     b = await dev(join(ROOT, 'bin', 'kiln.js'), '--stranded', 'cancel');
     expect(b.stdout()).toContain('1 open run(s) wait for a worker of an earlier build of Kiln');
     expect(b.stdout()).toContain(`${ids[1]}: cancelling`);
-    const r = await result(ids[1]!);
+    const r = await result(ids[1]!, b);
     expect(r.state).toBe('cancelled');
     expect(existsSync(join(r.artifactsDir, PATCH_FILE))).toBe(true);
     await b.waitFor(`build ${buildIdA}: its runs have ended; its worker stopped`, 60_000);

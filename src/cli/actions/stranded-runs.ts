@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline/promises';
 import { approverFor } from '../../client/signed-approver.js';
 import { handleFor, requestCancel } from '../../client/runs.js';
 import { strandedRuns, type StrandedRun } from '../../client/stranded.js';
-import { otherBuildsQuery, type DeploymentVersion } from '../../temporal/deployment.js';
+import type { DeploymentVersion } from '../../temporal/deployment.js';
 import { isKept, keepThisBuild, pruneKeptBuilds, startKeptWorker, type KeptWorker } from './kept-builds.js';
 
 const STRANDED_CHOICES = ['finish', 'cancel', 'leave'] as const;
@@ -43,6 +43,14 @@ export async function handleStrandedRuns(o: {
   if (!runs.length) return none;
   out(`${INDENT}${runs.length} open run(s) wait for a worker of an earlier build of Kiln (Worker Versioning pins a run to its build):`);
   for (const r of runs) out(`${INDENT}  ${r.runId}  build ${r.buildId}${isKept(r.buildId) ? '' : ' (not kept here: it cannot run again)'}`);
+  const kept = runs.filter((r) => isKept(r.buildId));
+  const lost = runs.filter((r) => !isKept(r.buildId));
+  if (lost.length) {
+    out(
+      `${INDENT}${lost.length} of them stay waiting whatever you choose: their build is not kept here, so no worker can run their code. To move them to this build (safe only when the change was behind patched()): temporal workflow update-options --query "${lostQuery(v.deploymentName, lost)}" --versioning-override-behavior pinned --versioning-override-deployment-name ${v.deploymentName} --versioning-override-build-id ${v.buildId}`,
+    );
+  }
+  if (!kept.length) return none;
   const choice = o.choice ?? (o.interactive ? await ask() : undefined);
   if (!choice || choice === 'leave') {
     out(
@@ -50,15 +58,8 @@ export async function handleStrandedRuns(o: {
     );
     return none;
   }
-  const kept = runs.filter((r) => isKept(r.buildId));
-  const lost = runs.filter((r) => !isKept(r.buildId));
   const workers = await startWorkers(kept, o.address, o.workerEnv, out);
   if (choice === 'cancel') await cancelAll(client, kept, out);
-  if (lost.length) {
-    out(
-      `${INDENT}${lost.length} run(s) of builds not kept here stay waiting: no worker can run their code. To move them to this build (safe only when the change was behind patched()): temporal workflow update-options --query "${otherBuildsQuery(v)}" --versioning-override-behavior pinned --versioning-override-deployment-name ${v.deploymentName} --versioning-override-build-id ${v.buildId}`,
-    );
-  }
   const drains = workers.map((w) => drain(client, v.deploymentName, w, out));
   return {
     workers,
@@ -67,6 +68,12 @@ export async function handleStrandedRuns(o: {
       await Promise.all(drains);
     },
   };
+}
+
+/** The open runs of the builds not kept, only: the kept builds' runs are finished on their own code. */
+function lostQuery(deploymentName: string, lost: StrandedRun[]): string {
+  const versions = [...new Set(lost.map((r) => `'${deploymentName}:${r.buildId}'`))];
+  return `TemporalWorkerDeploymentVersion IN (${versions.join(', ')}) AND ExecutionStatus='Running'`;
 }
 
 async function ask(): Promise<StrandedChoice> {
