@@ -36,7 +36,12 @@ export async function handleStrandedRuns(o: {
   out: (s: string) => void;
 }): Promise<StrandedHandling> {
   const { client, version: v, out } = o;
-  keepThisBuild(v.buildId);
+  try {
+    keepThisBuild(v.buildId);
+  } catch (err) {
+    // this build's runs could not be finished by a later one: said, while everything else goes on
+    out(`${INDENT}this build's code could not be kept for its runs after a rebuild: ${(err as Error).message}`);
+  }
   const runs = await strandedRuns(client, v);
   pruneKeptBuilds(new Set([v.buildId, ...runs.map((r) => r.buildId)]));
   const none: StrandedHandling = { workers: [], stop: async () => {} };
