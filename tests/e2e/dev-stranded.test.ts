@@ -5,6 +5,7 @@
  * Build A is this checkout's compiled Kiln with one incompatible workflow change (a timer before
  * the first activity), so this build (B) could not replay A's runs.
  */
+import { Client, Connection } from '@temporalio/client';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,31 @@ function buildA(): string {
   return root;
 }
 
+/** What the server knows of a run that did not end: its pending tasks and its last events. */
+async function whereItStands(address: string, id: string): Promise<string> {
+  const connection = await Connection.connect({ address });
+  try {
+    const h = new Client({ connection }).workflow.getHandle(id);
+    const d = await h.describe();
+    const events = (await h.fetchHistory()).events ?? [];
+    const last = events.slice(-12).map((e) => `${e.eventId} ${Object.keys(e).find((k) => k.endsWith('Attributes')) ?? '?'}`);
+    return JSON.stringify({
+      status: d.status.name,
+      pendingWorkflowTask: d.raw.pendingWorkflowTask,
+      pendingActivities: d.raw.pendingActivities?.map((a) => ({
+        type: a.activityType?.name,
+        state: a.state,
+        attempt: a.attempt,
+        lastFailure: a.lastFailure?.message,
+      })),
+      versioning: d.raw.workflowExecutionInfo?.versioningInfo,
+      last,
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
 /** processes whose command line names this KILN_HOME's kept builds (pgrep itself excluded) */
 const keptWorkers = (home: string) => (spawnSync('pgrep', ['-f', join(home, 'builds')], { encoding: 'utf8' }).stdout ?? '').trim();
 
@@ -55,8 +81,10 @@ describe('kiln dev after a rebuild', () => {
     const result = async (id: string, d: Live) => {
       const w = await kiln(['wait', id, '--json'], { env, timeoutMs: 300_000 });
       const log = join(home, 'builds', buildIdA!, 'worker.log');
-      const said = `kiln wait ${id}: exit ${w.code}\n${w.stderr}\nkiln dev:\n${d.stdout()}\n${d.stderr()}\nworker of A:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(no log)'}`;
-      expect(w.stdout, said).not.toBe('');
+      if (!w.stdout) {
+        const said = `kiln wait ${id}: exit ${w.code}\n${w.stderr}\nkiln dev:\n${d.stdout()}\n${d.stderr()}\nworker of A:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(no log)'}\nthe run:\n${await whereItStands(env.TEMPORAL_ADDRESS!, id)}`;
+        expect.fail(said);
+      }
       return JSON.parse(w.stdout) as RunResult;
     };
     const stop = async (d: Live) => {
