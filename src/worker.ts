@@ -89,6 +89,15 @@ export function modelStatus(env: NodeJS.ProcessEnv = process.env): string {
 export const HEARTBEAT_THROTTLE = '1 second';
 
 /**
+ * How long a run's next workflow task (an Update, a query, an activity's result) waits on the
+ * queue of the worker that ran it last before any worker may take it. The SDK's 10 s made every
+ * `kiln approve` after a worker restart wait out the dead worker's queue and fall back to a
+ * Signal. A live worker takes its own sticky tasks in milliseconds; one that misses a second (a
+ * blocked event loop) only replays the run from history, which is correct, just slower.
+ */
+export const STICKY_QUEUE_WAIT = '1 second';
+
+/**
  * Fleet queries need Kiln's search attributes on the server; a worker registers the missing ones.
  * A client without the permission, or a server without the operator API, still runs work: the
  * line says who must add them.
@@ -244,6 +253,7 @@ export async function startWorker(
     interceptors: { activity: [retryTrace] },
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_WAIT,
   });
   // unversioned: a host queue belongs to one machine, not to a build; a pinned run's activities
   // reach its worktree's host whichever build that host runs (activity inputs stay compatible)

@@ -35,6 +35,7 @@ import { CliError, UsageError } from '../shared/errors.js';
 import { shellQuote } from '../sandbox/shell-quote.js';
 import { diskWait, diskWaitLine } from './disk-wait.js';
 import { runningCall } from './running-call.js';
+import { waitingForBuild } from './stranded.js';
 import { settings, settingsFrom } from '../settings.js';
 
 export interface Started {
@@ -226,10 +227,16 @@ export const UPDATE_WAIT_MS = 10_000;
 type Delivery = { how: 'update'; text: string } | { how: 'signal'; why: string };
 
 /** An Update when a worker answers in time (the sender learns "applied" or why not), else a Signal. */
-async function deliver(client: Client, update: () => Promise<string>, signal: () => Promise<void>, waitMs: number): Promise<Delivery> {
+async function deliver(client: Client, handle: WorkflowHandle, update: () => Promise<string>, signal: () => Promise<void>, waitMs: number): Promise<Delivery> {
   if (!(await workerPolling(client))) {
     await signal();
     return { how: 'signal', why: 'no worker is running' };
+  }
+  // workers of other builds poll, but only one of the run's own could answer
+  const build = await waitingForBuild(client, handle).catch(() => undefined);
+  if (build) {
+    await signal();
+    return { how: 'signal', why: `no worker of build ${build}, which the run is pinned to, is running` };
   }
   try {
     return { how: 'update', text: await client.withDeadline(Date.now() + waitMs, update) };
@@ -247,7 +254,12 @@ function isDeadline(err: unknown): boolean {
   return e?.code === 4 || e?.cause?.code === 4; // gRPC DEADLINE_EXCEEDED
 }
 
-const recorded = (why: string, what: string) => `${what}: recorded (${why}); it applies when a worker runs — \`kiln status\` shows when it has`;
+/**
+ * A Signal is in the run's history once sent, but nothing has read it: a worker of the run's
+ * build applies it when it next takes the run (a new worker of another build never does).
+ */
+const recorded = (why: string, what: string) =>
+  `${what}: recorded as a Signal (${why}); the run applies it when a worker of its build takes the run — \`kiln status\` shows when it has`;
 
 /**
  * Asks a run to stop: who and why first (the run records them when the cancellation reaches it),
@@ -269,6 +281,7 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
   const what = `${d.approve ? 'approval' : 'rejection'} of ${d.approvalId}`;
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(approveUpdate, { args: [d] }),
     () => handle.signal(approveSignal, d),
     waitMs,
@@ -280,6 +293,7 @@ export async function sendApproval(client: Client, handle: WorkflowHandle<typeof
 export async function sendPreApproval(client: Client, handle: WorkflowHandle<typeof kilnRun>, p: PreApproval, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(preApproveUpdate, { args: [p] }),
     () => handle.signal(preApproveSignal, p),
     waitMs,
@@ -296,6 +310,7 @@ const HUMAN_DONE: Record<HumanDecision['action'], string> = {
 export async function sendHuman(client: Client, handle: WorkflowHandle<typeof kilnRun>, d: HumanDecision, waitMs = UPDATE_WAIT_MS): Promise<string> {
   const r = await deliver(
     client,
+    handle,
     () => handle.executeUpdate(humanUpdate, { args: [d] }),
     () => handle.signal(humanSignal, d),
     waitMs,

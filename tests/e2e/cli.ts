@@ -77,8 +77,9 @@ export interface Live {
   kill(): Promise<void>;
 }
 
-export function spawnKiln(args: string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Live {
-  const live = spawnLive(process.execPath, [KILN, ...args], o);
+/** `bin`: another build's bin/kiln.js (default: this checkout's) */
+export function spawnKiln(args: string[], o: { env: NodeJS.ProcessEnv; cwd?: string; bin?: string }): Live {
+  const live = spawnLive(process.execPath, [o.bin ?? KILN, ...args], o);
   live.child.stdin!.end();
   return live;
 }

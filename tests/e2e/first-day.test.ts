@@ -127,7 +127,9 @@ describe('a server and a worker that come and go', () => {
     const a = await kiln(['approve', id, 'ap-1'], { env, timeoutMs: 60_000 });
     expect(a.code, a.stderr).toBe(0);
     expect(Date.now() - t0).toBeLessThan(30_000);
-    expect(a.stdout).toMatch(/recorded \((no worker is running|no worker answered within \d+ s)\); it applies when a worker runs/);
+    expect(a.stdout).toMatch(
+      /recorded as a Signal \((no worker is running|no worker answered within \d+ s)\); the run applies it when a worker of its build takes the run/,
+    );
 
     // a live view across a server restart: it says it lost contact, then carries on
     const wait = spawnKiln(['wait', id, '--json'], { env });

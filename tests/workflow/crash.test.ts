@@ -3,6 +3,7 @@
  * a fresh worker process finishes the run, and the result is the same patch as an undisturbed run.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveSignal, cancelRequestSignal, statusQuery } from '../../src/shared/messages.js';
 import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
-import { EXAMPLE_SCRIPT, exampleRepo, repoWith, writeScript } from '../helpers/repo.js';
+import { EXAMPLE_SCRIPT, ROOT, exampleRepo, repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
@@ -67,6 +68,15 @@ async function state(h: Handle): Promise<RunState | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The CLI as a person runs it, against this scenario's queue. */
+function kiln(queue: string, args: string[]) {
+  return execa(process.execPath, [join(ROOT, 'bin', 'kiln.js'), ...args], {
+    env: { ...process.env, KILN_HOME: testKilnHome(), TEMPORAL_ADDRESS: address, KILN_TASK_QUEUE: queue },
+    reject: false,
+    timeout: 60_000,
+  });
 }
 
 async function approveWhenAsked(h: Handle): Promise<void> {
@@ -274,6 +284,55 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     expect(r.state).toBe('succeeded');
     expect(readFileSync(r.patchPath, 'utf8')).toBe(await reference());
     expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('offline approver');
+  });
+
+  it('approved right after a restart: the new worker answers the Update in about a second, not after waiting out the dead worker (10 s)', async () => {
+    const sc = scenario();
+    const first = await sc.worker();
+    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+    const h = await sc.start(input);
+    let st: RunState | undefined;
+    while (!st?.pendingApprovals.length) {
+      st = await state(h);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await first.kill9();
+    await sc.worker();
+    const id = st.pendingApprovals[0]!.id;
+    const t0 = Date.now();
+    const a = await kiln(sc.queue, ['approve', input.runId, id, '--by', 'after restart']);
+    const ms = Date.now() - t0;
+    expect(a.exitCode, a.stderr).toBe(0);
+    // answered by the new worker as an Update, not sent as a Signal after waiting out the dead one
+    expect(a.stdout.trim()).toBe(`approved ${id}`);
+    // the CLI's own start-up is most of this on a loaded machine; waiting out the dead worker's queue was 10 s more
+    expect(ms).toBeLessThan(9000);
+    const r = await outcome(h);
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('after restart');
+  });
+
+  it('approved while no live worker holds the run: the answer says it was recorded as a Signal, and it applies once a worker runs', async () => {
+    const sc = scenario();
+    const first = await sc.worker();
+    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
+    const h = await sc.start(input);
+    let st: RunState | undefined;
+    while (!st?.pendingApprovals.length) {
+      st = await state(h);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await first.kill9();
+    // the server still lists the killed worker as polling, so the CLI tries an Update first
+    const a = await kiln(sc.queue, ['approve', input.runId, st.pendingApprovals[0]!.id, '--by', 'nobody listening']);
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect(a.stdout).toMatch(
+      /recorded as a Signal \((no worker is running|no worker answered within \d+ s)\); the run applies it when a worker of its build takes the run/,
+    );
+    await sc.worker();
+    const r = await outcome(h);
+    expect(r.state).toBe('succeeded');
+    expect(readFileSync(join(r.artifactsDir, 'audit.jsonl'), 'utf8')).toContain('nobody listening');
   });
 
   it('during a running command: nothing of it survives, and an unsafe command is not re-run', async () => {

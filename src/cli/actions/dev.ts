@@ -9,11 +9,11 @@ import { codecStatus, dataConverterFor } from '../../codec/data-converter.js';
 import { freePort } from '../../temporal/dev-server.js';
 import { metricsStatus } from '../../temporal/metrics.js';
 import { openCodecServer } from './codec-server.js';
-import { openRunsOnOtherBuilds, otherBuildsQuery } from '../../temporal/deployment.js';
+import { handleStrandedRuns, type StrandedChoice } from './stranded-runs.js';
 import { settings } from '../../settings.js';
 
 export async function runDev(
-  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string },
+  o: { worker: boolean; port: number; uiPort: number; db?: string; allowSandboxOff?: boolean; codecEndpoint?: string; stranded?: StrandedChoice },
   out: (s: string) => void,
 ): Promise<void> {
   const dbFile = o.db ?? join(kilnHome(), 'temporal.db');
@@ -47,13 +47,21 @@ export async function runDev(
   if (env.worker) out(`                     ${modelStatus()}`);
   if (env.worker) out(`                     ${metricsStatus(settings().metricsAddr)}`);
   if (env.worker) out(`                     ${env.worker.versioning}`);
-  const stranded = env.worker?.version && (await openRunsOnOtherBuilds(env.client.connection, 'default', env.worker.version).catch(() => 0));
-  if (stranded && env.worker?.version) {
-    const v = env.worker.version;
-    out(
-      `                     ${stranded} open run(s) were started by another build of Kiln and stay on it (Worker Versioning); no worker of that build runs here. To finish them on this build (safe when the change was behind patched()): temporal workflow update-options --query "${otherBuildsQuery(v)}" --versioning-override-behavior pinned --versioning-override-deployment-name ${v.deploymentName} --versioning-override-build-id ${v.buildId} (docs/cluster.md, "Upgrading workers")`,
-    );
-  }
+  const stranded =
+    env.worker?.version &&
+    (await handleStrandedRuns({
+      client: env.client,
+      version: env.worker.version,
+      address: env.address,
+      workerEnv: o.allowSandboxOff ? { ...process.env, KILN_ALLOW_SANDBOX_OFF: '1' } : process.env,
+      choice: o.stranded,
+      interactive: process.stdin.isTTY === true,
+      out,
+    }).catch((err: unknown) => {
+      // the server and this build's worker run all the same: only the earlier builds' runs wait
+      out(`                     could not look for runs of earlier builds: ${(err as Error).message}`);
+      return undefined;
+    }));
   if (env.address !== '127.0.0.1:7233') out(`other terminals:     export TEMPORAL_ADDRESS=${env.address} KILN_UI_URL=${env.uiUrl}`);
   // other terminals find the Web UI link here (kiln run, kiln status) without KILN_UI_URL
   const state: DevState = { address: env.address, uiUrl: env.uiUrl, pid: process.pid };
@@ -66,6 +74,7 @@ export async function runDev(
   });
   out('stopping…');
   rmSync(devStateFile(), { force: true });
+  if (stranded) await stranded.stop();
   await env.stop();
   await codec?.close();
 }

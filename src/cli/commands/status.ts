@@ -12,7 +12,16 @@ export function addStatusCommand(program: Command, out: (s: string) => void): vo
     .action(async (runId: string, o: { json?: boolean }) => {
       const { readState, outcome, formatSummary, webUiUrl } = await runsModule();
       const { diskWait, diskWaitLine } = await import('../../client/disk-wait.js');
-      await withRun(runId, async (handle) => {
+      await withRun(runId, async (handle, client) => {
+        // a query to a run whose build has no worker waits out its timeout and learns nothing
+        // a server that will not describe its task queues to this client still answers the query
+        const build = await (await import('../../client/stranded.js')).waitingForBuild(client, handle).catch(() => undefined);
+        if (build) {
+          if (o.json) return out(JSON.stringify({ runId, status: 'RUNNING', state: null, waitingForBuild: build }));
+          return out(
+            `${runId}: RUNNING — waiting for a worker of build ${build}: the run started on that build and stays on it (Worker Versioning); \`kiln dev\` offers to finish or cancel such runs, \`kiln deploy status\` lists the builds`,
+          );
+        }
         const st = await readState(handle);
         if (!st) {
           const d = await handle.describe();
