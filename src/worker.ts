@@ -216,6 +216,14 @@ function bundleInChild(workflowsPath: string, failureConverterPath?: string): Pr
   });
 }
 
+/**
+ * A stop (Ctrl-C, SIGTERM) cancels the running activities at once and waits this long for them to
+ * end: an activity that never does (a call that ignores its cancel, a server that cannot record
+ * the completion while its disk is full) would otherwise hold the process forever. Temporal
+ * retries such an activity on the next worker.
+ */
+export const WORKER_FORCE_STOP_MS = 30_000;
+
 export async function startWorker(
   opts: {
     settings?: TemporalSettings;
@@ -230,6 +238,8 @@ export async function startWorker(
      * when the process exports metrics. `log` hears a failed count (default: stderr).
      */
     fleetGauges?: { intervalMs?: number; log?: (line: string) => void };
+    /** how long a stop waits for activities that do not end when cancelled (default WORKER_FORCE_STOP_MS) */
+    forceStopAfterMs?: number;
   } = {},
 ): Promise<RunningWorker> {
   const settings = opts.settings ?? temporalSettings();
@@ -254,6 +264,7 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_WAIT,
+    shutdownForceTime: opts.forceStopAfterMs ?? WORKER_FORCE_STOP_MS,
   });
   // unversioned: a host queue belongs to one machine, not to a build; a pinned run's activities
   // reach its worktree's host whichever build that host runs (activity inputs stay compatible)
@@ -266,6 +277,7 @@ export async function startWorker(
     interceptors: { activity: [retryTrace] },
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    shutdownForceTime: opts.forceStopAfterMs ?? WORKER_FORCE_STOP_MS,
   });
   // commands start in a small helper process: forking this big one blocks its event loop (spawn.ts)
   const releaseSpawner = useSpawner();
@@ -313,11 +325,21 @@ export async function startWorker(
         fleetGauges?.stop();
         if (shared.getState() === 'RUNNING') shared.shutdown();
         if (host.getState() === 'RUNNING') host.shutdown();
-        await run.finally(() => {
-          // their cgroups too: the spawner's exit kills the processes, not the cgroups
-          discardKeptSandboxes({ idleOnly: true });
-          releaseSpawner();
-        });
+        await run
+          .catch((err: unknown) => {
+            // the bound was reached (the SDK then also fails to release the native worker the stuck
+            // activity still holds): what did not end is retried on the next worker, the stop goes on
+            const e = err as Error;
+            if (e?.name !== 'GracefulShutdownPeriodExpiredError' && !(e?.name === 'IllegalStateError' && /still in use/.test(e.message))) throw err;
+            process.stderr.write(
+              `kiln worker: activities that did not end within ${(opts.forceStopAfterMs ?? WORKER_FORCE_STOP_MS) / 1000} s of the stop were left to the next worker\n`,
+            );
+          })
+          .finally(() => {
+            // their cgroups too: the spawner's exit kills the processes, not the cgroups
+            discardKeptSandboxes({ idleOnly: true });
+            releaseSpawner();
+          });
         if (!opts.connection) await connection.close();
       })();
       return stopping;
