@@ -4,7 +4,7 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, CancelRequest, HumanDecision, PreApproval, RunState, StartAttestation } from './types.js';
+import type { ApprovalDecision, CancelRequest, ChildSpend, HumanDecision, PreApproval, RunState, StartAttestation } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
 
@@ -23,3 +23,6 @@ export const cancelRequestSignal = defineSignal<[CancelRequest]>('cancelRequest'
 
 /** `kiln serve`'s signed start, sent once Temporal has named the execution (src/auth/attestation.ts). */
 export const startedBySignal = defineSignal<[StartAttestation]>('startedBy');
+
+/** A child of parallel attempts that ended cancelled tells its parent what it spent (its result, which would, is a cancellation). */
+export const childSpendSignal = defineSignal<[ChildSpend]>('childSpend');

@@ -304,6 +304,14 @@ export interface RunState {
   winner?: string;
 }
 
+/** What a child run of parallel attempts spent, as it tells its parent when it ends cancelled. */
+export interface ChildSpend {
+  runId: string;
+  tokens: Usage;
+  costUsd: number;
+  turns: number;
+}
+
 export interface FanOutChild {
   runId: string;
   model: string;

@@ -20,8 +20,8 @@ import {
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import { cancelRequestSignal, statusQuery } from '../shared/messages.js';
-import type { CancelRequest, FanOutChild, Phase, RunInput, RunResult, RunState } from '../shared/types.js';
+import { cancelRequestSignal, childSpendSignal, statusQuery } from '../shared/messages.js';
+import type { CancelRequest, ChildSpend, FanOutChild, Phase, RunInput, RunResult, RunState } from '../shared/types.js';
 import { addSpend } from '../loop/budget.js';
 import { initialState, log } from './machine.js';
 import type { kilnRun } from './run.js';
@@ -60,6 +60,11 @@ export async function fanOut(input: RunInput, n: number): Promise<RunResult> {
     log(state, now(), 'phase', why ? `${p}: ${why}` : p);
   };
   setHandler(statusQuery, () => state);
+  // what children that ended cancelled spent: their result is a cancellation, so they say it
+  const spent = new Map<string, ChildSpend>();
+  setHandler(childSpendSignal, (s) => {
+    if (s && typeof s.runId === 'string' && state.children!.some((c) => c.runId === s.runId)) spent.set(s.runId, s);
+  });
   let who: CancelRequest | undefined;
   setHandler(cancelRequestSignal, (r) => {
     if (r && typeof r.by === 'string') who = { by: r.by.slice(0, 200), reason: r.reason?.slice(0, 500) };
@@ -85,10 +90,11 @@ export async function fanOut(input: RunInput, n: number): Promise<RunResult> {
       results.push(settle(handle, i));
     }
     phase('planning', `${n} attempts at once: ${state.children!.map((c) => c.runId).join(', ')}`);
-    const winner = await firstSuccess(state, results);
+    const winner = await firstSuccess(state, results, spent);
     for (const [i, s] of scopes.entries()) if (i !== winner?.i) s.cancel();
     // the losers' worktrees and sandboxes are gone before the run says it ended
-    for (const s of await CancellationScope.nonCancellable(() => Promise.all(results))) if (state.children![s.i]!.phase === 'preparing') record(state, s);
+    for (const s of await CancellationScope.nonCancellable(() => Promise.all(results)))
+      if (state.children![s.i]!.phase === 'preparing') record(state, s, spent);
     // a cancel of the parent ended every child (they settle as cancelled, not as a failure here)
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled by request');
     if (!winner) {
@@ -103,7 +109,8 @@ export async function fanOut(input: RunInput, n: number): Promise<RunResult> {
   } catch (err) {
     if (!isCancellation(err)) throw err;
     // cancelling the parent reaches every child (their scopes are inside this one); each writes its artifacts
-    for (const s of await CancellationScope.nonCancellable(() => Promise.all(results))) if (state.children![s.i]!.phase === 'preparing') record(state, s);
+    for (const s of await CancellationScope.nonCancellable(() => Promise.all(results)))
+      if (state.children![s.i]!.phase === 'preparing') record(state, s, spent);
     state.reason = who ? `cancelled by ${who.by}${who.reason ? `: ${who.reason}` : ''}` : 'cancelled by request';
     phase('cancelled', 'every attempt was cancelled');
     throw err;
@@ -126,25 +133,30 @@ async function settle(handle: ChildWorkflowHandle<typeof kilnRun>, i: number): P
 }
 
 /** Waits until a child succeeds (it is returned) or every child has ended without success. */
-async function firstSuccess(state: RunState, pending: Array<Promise<Settled>>): Promise<(Settled & { r: RunResult }) | undefined> {
+async function firstSuccess(
+  state: RunState,
+  pending: Array<Promise<Settled>>,
+  spent: ReadonlyMap<string, ChildSpend>,
+): Promise<(Settled & { r: RunResult }) | undefined> {
   const open = new Map(pending.map((p, i) => [i, p]));
   while (open.size) {
     const s = await Promise.race(open.values());
     open.delete(s.i);
-    record(state, s);
+    record(state, s, spent);
     if (s.r?.state === 'succeeded') return s as Settled & { r: RunResult };
   }
   return undefined;
 }
 
 /** A child's end as the parent shows it, its spend added to the parent's. */
-function record(state: RunState, s: Settled): void {
+function record(state: RunState, s: Settled, spent: ReadonlyMap<string, ChildSpend>): void {
   const child: FanOutChild = state.children![s.i]!;
   child.phase = s.r?.state ?? (s.cancelled ? 'cancelled' : 'blocked');
   child.reason = s.r?.reason ?? s.failure;
-  if (s.r) {
-    addSpend(state.budget, s.r.tokens, s.r.costUsd);
-    state.budget.turns += s.r.turns;
+  const spend = s.r ?? spent.get(child.runId);
+  if (spend) {
+    addSpend(state.budget, spend.tokens, spend.costUsd);
+    state.budget.turns += spend.turns;
   }
   log(state, new Date().toISOString(), 'note', `${child.runId} ended ${child.phase}${child.reason ? `: ${child.reason}` : ''}`);
 }

@@ -12,11 +12,13 @@ import {
   CancellationScope,
   CancelledFailure,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { RUN_NOT_ACHIEVED } from '../shared/constants.js';
+import { childSpendSignal } from '../shared/messages.js';
 import { PATCH_FILE } from '../shared/paths.js';
 import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type Review, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
@@ -228,9 +230,27 @@ async function endOnFailure(ctx: RunContext, err: unknown): Promise<RunResult> {
     ctx.phase('cancelled');
     if (who) await ctx.audit({ kind: 'cancel', by: who.by, note: who.reason, what: who.via ? `cancel (client ${who.via})` : 'cancel' });
     await finish(ctx, true);
+    await tellParentSpend(ctx);
   });
   // the execution ends as cancelled, not failed with what the cancel interrupted
   throw isCancellation(err) ? err : new CancelledFailure(state.reason);
+}
+
+/** A cancelled child of parallel attempts: its parent counts what it spent (it is delivered before this run closes). */
+async function tellParentSpend(ctx: RunContext): Promise<void> {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  const b = ctx.state.budget;
+  const spend = {
+    runId: ctx.input.runId,
+    tokens: { input: b.input, output: b.output, cacheRead: b.cacheRead, cacheWrite: b.cacheWrite },
+    costUsd: b.costUsd,
+    turns: b.turns,
+  };
+  // a parent that has closed already has nobody to tell
+  await getExternalWorkflowHandle(parent.workflowId, parent.runId)
+    .signal(childSpendSignal, spend)
+    .catch(() => undefined);
 }
 
 /** Creates the worktree on whichever worker takes it; false when setup failed (the run is blocked). */

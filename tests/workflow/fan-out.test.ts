@@ -59,6 +59,11 @@ describe('parallel attempts', () => {
       if (st.phase !== 'blocked') expect(existsSync(st.worktree!), `${st.runId}'s worktree ${st.worktree}`).toBe(false);
     }
     expect((await childState(`${input.runId}-a1`)).reason).toMatch(/cancelled/);
+    // the parent's totals are every child's spend, the cancelled loser's included
+    const spends = await Promise.all([1, 2, 3].map(async (i) => (await childState(`${input.runId}-a${i}`)).budget));
+    expect(spends[0]!.input).toBeGreaterThan(0);
+    expect(parent.budget.input).toBe(spends.reduce((n, b) => n + b.input, 0));
+    expect(parent.budget.output).toBe(spends.reduce((n, b) => n + b.output, 0));
   });
 
   it('cancelling the parent cancels every child; each ends cancelled with its worktree gone', async () => {
