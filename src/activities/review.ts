@@ -81,7 +81,7 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
     throw err instanceof ModelError ? err.withContext(`review ${inp.review}`) : err;
   }
   await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'answered', stopReason: res.stopReason });
-  const review: Review = { attempt: inp.attempt, ...verdictOf(res.content), model: client.model, usage: res.usage, costUsd: res.costUsd };
+  const review: Review = { attempt: inp.attempt, ...verdictOf(res.content), tree, model: client.model, usage: res.usage, costUsd: res.costUsd };
   await appendEvent(inp.repo, inp.runId, {
     type: 'review',
     review: inp.review,

@@ -30,7 +30,7 @@ export interface ContextSaving {
 export async function contextSavings(suite: EvalSuite, runs: RunScore[]): Promise<{ tasks: ContextSaving[]; ratio: number | null }> {
   const tasks: ContextSaving[] = [];
   for (const task of suite.tasks) {
-    const solved = runs.filter((r) => r.task === task.name && r.success);
+    const solved = runs.filter((r) => r.task === task.name && r.success && (r.parallel ?? 1) === 1);
     if (!solved.length) continue;
     const repo = await makeFixtureRepo(task);
     try {

@@ -53,6 +53,7 @@ const COLUMNS: Array<[string, (r: RunScore) => string]> = [
   ['task', (r) => r.task],
   ['kind', (r) => r.kind],
   ['rep', (r) => String(r.repeat)],
+  ['×', (r) => String(r.parallel ?? 1)],
   ['result', (r) => (r.success ? 'PASS' : 'FAIL')],
   ['outcome', (r) => r.outcome],
   ['class', (r) => r.failureClass ?? '-'],
@@ -157,7 +158,7 @@ export function renderMarkdown(report: EvalReport, meta: { startedAt: string; mo
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...runs.map(
       (r) =>
-        `| ${r.task} | ${r.kind} | ${r.repeat} | ${r.success ? 'PASS' : 'FAIL'} | ${r.outcome} | ${r.failureClass ?? '-'} | ${r.attempts} | ${r.turns} | ${r.tokens.input}/${r.tokens.output}/${r.tokens.cacheRead}/${r.tokens.cacheWrite} | ${r.costUsd.toFixed(4)} | ${(r.durationMs / 1000).toFixed(1)} | ${r.diffLines} | ${r.testsModified ? 'yes' : 'no'} | ${r.overBudget ? 'yes' : 'no'} | ${r.asExpected ? 'yes' : cell(`no: ${r.mismatch.join('; ')}`)} | \`${r.runId}\` |`,
+        `| ${r.task} | ${r.kind} | ${r.repeat}${(r.parallel ?? 1) > 1 ? ` ×${r.parallel}` : ''} | ${r.success ? 'PASS' : 'FAIL'} | ${r.outcome} | ${r.failureClass ?? '-'} | ${r.attempts} | ${r.turns} | ${r.tokens.input}/${r.tokens.output}/${r.tokens.cacheRead}/${r.tokens.cacheWrite} | ${r.costUsd.toFixed(4)} | ${(r.durationMs / 1000).toFixed(1)} | ${r.diffLines} | ${r.testsModified ? 'yes' : 'no'} | ${r.overBudget ? 'yes' : 'no'} | ${r.asExpected ? 'yes' : cell(`no: ${r.mismatch.join('; ')}`)} | \`${r.runId}\` |`,
     ),
     '',
     '## Why runs failed',
@@ -166,8 +167,9 @@ export function renderMarkdown(report: EvalReport, meta: { startedAt: string; mo
       .filter((r) => !r.success)
       .map(
         (r) =>
-          `- **${r.task}** #${r.repeat} (${r.failureClass ?? (r.overBudget ? 'over budget' : 'tests modified')}): ${cell((r.reason ?? '').slice(0, 300))}${r.humanAction ? ` — the eval answered needs_human with \`${r.humanAction}\`` : ''}` +
+          `- **${r.task}** #${r.repeat}${(r.parallel ?? 1) > 1 ? ` ×${r.parallel}` : ''} (${r.failureClass ?? (r.overBudget ? 'over budget' : r.honest === false ? `the hidden checks: ${r.dishonest.join(', ')}` : 'tests modified')}): ${cell((r.reason ?? '').slice(0, 300))}${r.humanAction ? ` — the eval answered needs_human with \`${r.humanAction}\`` : ''}` +
           (r.failureNote ? `\n  - ${cell(r.failureNote)}` : '') +
+          (r.children?.length ? `\n  - attempts at once: ${r.children.map((c) => `\`${c.runId}\` ${c.outcome}${c.winner ? ' (won)' : ''}`).join(', ')}` : '') +
           (r.findings?.length ? `\n  - the verifier found: ${cell(r.findings.join(' · ').slice(0, 600))}` : '') +
           (r.unexpectedFiles.length ? `\n  - unexpected files: ${r.unexpectedFiles.join(', ')}` : '') +
           (r.testsModified ? '\n  - tests (or other protected files) were modified' : ''),

@@ -5,13 +5,13 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { loadScript } from '../model/index.js';
 import { UsageError } from '../shared/errors.js';
 import { loadJsonFile } from '../shared/zod-error.js';
 import { parseIntegrity, parseSpec, SOURCE_KINDS, type TaskSource } from './source.js';
-import { FAILURE_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type TaskBudgets } from './types.js';
+import { FAILURE_CLASSES, REVIEW_CLASSES, TASK_KINDS, type EvalSuite, type EvalTask, type ReviewClass, type TaskBudgets } from './types.js';
 
 const PHASES = ['succeeded', 'blocked', 'needs_human', 'cancelled'] as const;
 
@@ -29,7 +29,10 @@ const expectSchema = z.strictObject({
   needsHuman: z.boolean().optional(),
   testsModified: z.boolean().optional(),
   reflections: z.number().int().min(0).optional(),
+  honest: z.boolean().optional(),
 });
+
+const hiddenCheckSchema = z.strictObject({ run: z.string().trim().min(1), class: z.enum(REVIEW_CLASSES as [ReviewClass, ...ReviewClass[]]) });
 
 /** `{ "npm": "qs@6.13.0", "integrity": "sha512-…" }`: exactly one registry, and the archive's pinned hash. */
 const sourceSchema = z
@@ -70,8 +73,12 @@ const taskSchema = z.strictObject({
   checks: z.array(z.string().min(1)).default([]),
   setup: z.array(z.string().min(1)).default([]),
   script: z.string().optional(),
+  attempt_scripts: z.array(z.string().min(1)).min(1).optional(),
+  hidden_checks: z.array(hiddenCheckSchema).default([]),
+  hidden: z.string().optional(),
   budgets: budgetsSchema.optional(),
   expect: expectSchema.optional(),
+  expect_attempts: expectSchema.optional(),
 });
 
 const suiteSchema = z.strictObject({
@@ -118,6 +125,14 @@ async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks:
     script = resolve(dir, t.script);
     await loadScript(script); // a broken transcript fails here, before any run starts
   }
+  const attemptScripts = t.attempt_scripts?.map((s) => resolve(dir, s));
+  for (const s of attemptScripts ?? []) await loadScript(s);
+  // the hidden files live beside the task, never in the fixture the run is given
+  const hiddenDir = resolve(dir, t.hidden ?? 'hidden');
+  const hasHidden = existsSync(hiddenDir) && statSync(hiddenDir).isDirectory();
+  if (t.hidden !== undefined && !hasHidden) throw new UsageError(`${file}: hidden ${t.hidden}: no such folder`);
+  if (hasHidden && hasRepo && (repoDir === hiddenDir || hiddenDir.startsWith(repoDir + sep)))
+    throw new UsageError(`${file}: the hidden folder is inside the fixture repo, so the run would see it`);
   return {
     name: t.name,
     kind: t.kind,
@@ -132,8 +147,12 @@ async function loadTask(dir: string, defaultBudgets: TaskBudgets, defaultChecks:
     checks: t.checks.length ? t.checks : defaultChecks,
     setup: t.setup,
     script,
+    ...(attemptScripts ? { attemptScripts } : {}),
+    ...(t.hidden_checks.length ? { hiddenChecks: t.hidden_checks } : {}),
+    ...(hasHidden ? { hiddenDir } : {}),
     budgets: { ...defaultBudgets, ...t.budgets },
     expect: t.expect ?? { outcome: 'succeeded' },
+    ...(t.expect_attempts ? { expectAttempts: t.expect_attempts } : {}),
   };
 }
 

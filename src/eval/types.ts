@@ -1,5 +1,5 @@
 /** What an eval reads (suite and tasks) and what it writes (one score per run, totals). */
-import type { Phase, Usage, Verdict } from '../shared/types.js';
+import type { Phase, ReviewFinding, Usage, Verdict } from '../shared/types.js';
 import type { TaskSource } from './source.js';
 
 export const TASK_KINDS = ['bugfix', 'feature', 'refactor'] as const;
@@ -25,6 +25,18 @@ export interface TaskExpectation {
   testsModified?: boolean;
   /** valid structured reflections (decisions.jsonl) */
   reflections?: number;
+  /** what the hidden checks say of the shipped patch: false for a run Kiln lets through that they reject */
+  honest?: boolean;
+}
+
+/** What can be wrong with a patch whose checks pass: the reviewer's finding kinds. */
+export type ReviewClass = ReviewFinding['kind'];
+export const REVIEW_CLASSES: readonly ReviewClass[] = ['special_case', 'test_detection', 'outside_goal', 'removed_behaviour', 'other'];
+
+/** A check the run never sees (its files are not in the fixture): what it failing says is wrong with the patch. */
+export interface HiddenCheck {
+  run: string;
+  class: ReviewClass;
 }
 
 export interface EvalTask {
@@ -46,8 +58,16 @@ export interface EvalTask {
   setup: string[];
   /** absolute path of the scripted transcript, when the task has one */
   script?: string;
+  /** the transcripts of parallel attempts (`--attempts N`): child i plays the i-th, in turn (default: `script` for all) */
+  attemptScripts?: string[];
+  /** checks of the ground truth, run on a patch after the run (never shown to it) */
+  hiddenChecks?: HiddenCheck[];
+  /** the folder of the hidden checks' files, laid over the patched tree before they run */
+  hiddenDir?: string;
   budgets: TaskBudgets;
   expect: TaskExpectation;
+  /** what a run of parallel attempts must show (default: `expect`) */
+  expectAttempts?: TaskExpectation;
 }
 
 /** One exact replacement in one file of the fixture. */
@@ -76,11 +96,76 @@ export interface Observed {
   wallMs: number;
 }
 
+/** What the hidden ground truth says of one patch (a git tree): honest, or what is wrong with it. */
+export interface GroundTruth {
+  /** null: the task has no hidden checks and no expected files, so nothing can say */
+  honest: boolean | null;
+  classes: ReviewClass[];
+  /** the hidden checks that failed, and the files outside the task's expected ones */
+  why: string[];
+}
+
+/** One review of a patch against the ground truth. */
+export type ReviewCall = 'catch' | 'false_alarm' | 'miss' | 'approved_honest' | 'unavailable' | 'unjudged';
+
+export interface ReviewJudgement {
+  /** the run (a child of parallel attempts) that asked for it */
+  runId: string;
+  review: number;
+  attempt: number;
+  decision: 'approve' | 'request_changes' | 'unavailable';
+  /** the kinds of the reviewer's findings */
+  claimed: ReviewClass[];
+  truth: GroundTruth;
+  call: ReviewCall;
+}
+
+export interface ClassTally {
+  catches: number;
+  misses: number;
+  falseAlarms: number;
+}
+
+/** The reviewer against the ground truth: catches and misses by what was wrong, false alarms by what it claimed. */
+export interface ReviewTally {
+  reviews: number;
+  catches: number;
+  falseAlarms: number;
+  misses: number;
+  approvedHonest: number;
+  unavailable: number;
+  unjudged: number;
+  byClass: Record<ReviewClass, ClassTally>;
+}
+
+/** One child of a run of parallel attempts, from its own artifacts. */
+export interface ChildScore {
+  runId: string;
+  outcome: Phase | 'unknown';
+  winner: boolean;
+  attempts: number;
+  turns: number;
+  tokens: Usage;
+  costUsd: number;
+}
+
 export interface RunScore {
   task: string;
   kind: TaskKind;
   repeat: number;
   runId: string;
+  /** attempts at once: 1 for a single run, N for `--attempts N` (the run is then the parent) */
+  parallel: number;
+  /** the eval's own clock from start to end, the same for both ways of running */
+  wallMs: number;
+  /** what the hidden checks say of the shipped patch (null: nothing shipped, or no ground truth) */
+  honest: boolean | null;
+  /** what they found wrong with it */
+  dishonest: ReviewClass[];
+  /** every review of the run (of each child's) against the ground truth */
+  reviews: ReviewJudgement[];
+  /** the children of parallel attempts, as each left its artifacts */
+  children: ChildScore[];
   outcome: Phase | 'error';
   success: boolean;
   attempts: number;
@@ -147,7 +232,48 @@ export interface EvalTotals {
   abandoned: number;
 }
 
+/** One way of running (single or parallel attempts) over the tasks it ran. */
+export interface ArmTotals {
+  runs: number;
+  passed: number;
+  successRate: number;
+  costUsd: number;
+  tokens: Usage;
+  totalTokens: number;
+  wallMs: number;
+  meanCostUsd: number;
+  meanWallMs: number;
+}
+
+/** Parallel minus single. */
+export interface ArmDelta {
+  successRate: number;
+  costUsd: number;
+  totalTokens: number;
+  meanWallMs: number;
+}
+
+export interface TaskComparison {
+  task: string;
+  single: ArmTotals;
+  parallel: ArmTotals;
+  delta: ArmDelta;
+}
+
+/** `kiln eval --attempts N`: every task run once alone and once as N attempts at once, side by side. */
+export interface AttemptsComparison {
+  attempts: number;
+  tasks: TaskComparison[];
+  single: ArmTotals;
+  parallel: ArmTotals;
+  delta: ArmDelta;
+}
+
 export interface EvalReport {
   totals: EvalTotals;
   runs: RunScore[];
+  /** with --attempts N */
+  attempts?: AttemptsComparison;
+  /** with --review: the reviewer against the hidden ground truth, over all runs and for each way of running */
+  reviews?: { all: ReviewTally; single: ReviewTally; parallel: ReviewTally };
 }

@@ -98,6 +98,8 @@ export interface Review {
   decision: 'approve' | 'request_changes' | 'unavailable';
   summary: string;
   findings: ReviewFinding[];
+  /** the tree the reviewer read (`git write-tree` in the run's repository): what an eval judges it against */
+  tree?: string;
   model: string;
   usage: Usage;
   costUsd: number;

@@ -9,6 +9,7 @@ import { kilnHome } from '../../embedded.js';
 import { UsageError } from '../../shared/errors.js';
 import { formatTable, formatTotals, renderMarkdown } from '../../eval/report.js';
 import { runSuite } from '../../eval/runner.js';
+import { comparisonMarkdown, formatComparison, formatReviews } from '../../eval/compare.js';
 import { contextSavings, formatSavings } from '../../eval/context-savings.js';
 import { loadSuite } from '../../eval/suite.js';
 import { EXAMPLES_DIR } from './demo.js';
@@ -22,6 +23,8 @@ export interface EvalFlags {
   model?: string;
   out?: string;
   task?: string[];
+  attempts?: string;
+  review?: string;
   json?: boolean;
 }
 
@@ -33,6 +36,11 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   if (o.model && !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
     throw new UsageError(`--model ${o.model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); without it, leave --model out to run the scripted transcripts`);
   }
+  const attempts = o.attempts === undefined ? undefined : Number(o.attempts);
+  if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 2 || attempts > 8))
+    throw new UsageError(`--attempts ${o.attempts}: expected a whole number from 2 to 8 (every task also runs as one attempt, to compare)`);
+  if (o.review !== undefined && o.review !== 'on' && o.review !== 'required') throw new UsageError(`--review ${o.review}: use on or required`);
+  const review = o.review as 'on' | 'required' | undefined;
   const suite = await loadSuite(o.suite ?? BUNDLED_SUITE, o.task);
   const noScript = suite.tasks.filter((t) => !t.script).map((t) => t.name);
   if (!o.model && noScript.length) throw new UsageError(`${noScript.join(', ')}: no "script" in task.json; pass --model to run them on a real model`);
@@ -42,22 +50,29 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   const concurrency = settings().evalConcurrency ?? 2;
 
   out(
-    `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
+    `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat}${attempts ? ` × (1 attempt, ${attempts} at once)` : ''}${review ? ` · review ${review}` : ''} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
   );
   out('the eval approves every approval and abandons every run that needs a person (both recorded per run)');
-  const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out });
+  const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out, attempts, review });
+  const scripted = report.totals.scripted;
 
   const savings = await contextSavings(suite, report.runs);
-  const md = `${renderMarkdown(report, { startedAt, model: o.model ?? 'scripted', repeat })}\n## Context\n\n\`\`\`\n${formatSavings(savings)}\n\`\`\`\n`;
+  const md = `${renderMarkdown(report, { startedAt, model: o.model ?? 'scripted', repeat })}\n${comparisonMarkdown(report)}\n## Context\n\n\`\`\`\n${formatSavings(savings)}\n\`\`\`\n`;
   await writeFile(join(outDir, 'report.md'), md);
   await writeFile(
     join(outDir, 'results.json'),
-    JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', ...report, context: savings }, null, 2) + '\n',
+    JSON.stringify(
+      { startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', attempts: attempts ?? 1, review: review ?? 'off', ...report, context: savings },
+      null,
+      2,
+    ) + '\n',
   );
   out('');
   out(formatTable(report.runs));
   out('');
   out(formatTotals(report.totals));
+  if (report.attempts) out(formatComparison(report.attempts, scripted));
+  if (report.reviews) out(formatReviews(report.reviews, scripted));
   out(formatSavings(savings));
   out(`  report: ${join(outDir, 'report.md')}`);
   out(`  results: ${join(outDir, 'results.json')}`);

@@ -12,10 +12,14 @@ export function addEvalCommand(program: Command, out: (s: string) => void): void
     .option('--model <m>', "model id for every task (needs ANTHROPIC_API_KEY); default: each task's script")
     .option('--out <dir>', 'where the report goes (default: a new folder under $KILN_HOME/evals)')
     .option('--task <name>', 'only this task (repeatable)', collect)
+    .option('--attempts <n>', 'also run every task as N attempts at once (2 to 8) and compare it with one attempt')
+    .option('--review <mode>', 'the independent review of every run: on or required; the report judges the reviewer against the hidden checks')
     .option('--json', 'make the last line one JSON object with totals and runs')
-    .action(async (o: { suite?: string; repeat: string; model?: string; out?: string; task?: string[]; json?: boolean }) => {
-      const { runEval } = await import('../actions/eval.js');
-      const ok = await runEval(o, out);
-      if (!ok) process.exitCode = 1;
-    });
+    .action(
+      async (o: { suite?: string; repeat: string; model?: string; out?: string; task?: string[]; attempts?: string; review?: string; json?: boolean }) => {
+        const { runEval } = await import('../actions/eval.js');
+        const ok = await runEval(o, out);
+        if (!ok) process.exitCode = 1;
+      },
+    );
 }
