@@ -61,11 +61,7 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   await writeFile(join(outDir, 'report.md'), md);
   await writeFile(
     join(outDir, 'results.json'),
-    JSON.stringify(
-      { startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', attempts: attempts ?? 1, review: review ?? 'off', ...report, context: savings },
-      null,
-      2,
-    ) + '\n',
+    JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', review: review ?? 'off', ...report, context: savings }, null, 2) + '\n',
   );
   out('');
   out(formatTable(report.runs));

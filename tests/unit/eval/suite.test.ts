@@ -81,4 +81,30 @@ describe('loadSuite', () => {
     await expect(loadSuite(dir)).rejects.toThrow(/s\.json/);
     await expect(loadSuite(join(dir, 'missing'))).rejects.toThrow(/no such directory/);
   });
+
+  it('loads the attempts suite: attempt transcripts, hidden checks by class and their folder, outside the fixture', async () => {
+    const dir = join(ROOT, 'examples', 'eval-attempts');
+    const s = await loadSuite(dir);
+    const rescue = s.tasks.find((t) => t.name === 'parallel-rescues')!;
+    expect(rescue.attemptScripts).toEqual([join(dir, 'parallel-rescues', 'wrong.json'), join(dir, 'parallel-rescues', 'right.json')]);
+    expect(rescue.expect).toMatchObject({ outcome: 'blocked' });
+    expect(rescue.expectAttempts).toMatchObject({ outcome: 'succeeded', honest: true });
+    expect(new Set(s.tasks.flatMap((t) => t.hiddenChecks!.map((c) => c.class)))).toEqual(new Set(['special_case', 'test_detection', 'removed_behaviour']));
+    expect(new Set(s.tasks.map((t) => t.hiddenDir))).toEqual(new Set([join(dir, 'fixtures', 'hidden')]));
+  });
+
+  it('refuses a hidden check of an unknown class, a hidden folder that is missing or inside the fixture, and a broken attempt transcript', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-suite-'));
+    mkdirSync(join(dir, 't', 'repo', 'hidden'), { recursive: true });
+    const task = (o: object) => writeFileSync(join(dir, 't', 'task.json'), JSON.stringify({ name: 't', kind: 'bugfix', goal: 'x', ...o }));
+    task({ hidden_checks: [{ run: 'node h.js', class: 'cheating' }] });
+    await expect(loadSuite(dir)).rejects.toThrow(/t\/task.json: hidden_checks\[0\]\.class: expected one of "special_case"/);
+    task({ hidden: 'nowhere' });
+    await expect(loadSuite(dir)).rejects.toThrow(/hidden nowhere: no such folder/);
+    task({ hidden: 'repo/hidden' });
+    await expect(loadSuite(dir)).rejects.toThrow(/inside the fixture repo, so the run would see it/);
+    writeFileSync(join(dir, 't', 'a.json'), JSON.stringify({ steps: [{ tool_uses: [] }] }));
+    task({ attempt_scripts: ['a.json'] });
+    await expect(loadSuite(dir)).rejects.toThrow(/a\.json/);
+  });
 });
