@@ -80,6 +80,9 @@ describe('the independent review (--review)', () => {
     const state = await h.query(statusQuery);
     expect(state.reviews!.map((v) => v.decision)).toEqual(['request_changes', 'approve']);
     expect(state.reviews![0]!.findings[0]!.kind).toBe('special_case');
+    // each review names the tree it read, so an eval can judge the patch it saw, not the one that shipped
+    expect(state.reviews![0]!.tree).toMatch(/^[0-9a-f]{40}$/);
+    expect(state.reviews![1]!.tree).not.toBe(state.reviews![0]!.tree);
     expect(readFileSync(join(r.artifactsDir, 'patch.diff'), 'utf8')).toContain('.filter((s) => !s.revokedAt)');
     // the reviewer's calls are in the cost ledger beside the coder's
     const ledger = readFileSync(join(r.artifactsDir, 'model-calls.jsonl'), 'utf8');
