@@ -184,7 +184,8 @@ async function judgeRun(
   const reviewed = kept.flatMap((k) =>
     (k.artifacts.state?.reviews ?? []).map((r, i) => ({ runId: k.runId, n: i + 1, r, base: k.artifacts.state?.baseCommit })),
   );
-  const shipped = result?.state === 'succeeded' ? primary?.state?.verdict?.modelTree : undefined;
+  // the shipped patch is judged only by a task with hidden checks: expected files alone never made a success fail
+  const shipped = result?.state === 'succeeded' && task.hiddenChecks?.length ? primary?.state?.verdict?.modelTree : undefined;
   if (!shipped && !reviewed.length) return { reviews: [] };
   const base = primary?.state?.baseCommit ?? reviewed.find((r) => r.base)?.base ?? (await git(repo, ['rev-parse', 'HEAD'])).trim();
   const judge = new GroundTruthJudge(task, repo, base, mode);
