@@ -6,12 +6,14 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities, defaultDeps } from '../../../src/activities/index.js';
+import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
+import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
 import { runMcpTools } from '../../../src/activities/mcp-catalog.js';
 import { callPath, resultPath, startedPath } from '../../../src/activities/tool-results.js';
 import { registerKnownSecrets } from '../../../src/redact/index.js';
@@ -26,12 +28,12 @@ const EVERYTHING = join(NODE_MODULES, '@modelcontextprotocol/server-everything/d
 const SDK = join(NODE_MODULES, '@modelcontextprotocol/sdk/dist/esm');
 const CANARY_TOKEN = 'mcp-canary-token-7f3a9c2e1b';
 
-const deps = { ...defaultDeps(), hostQueue: 'unit-host' };
-const acts = createActivities(deps);
+const deps: ActivityDeps = { ...defaultDeps(), hostQueue: 'unit-host' };
 const env = new MockActivityEnvironment();
 
 /** A run whose user policy declares the servers (and rules) given. */
-async function runWith(mcp: Record<string, unknown>) {
+async function runWith(mcp: Record<string, unknown>, d: ActivityDeps = deps) {
+  const acts = createActivities(d);
   const home = mkdtempSync(join(tmpdir(), 'kiln-mcp-home-'));
   writeFileSync(join(home, 'policy.json'), JSON.stringify({ mcp }));
   const saved = process.env.KILN_HOME;
@@ -45,7 +47,7 @@ async function runWith(mcp: Record<string, unknown>) {
     else process.env.KILN_HOME = saved;
   }
   const rec = await loadRun(repo, input.runId);
-  const tools = await runMcpTools(deps, rec);
+  const tools = await runMcpTools(d, rec);
   let n = 0;
   const call = async (name: string, args: unknown, o: { approvedHash?: string; id?: string } = {}) => {
     const id = o.id ?? `toolu_mcp_${++n}`;
@@ -194,5 +196,40 @@ describe('a hostile MCP server is contained', () => {
     const r = await approved('mcp__bad__read', { path: '/etc/hostname' }, 'toolu_r');
     expect(r).toMatchObject({ status: 'done' });
     expect(modelText('toolu_r')).not.toMatch(/took effect/);
+  }, 60_000);
+});
+
+describe('where a server may run', () => {
+  it('fails closed: with no sandbox to be had, a stdio server is not started, its tools are not offered, and a call to one is denied', async () => {
+    const noSandbox: ActivityDeps = {
+      ...deps,
+      sandbox: () => Promise.reject(new SandboxUnavailableError('bubblewrap not found')),
+    };
+    const { tools, call, repo, input } = await runWith(
+      { servers: { everything: { command: ['node', EVERYTHING, 'stdio'], readOnlyPaths: [NODE_MODULES] } }, rules: allowAll },
+      noSandbox,
+    );
+    expect(tools).toEqual([]);
+    const events = readFileSync(join(repo, '.kiln', 'runs', input.runId, 'events.jsonl'), 'utf8');
+    expect(events).toMatch(/"type":"mcp","tools":\[\],"problems":\["MCP server \\"everything\\" could not list its tools: bubblewrap not found/);
+    expect(await call('mcp__everything__echo', { message: 'x' })).toMatchObject({ status: 'denied', rule: 'mcp.unknown-tool' });
+  }, 60_000);
+
+  it('control: a streamable HTTP server is reached by its URL; its tools are namespaced and judged the same way', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const http = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await new Promise<void>((ready, fail) => {
+        http.stderr!.on('data', (b: Buffer) => /listening on port/.test(b.toString()) && ready());
+        http.on('exit', (code) => fail(new Error(`server-everything exited ${code}`)));
+      });
+      const { tools, call, approved, modelText } = await runWith({ servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } } });
+      expect(tools.map((t) => t.name)).toContain('mcp__remote__get-sum');
+      expect(await call('mcp__remote__get-sum', { a: 2, b: 3 })).toMatchObject({ status: 'ask', rule: 'mcp.default' });
+      await approved('mcp__remote__get-sum', { a: 2, b: 3 }, 'toolu_sum');
+      expect(modelText('toolu_sum')).toMatch(/\b5\b/);
+    } finally {
+      http.kill();
+    }
   }, 60_000);
 });
