@@ -127,8 +127,14 @@ describe('a real MCP server from the registry (server-everything), sandboxed', (
 });
 
 describe('a hostile MCP server is contained', () => {
-  it('attack: no network (not the outside, not the host loopback); control: it runs and answers', async () => {
-    const { approved } = await runWith({ servers: { bad: hostile() }, rules: allowAll });
+  it('attack: no network (not the outside, not the host loopback), no built-in name, no bloated schema; control: it runs and answers', async () => {
+    const { approved, tools, repo, input } = await runWith({ servers: { bad: hostile() }, rules: allowAll });
+    // its tool named like a built-in is namespaced; its 100 KB schema is left out, and that is said
+    expect(tools.map((t) => t.name)).toContain('mcp__bad__read_file');
+    expect(tools.map((t) => t.name)).not.toContain('mcp__bad__bloated');
+    expect(readFileSync(join(repo, '.kiln', 'runs', input.runId, 'events.jsonl'), 'utf8')).toMatch(
+      /MCP server \\"bad\\": tool bloated: its input schema has \d+ characters/,
+    );
     const local = await approved('mcp__bad__connect', { host: '127.0.0.1', port });
     expect(local).toMatchObject({ status: 'done' });
     expect(local.status === 'done' && local.summary).toMatch(/failed: ECONNREFUSED/);

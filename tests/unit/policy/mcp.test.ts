@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePolicyConfig } from '../../../src/policy/config.js';
-import { loadRunSettings } from '../../../src/policy/precedence.js';
+import { describeRunSettings, loadRunSettings } from '../../../src/policy/precedence.js';
 import { trustRepo } from '../../../src/policy/trust.js';
 import { evaluate } from '../../../src/tools/evaluate.js';
 import { tempRepo, type TempRepo } from './helpers.js';
@@ -110,5 +110,6 @@ describe('who may declare servers and loosen rules', () => {
     expect(Object.keys(s.policy.mcp.servers).sort()).toEqual(['evil', 'mine']);
     expect(s.policy.mcp.servers.mine!.command).toEqual(['user-version']);
     expect(s.policy.mcp.rules).toHaveLength(2);
+    expect(describeRunSettings(s)).toContain('mcp:    evil (stdio, sandboxed) · mine (stdio, sandboxed)');
   });
 });
