@@ -209,7 +209,7 @@ export function describeRunSettings(s: RunSettings): string[] {
     `setup:  ${s.setup.length ? s.setup.join(' · ') : '(none)'}  [from ${s.from.setup}]`,
   ];
   const servers = Object.entries(s.policy.mcp?.servers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  if (servers.length) lines.push(`mcp:    ${servers.map(([name, c]) => `${name} (${c.url ? `HTTP ${c.url}` : 'stdio, sandboxed'})`).join(' · ')}`);
+  if (servers.length) lines.push(`mcp:    ${servers.map(([name, c]) => `${name} (${c.url ? `HTTP ${c.url}` : 'stdio'})`).join(' · ')}`);
   if (s.trust !== 'trusted')
     lines.push(`repo configuration: ${s.trust === 'changed' ? 'CHANGED since it was trusted' : 'not trusted'} — it may tighten, not loosen`);
   for (const i of s.ignored) lines.push(`IGNORED ${i}`);

@@ -74,6 +74,17 @@ describe('judging an MCP call', () => {
     expect(await evaluate('mcp__everything__echo', { message: 'x' }, { ...withRules([]), mode: 'auto' })).toMatchObject({ decision: 'deny' });
   });
 
+  it('two people can be required for one MCP tool, or for every MCP call by its rule', async () => {
+    const { applyApprovalRules } = await import('../../../src/policy/approvals.js');
+    const config = parsePolicyConfig({ approvals: { twoPerson: ['tool:mcp__everything__echo'] }, mcp: { rules: [{ tool: '*', decision: 'allow' }] } });
+    const ctx = { ...repo.ctx({ config, mcpTools: TOOLS }) };
+    const echo = await evaluate('mcp__everything__echo', { message: 'x' }, ctx);
+    expect(applyApprovalRules(config, 'mcp__everything__echo', echo)).toMatchObject({ decision: { decision: 'ask' }, needs: { approvers: 2 } });
+    const read = await evaluate('mcp__files__read_text_file', { path: 'x' }, ctx);
+    expect(applyApprovalRules(config, 'mcp__files__read_text_file', read)).toMatchObject({ decision: { decision: 'allow' } });
+    expect(() => parsePolicyConfig({ approvals: { twoPerson: ['tool:mcp_echo'] } })).toThrow(/no tool is named mcp_echo/);
+  });
+
   it('bad config gets one line: a server name with "_", both command and url, a pattern that is no regex', () => {
     expect(() => parsePolicyConfig({ mcp: { servers: { my_srv: { command: ['x'] } } } })).toThrow(/server name "my_srv"/);
     expect(() => parsePolicyConfig({ mcp: { servers: { a: { command: ['x'], url: 'http://h/' } } } })).toThrow(/exactly one of/);
@@ -110,6 +121,6 @@ describe('who may declare servers and loosen rules', () => {
     expect(Object.keys(s.policy.mcp.servers).sort()).toEqual(['evil', 'mine']);
     expect(s.policy.mcp.servers.mine!.command).toEqual(['user-version']);
     expect(s.policy.mcp.rules).toHaveLength(2);
-    expect(describeRunSettings(s)).toContain('mcp:    evil (stdio, sandboxed) · mine (stdio, sandboxed)');
+    expect(describeRunSettings(s)).toContain('mcp:    evil (stdio) · mine (stdio)');
   });
 });
