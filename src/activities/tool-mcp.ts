@@ -59,10 +59,12 @@ export async function runMcpCall(deps: ToolDeps, rec: RunRecord, call: StoredCal
   } catch (err) {
     return finishResult(deps, rec, call, `${call.name} failed: ${String((err as Error)?.message ?? err)}`, true, 'none', summary);
   }
+  // within the activity's own timeout (the run's command timeout and a minute), or a retry would find the call started
+  const timeoutMs = Math.min(start.config.timeoutMs, rec.input.commandTimeoutMs);
   try {
     const signal = activityCancellation();
     const result = await server.client.callTool({ name: tool.tool, arguments: call.input as Record<string, unknown> }, undefined, {
-      timeout: start.config.timeoutMs,
+      timeout: timeoutMs,
       ...(signal ? { signal } : {}),
     });
     return finishResult(deps, rec, call, mcpResultText(result), result.isError === true, 'none', summary);
@@ -70,6 +72,6 @@ export async function runMcpCall(deps: ToolDeps, rec: RunRecord, call: StoredCal
     const died = server.dead;
     // a server that hung or died is not kept: the next call gets a fresh one
     await deps.mcp.stop(runId, tool.server);
-    return finishResult(deps, rec, call, failureText(call.name, tool.server, err, died, start.config.timeoutMs, server.stderr()), true, 'none', summary);
+    return finishResult(deps, rec, call, failureText(call.name, tool.server, err, died, timeoutMs, server.stderr()), true, 'none', summary);
   }
 }
