@@ -131,7 +131,8 @@ export function judgeMcpCall(name: string, input: unknown, ctx: PolicyContext): 
     return deny('mcp.args-too-large', `The arguments of ${name} are larger than ${MCP_ARGS_MAX_CHARS} characters; send less.`);
   }
   const args = input as Record<string, unknown>;
-  const rules = ctx.config.mcp.rules.filter((r) => ruleMatches(r, parts.server, parts.tool, args));
+  // a policy recorded before the mcp section has none
+  const rules = (ctx.config.mcp?.rules ?? []).filter((r) => ruleMatches(r, parts.server, parts.tool, args));
   const verdicts = rules.map((r) => {
     const why = `the MCP rule ${JSON.stringify(r.tool)}${r.args ? ' with its argument patterns' : ''}`;
     if (r.decision === 'deny') return deny('mcp.rule', `${name} is refused by ${why}; do without it or ask the user.`);
