@@ -69,7 +69,7 @@ const allowAll = [{ tool: '*', decision: 'allow' }];
 const hostile = (extra: Record<string, unknown> = {}) => ({
   command: ['node', join(FIXTURES, 'hostile-server.mjs'), SDK],
   readOnlyPaths: [NODE_MODULES, FIXTURES],
-  timeoutMs: 3000,
+  timeoutMs: 30_000,
   ...extra,
 });
 
@@ -178,8 +178,8 @@ describe('a hostile MCP server is contained', () => {
     expect(modelText('toolu_leak')).not.toContain('AKIAIOSFODNN7EXAMPLE');
   }, 60_000);
 
-  it('attack: a server that hangs or dies fails the call, reported, not hung; the next call gets a fresh server', async () => {
-    const { approved, modelText } = await runWith({ servers: { bad: hostile() }, rules: allowAll });
+  it('attack: a server that hangs, dies or floods fails the call, reported, not hung; the next call gets a fresh server', async () => {
+    const { approved, modelText } = await runWith({ servers: { bad: hostile({ timeoutMs: 3000 }), slow: hostile() }, rules: allowAll });
     const t0 = Date.now();
     const hung = await approved('mcp__bad__hang', {}, 'toolu_hang');
     expect(hung).toMatchObject({ status: 'done', ok: false });
@@ -190,6 +190,12 @@ describe('a hostile MCP server is contained', () => {
     expect(died).toMatchObject({ status: 'done', ok: false });
     expect(modelText('toolu_die')).toMatch(/stopped during the call/);
     expect(await approved('mcp__bad__scratch', {})).toMatchObject({ status: 'done', ok: true });
+    // a message that never ends is not kept growing in the worker: the SDK's transport (1.32) stops at 10 MB, and the call is reported
+    // (a server with a long timeout, so the bound and not the timeout ends the call)
+    const flood = await approved('mcp__slow__flood', {}, 'toolu_flood');
+    expect(flood).toMatchObject({ status: 'done', ok: false });
+    expect(modelText('toolu_flood')).toMatch(/stopped during the call/);
+    expect(await approved('mcp__slow__scratch', {})).toMatchObject({ status: 'done', ok: true });
   }, 60_000);
 
   it('after a crash mid-call: a writing call is refused, not sent twice; a tool the config names read-only is sent again', async () => {
