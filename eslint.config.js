@@ -75,7 +75,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'vitest.config.ts', 'bin/*.js', 'scripts/*.mjs', 'web/*.js', 'lint/*.js'],
+          allowDefaultProject: ['*.js', 'vitest.config.ts', 'bin/*.js', 'scripts/*.mjs', 'web/*.js', 'lint/*.js', 'tests/fixtures/*/*.mjs'],
           // the files outside tsconfig.json those globs match (9 now; the default bound is 8)
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 12,
         },

@@ -135,6 +135,9 @@ function votes(a) {
   const { needed, by } = a.approvals;
   return el('p', { class: 'votes' }, el('strong', { text: 'Approvals: ' }), `${by.length} of ${needed}${by.length ? ` (${by.join(', ')})` : ''}`);
 }
+/** An edit's preview is its diff; an MCP call's is the arguments it would send to its server. */
+const previewTitle = (a) => (a.tool.startsWith('mcp__') ? 'The arguments it would send' : 'The change it would make');
+
 const approvedByMe = (a) => Boolean(a.approvals && a.approvals.by.includes(user));
 
 function card(item) {
@@ -154,8 +157,8 @@ function card(item) {
     el(
       'h3',
       { id: `${id}-h` },
-      // the summary already names the tool ("run_command: npm run lint")
-      a.summary.startsWith(`${a.tool}:`) ? a.summary : `${a.tool}: ${a.summary}`,
+      // the summary already names the tool ("run_command: npm run lint", 'mcp__docs__search {"q":"x"}')
+      a.summary.startsWith(`${a.tool}:`) || a.summary.startsWith(`${a.tool} `) ? a.summary : `${a.tool}: ${a.summary}`,
       item.scripted ? ' ' : null,
       item.scripted ? el('span', { class: 'scripted', text: 'SCRIPTED model' }) : null,
     ),
@@ -165,8 +168,8 @@ function card(item) {
     votes(a),
     el('h4', { text: 'The call' }),
     el('pre', { text: parsed }),
-    a.preview ? el('h4', { text: 'The change it would make' }) : null,
-    a.preview ? el('pre', { class: 'preview', 'aria-label': 'the change it would make', text: a.preview }) : null,
+    a.preview ? el('h4', { text: previewTitle(a) }) : null,
+    a.preview ? el('pre', { class: 'preview', 'aria-label': previewTitle(a).toLowerCase(), text: a.preview }) : null,
     el('h4', { text: 'Plan' }),
     item.plan && item.plan.length ? el('ol', {}, ...item.plan.map((p) => el('li', { text: `[${p.status}] ${p.step}` }))) : el('p', { text: '(no plan yet)' }),
     el('h4', { text: 'Last turns' }),

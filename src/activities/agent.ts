@@ -11,7 +11,18 @@ import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
 import { type ModelResult } from '../model/index.js';
 import { redact, redactDeep } from '../redact/index.js';
-import { REFLECTION_TOOLS, describeCall, parseToolInput, toolDefinitions } from '../tools/index.js';
+import {
+  REFLECTION_TOOLS,
+  TOOL_NAMES,
+  describeCall,
+  describeMcpCall,
+  mcpDefinitions,
+  parseToolInput,
+  toolDefinitions,
+  type McpToolInfo,
+} from '../tools/index.js';
+import { MCP_PREFIX } from '../policy/mcp.js';
+import { runMcpTools } from './mcp-catalog.js';
 import { DEFAULT_CONTEXT_TOKENS } from '../shared/types.js';
 import { checkpointDiff } from '../store/diff.js';
 import { firstContext } from './first-context.js';
@@ -95,13 +106,16 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
     readySandbox(rec, deps);
   };
 
+  // the run's MCP tools follow the built-in ones: discovered on the first turn, the same on every later one
+  const mcpTools = await runMcpTools(deps, rec);
+  const tools = [...toolDefinitions(), ...mcpDefinitions(mcpTools)];
   const user = await nextUserMessage(rec, convo, inp);
   const { messages: kept, compacted } = await compactIfLong(rec, inp, [...convo.messages, user]);
   let messages = kept;
   // the budget is not overshot by a turn: the input must fit what is left, and the output gets the rest
   let maxTokens = rec.input.maxTokens;
   if (inp.tokensLeft !== undefined) {
-    const input = conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(toolDefinitions()));
+    const input = conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(tools));
     if (input >= inp.tokensLeft) {
       const stop = `maxTokens (${rec.input.budgets.maxTokens}): turn ${inp.turn} would send ~${input} tokens with ${inp.tokensLeft} left`;
       await appendEvent(inp.repo, inp.runId, { type: 'budget', turn: inp.turn, stop });
@@ -116,7 +130,7 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
   // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
   let asked: Asked;
   try {
-    asked = deps.unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, asking));
+    asked = deps.unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, tools, asking));
   } catch (err) {
     // a retry of this turn takes the checkpoint again: this one must let go of its index first
     await pendingCheckpoint?.catch(() => undefined);
@@ -134,7 +148,7 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
   // what the model said is stored, shown and re-sent on every later turn: redacted first
   // (thinking blocks excepted: their signature binds their text, so they stay as the API sent them)
   const content = res.content.map((b) => (b.type === 'thinking' || b.type === 'redacted_thinking' ? b : redactDeep(b)));
-  const { calls, texts } = await recordCalls(inp, content);
+  const { calls, texts } = await recordCalls(inp, content, mcpTools);
   const result: AgentTurnResult = {
     calls,
     ...(checkpoint ? { checkpoint } : {}),
@@ -197,6 +211,7 @@ async function compactIfLong(
 async function recordCalls(
   inp: AgentTurnInput,
   content: Anthropic.ContentBlock[] | ModelResult['content'],
+  mcpTools: readonly McpToolInfo[],
 ): Promise<{ calls: ToolCallView[]; texts: string[] }> {
   const calls: ToolCallView[] = [];
   const texts: string[] = [];
@@ -205,14 +220,14 @@ async function recordCalls(
     if (block.type !== 'tool_use') continue;
     const call: StoredCall = { id: block.id, name: block.name, input: block.input };
     await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
-    const parsed = parseToolInput(block.name, block.input);
+    const parsed = parseCall(block.name, block.input, mcpTools);
     const fingerprint = createHash('sha256')
       .update(`${block.name}\0${JSON.stringify(block.input)}`)
       .digest('hex')
       .slice(0, 16);
     calls.push(
       parsed.ok
-        ? { id: block.id, name: block.name, fingerprint, summary: redact(describeCall(parsed)).slice(0, 200) }
+        ? { id: block.id, name: block.name, fingerprint, summary: redact(parsed.summary).slice(0, 200) }
         : {
             id: block.id,
             name: block.name,
@@ -234,6 +249,24 @@ async function recordCalls(
     }
   }
   return { calls, texts };
+}
+
+/**
+ * A call as the workflow sees it: a built-in tool's parsed by its schema; an MCP tool's needs only
+ * to name one of the run's MCP tools with an object for input (its server checks the rest, and the
+ * policy judges it by its arguments).
+ */
+function parseCall(name: string, input: unknown, mcpTools: readonly McpToolInfo[]): { ok: true; summary: string } | { ok: false; error: string } {
+  if (name.startsWith(MCP_PREFIX)) {
+    if (!mcpTools.some((t) => t.name === name)) {
+      const known = mcpTools.map((t) => t.name).join(', ') || 'none in this run';
+      return { ok: false, error: `Unknown tool "${name}". MCP tools: ${known}; built-in tools: ${TOOL_NAMES.join(', ')}.` };
+    }
+    if (!input || typeof input !== 'object' || Array.isArray(input)) return { ok: false, error: `${name} needs its arguments as one JSON object.` };
+    return { ok: true, summary: describeMcpCall(name, input) };
+  }
+  const parsed = parseToolInput(name, input);
+  return parsed.ok ? { ok: true, summary: describeCall(parsed) } : parsed;
 }
 
 /** Bigger checkpoints are not carried in history; a host loss then rebuilds from the base. */

@@ -35,6 +35,11 @@ export function approvalPreview(workspace: string, call: ParsedToolInput): strin
   return bound(redact(patch.split('\n').slice(2).join('\n')));
 }
 
+/** An MCP call's arguments as a person reads them before approving: indented JSON, redacted and bounded. */
+export function mcpArgsPreview(input: unknown): string {
+  return bound(redact(JSON.stringify(input ?? {}, null, 2)));
+}
+
 /** Edits the diff may need before it gives up, and the time it may take (it then gives up too). */
 const PREVIEW_MAX_EDITS = 2000;
 const PREVIEW_DIFF_MS = 200;

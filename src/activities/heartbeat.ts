@@ -55,3 +55,12 @@ export function stopIfCancelled(what: string): void {
   }
   if (c.cancellationSignal.aborted) throw new CancelledFailure(`${what} cancelled`);
 }
+
+/** The running activity's cancellation, or none outside an activity (a unit test). */
+export function activityCancellation(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}

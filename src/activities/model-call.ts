@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { join } from 'node:path';
 import { conversationTokens } from '../context/index.js';
 import { ModelError, type BilledReply, type ModelClient, type ModelResult } from '../model/index.js';
-import { toolDefinitions } from '../tools/index.js';
+import type { ToolDefinition } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
@@ -57,6 +57,8 @@ export async function askModel(
   start: Anthropic.MessageParam[],
   inp: AgentTurnInput,
   maxTokens: number,
+  /** the built-in tools and the run's MCP tools */
+  tools: readonly ToolDefinition[],
   /** called once the request has been handed to the model client */
   asking?: () => void,
 ): Promise<Asked> {
@@ -95,7 +97,7 @@ export async function askModel(
     try {
       res = await heartbeating(() => {
         const call = client.create(
-          { system: convo.system, rules: convo.rules, tools: toolDefinitions(), messages, maxTokens, temperature: rec.input.temperature },
+          { system: convo.system, rules: convo.rules, tools, messages, maxTokens, temperature: rec.input.temperature },
           { signal: cancellationSignal(), turn: inp.turn, idempotencyKey, onBilled },
         );
         asking?.();

@@ -26,7 +26,8 @@ export async function runAhead(
   let commands = 0;
   for (const call of turn.calls) {
     if (call.inputError || ATTEMPT_ENDING_TOOLS.has(call.name)) break;
-    if (COMMAND_TOOLS.has(call.name) && commands++ > 0) break;
+    // an MCP call may take its server's whole timeout, like a command
+    if ((COMMAND_TOOLS.has(call.name) || call.name.startsWith('mcp__')) && commands++ > 0) break;
     // the workflow hears of the call only when the turn ends: the live view reads it from here
     const result = await heartbeating(
       () => runTool({ runId: inp.runId, repo: inp.repo, toolUseId: call.id, grants: inp.runAhead!.grants }),

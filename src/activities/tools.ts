@@ -16,6 +16,7 @@ import {
   TOOL_CATALOG,
   commitEdit,
   describeCall,
+  describeMcpCall,
   evaluate,
   fileHash,
   parseToolInput,
@@ -29,7 +30,10 @@ import {
   type RunCommandInput,
   type ToolHost,
 } from '../tools/index.js';
-import { approvalPreview } from './approval-preview.js';
+import { MCP_PREFIX } from '../policy/mcp.js';
+import { approvalPreview, mcpArgsPreview } from './approval-preview.js';
+import { knownMcpTools } from './mcp-catalog.js';
+import { runMcpCall } from './tool-mcp.js';
 import type { ToolDeps } from './deps.js';
 import { isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
@@ -87,6 +91,7 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
   const rec = await loadRun(inp.repo, inp.runId);
   const call = await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId));
   if (!call) throw new Error(`no recorded tool call ${inp.toolUseId} in run ${inp.runId}`);
+  if (call.name.startsWith(MCP_PREFIX)) return runMcpToolOnce(deps, rec, call, inp);
   const parsed = parseToolInput(call.name, call.input);
   if (!parsed.ok)
     return record(
@@ -114,26 +119,59 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
     const text = `Denied by policy (${decision.rule}): ${decision.reason}`;
     return record(deps, rec, call, { content: text, isError: true }, { status: 'denied', summary, rule: decision.rule, reason: decision.reason }, decision);
   }
-  if (decision.decision === 'ask') {
-    const granted = (decision.grantKey && inp.grants.includes(decision.grantKey)) || (inp.approvedHash !== undefined && inp.approvedHash === decision.hash);
-    if (!granted) {
-      return {
-        status: 'ask',
-        summary: redact(summary).slice(0, HISTORY_SUMMARY_MAX_CHARS),
-        rule: decision.rule,
-        reason: redact(decision.reason).slice(0, HISTORY_SUMMARY_MAX_CHARS),
-        grantKey: decision.grantKey,
-        hash: decision.hash,
-        segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
-        ...(needs.approvers > 1 || needs.authenticated
-          ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated, ...(needs.starterCounts ? { starterCounts: true } : {}) } }
-          : {}),
-        ...preApprovable(parsed),
-        ...withPreview(approvalPreview(rec.worktree, parsed)),
-      };
-    }
+  if (decision.decision === 'ask' && !granted(decision, inp)) {
+    return { ...askView(decision, needs, summary), ...preApprovable(parsed), ...withPreview(approvalPreview(rec.worktree, parsed)) };
   }
   return execute(deps, rec, call, parsed, decision, summary, snap);
+}
+
+function granted(decision: PolicyDecision, inp: RunToolInput): boolean {
+  return Boolean((decision.grantKey && inp.grants.includes(decision.grantKey)) || (inp.approvedHash !== undefined && inp.approvedHash === decision.hash));
+}
+
+/** What the workflow needs to ask people about a call, redacted and bounded. */
+function askView(decision: PolicyDecision, needs: ApprovalNeeds, summary: string): Extract<RunToolResult, { status: 'ask' }> {
+  return {
+    status: 'ask',
+    summary: redact(summary).slice(0, HISTORY_SUMMARY_MAX_CHARS),
+    rule: decision.rule,
+    reason: redact(decision.reason).slice(0, HISTORY_SUMMARY_MAX_CHARS),
+    grantKey: decision.grantKey,
+    hash: decision.hash,
+    segments: decision.segments?.map((s) => ({ argv: s.argv.map(redact), text: redact(s.text), via: s.via })),
+    ...(needs.approvers > 1 || needs.authenticated
+      ? { needs: { approvers: needs.approvers, authenticated: needs.authenticated, ...(needs.starterCounts ? { starterCounts: true } : {}) } }
+      : {}),
+  };
+}
+
+/**
+ * A call to an MCP tool: judged against the run's discovered MCP tools, asked about with its
+ * arguments shown, and run by tool-mcp.ts (the idempotency rule after a crash is there).
+ */
+async function runMcpToolOnce(deps: ToolDeps, rec: RunRecord, call: StoredCall, inp: RunToolInput): Promise<RunToolResult> {
+  const tools = await knownMcpTools(rec);
+  const summary = describeMcpCall(call.name, call.input);
+  const { decision, needs } = await decide(
+    deps,
+    rec,
+    call,
+    undefined,
+    tools.map((t) => t.name),
+  );
+  deps.decided.set(call.id, decision);
+  if (decision.decision === 'deny') {
+    const text = `Denied by policy (${decision.rule}): ${decision.reason}`;
+    return record(deps, rec, call, { content: text, isError: true }, { status: 'denied', summary, rule: decision.rule, reason: decision.reason }, decision);
+  }
+  if (decision.decision === 'ask' && !granted(decision, inp)) return { ...askView(decision, needs, summary), ...withPreview(mcpArgsPreview(call.input)) };
+  return runMcpCall(
+    deps,
+    rec,
+    call,
+    tools.find((t) => t.name === call.name)!,
+    summary,
+  );
 }
 
 /** A result the workflow decided (a person's rejection), stored like any other. */
@@ -168,6 +206,7 @@ async function decide(
   rec: RunRecord,
   call: StoredCall,
   changed: string[] | undefined,
+  mcpTools?: readonly string[],
 ): Promise<{ decision: PolicyDecision; needs: ApprovalNeeds }> {
   const { config, mode } = await runPolicy(rec, deps.env);
   const decision = await evaluate(call.name, call.input, {
@@ -178,6 +217,7 @@ async function decide(
     checks: rec.checks,
     allowProtectedWrites: rec.input.allowTestEdits,
     ...(changed ? { changedFiles: changed } : {}),
+    ...(mcpTools ? { mcpTools } : {}),
   });
   // policies recorded before the approvals section have none
   return applyApprovalRules({ ...config, approvals: config.approvals ?? { authenticated: false, twoPerson: [], setup: [] } }, call.name, decision);

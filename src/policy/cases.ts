@@ -20,6 +20,8 @@ interface PolicyCase {
   policy?: unknown;
   /** files (relative) the run is taken to have created or changed before this call */
   changed?: string[];
+  /** the MCP tools (`mcp__server__tool`) the run is taken to have discovered */
+  mcpTools?: string[];
 }
 
 export interface PolicyCaseResult {
@@ -98,6 +100,7 @@ export async function runCases(evaluate: Evaluate, file: string, opts: { policyF
         mode: c.mode ?? config.mode ?? 'default',
         checks: c.checks ?? [],
         ...(c.allowProtectedWrites ? { allowProtectedWrites: true } : {}),
+        ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
         ...(c.changed ? { changedFiles: c.changed } : {}),
       });
       const ok = c.expect === 'deny|ask' ? got.decision !== 'allow' : got.decision === c.expect;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { BUILTIN_PROTECTED, unprotectProblem } from '../checks/protected.js';
 import { KilnInputError } from '../shared/errors.js';
+import { mcpConfigSchema } from './mcp.js';
 import { twoPersonRuleProblem } from './two-person-rule.js';
 import { describeIssues, parseJsonText } from '../shared/zod-error.js';
 
@@ -76,6 +77,8 @@ export const policyConfigSchema = z
       })
       .strict()
       .default({ authenticated: false, twoPerson: [], setup: [] }),
+    /** MCP tool servers a run may start, and the rules their tools' calls are judged by (policy/mcp.ts) */
+    mcp: mcpConfigSchema,
   })
   .strict();
 

@@ -10,6 +10,7 @@ import type { ApprovalMode } from '../shared/types.js';
 import { BUILTIN_PROTECTED } from '../checks/protected.js';
 import { stricterPatchRule } from './approvals.js';
 import { defaultPolicyConfig, loadPolicyConfig, parsePolicyConfigText, type PolicyConfig } from './config.js';
+import { mergeMcp } from './mcp.js';
 import { checksFromAgentsMd, loadRepoConfig, type RepoConfig } from './repo-config.js';
 import { repoTrust, type TrustState } from './trust.js';
 
@@ -104,6 +105,9 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
     else skip(`commands.allow [${list(repo.commands.allow)}]`);
   }
 
+  // policies recorded before the mcp section have none
+  const mcp = mergeMcp(user.mcp ?? { servers: {}, rules: [] }, repo.mcp ?? { servers: {}, rules: [] }, trusted);
+  ignored.push(...mcp.ignored);
   const patchRule = stricterPatchRule(user.approvals.patch, repo.approvals.patch);
   const mode = repo.mode && user.mode ? tighter(user.mode, repo.mode) : (user.mode ?? repo.mode);
   return {
@@ -123,6 +127,7 @@ export function mergePolicy(user: PolicyConfig, repo: PolicyConfig, trusted: boo
         setup: union(user.approvals.setup, repo.approvals.setup),
         ...(patchRule ? { patch: patchRule } : {}),
       },
+      mcp: mcp.mcp,
       ...(mode ? { mode } : {}),
       // tightening only, so an untrusted repo's requirement counts too
       ...(user.review === 'required' || repo.review === 'required' ? { review: 'required' as const } : {}),
@@ -203,6 +208,8 @@ export function describeRunSettings(s: RunSettings): string[] {
     `checks: ${s.checks.length ? s.checks.join(' · ') : '(none)'}  [from ${s.from.checks}]`,
     `setup:  ${s.setup.length ? s.setup.join(' · ') : '(none)'}  [from ${s.from.setup}]`,
   ];
+  const servers = Object.entries(s.policy.mcp?.servers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (servers.length) lines.push(`mcp:    ${servers.map(([name, c]) => `${name} (${c.url ? `HTTP ${c.url}` : 'stdio'})`).join(' · ')}`);
   if (s.trust !== 'trusted')
     lines.push(`repo configuration: ${s.trust === 'changed' ? 'CHANGED since it was trusted' : 'not trusted'} — it may tighten, not loosen`);
   for (const i of s.ignored) lines.push(`IGNORED ${i}`);

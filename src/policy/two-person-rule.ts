@@ -15,6 +15,8 @@ export function twoPersonRuleProblem(rule: string): string | undefined {
   if (!m || !KINDS.includes(kind as (typeof KINDS)[number]))
     return 'expected "command:<rule as in commands.ask>", "rule:<policy rule id>", "tool:<tool name>" or "setup:<rule matched against a setup command>"';
   if (!arg) return `"${kind}:" needs what follows the colon`;
-  if (kind === 'tool' && !(TOOL_NAMES as readonly string[]).includes(arg)) return `no tool is named ${arg} (tools: ${TOOL_NAMES.join(', ')})`;
+  // an MCP tool (mcp__server__tool) is known only once a run discovers it: its shape is enough
+  if (kind === 'tool' && !(TOOL_NAMES as readonly string[]).includes(arg) && !/^mcp__[a-z][a-z0-9-]*__\S+$/.test(arg))
+    return `no tool is named ${arg} (tools: ${TOOL_NAMES.join(', ')}, or an MCP tool as mcp__server__tool)`;
   return undefined;
 }

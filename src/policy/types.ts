@@ -44,6 +44,8 @@ export interface PolicyContext {
   allowProtectedWrites?: boolean;
   /** files (relative to the worktree) this run created or changed: running one asks, showing it */
   changedFiles?: string[];
+  /** the MCP tools this run discovered (`mcp__server__tool`): a call to any other MCP name is denied */
+  mcpTools?: readonly string[];
   /** home directory used for `~` and $HOME in commands; defaults to os.homedir() */
   home?: string;
 }

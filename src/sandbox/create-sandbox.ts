@@ -6,6 +6,7 @@ import { probeSandbox, type ProbeResult } from './probe.js';
 import { keepReaderSandboxReady, runCommand, type RunnerConfig, type SetupNetwork } from './run-command.js';
 import { findSlirp } from './setup-network.js';
 import { findSystemBinary, isExecutableFile } from '../process/system-paths.js';
+import { serverLaunch, type ServerLaunch, type ServerLaunchSpec } from './server-launch.js';
 import type { CommandOptions, CommandResult, Sandbox } from './types.js';
 import { settings } from '../settings.js';
 
@@ -100,6 +101,10 @@ class ConfiguredSandbox implements Sandbox {
 
   run(command: string, opts: CommandOptions): Promise<CommandResult> {
     return runCommand(this.config, command, opts);
+  }
+
+  serverLaunch(spec: ServerLaunchSpec): Promise<ServerLaunch> {
+    return serverLaunch(this.config, spec);
   }
 
   keepReady(workspace: string, opts: () => Promise<CommandOptions>): void {

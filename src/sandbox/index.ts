@@ -9,3 +9,4 @@ export { shellQuote, shellJoin } from './shell-quote.js';
 export { discardKeptSandbox, discardKeptSandboxes } from './kept-sandbox.js';
 
 export { DEFAULT_MAX_OUTPUT_BYTES } from './output-buffer.js';
+export type { ServerLaunch, ServerLaunchSpec } from './server-launch.js';

@@ -1,4 +1,5 @@
 import type { ProbeResult } from './probe.js';
+import type { ServerLaunch, ServerLaunchSpec } from './server-launch.js';
 
 /** What a command run returns. A command never throws into the agent loop: failures are data. */
 export interface CommandResult {
@@ -77,6 +78,8 @@ export interface Sandbox {
   /** what the start-up probe proved on this host (bwrap only) */
   readonly probe?: ProbeResult;
   run(command: string, opts: CommandOptions): Promise<CommandResult>;
+  /** how to start a long-lived server (an MCP server over stdio) in a sandbox of its own (server-launch.ts) */
+  serverLaunch(spec: ServerLaunchSpec): Promise<ServerLaunch>;
   /**
    * Set up the worktree's sandbox for read-only commands with the options `opts` gives, unless one
    * is kept (kept-sandbox.ts): called while the model thinks. Fire and forget; nothing on failure.

@@ -7,12 +7,14 @@ import { runCases, type PolicyCasesReport } from '../policy/cases.js';
 import { decide } from '../policy/evaluate.js';
 import type { Judgement, ToolInput } from '../policy/judging.js';
 import type { PolicyContext, PolicyDecision } from '../policy/types.js';
+import { MCP_PREFIX, judgeMcpCall } from '../policy/mcp.js';
 import { deny } from '../policy/verdict.js';
 import { TOOL_CATALOG, TOOL_NAMES, isToolName } from './catalog.js';
 import { TOOLS } from './registry.js';
 
 /** Each tool is judged by its own spec; a name without one is no tool at all. */
 async function judgeTool(tool: string, input: unknown, ctx: PolicyContext): Promise<Judgement> {
+  if (tool.startsWith(MCP_PREFIX)) return { verdict: judgeMcpCall(tool, input, ctx) };
   if (!isToolName(tool)) return { verdict: deny('tool.unknown', `There is no tool named ${tool}; use one of ${TOOL_NAMES.join(', ')}.`) };
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     return { verdict: deny('input.invalid', `${tool} needs its input as a JSON object.`) };

@@ -61,3 +61,4 @@ export { runCommandInput, RUN_COMMAND_DEFAULT_TIMEOUT_MS, RUN_COMMAND_MAX_TIMEOU
 export { updatePlanInput, PLAN_STATUSES, type UpdatePlanInput } from './update-plan.js';
 export { reflectInput, type ReflectInput } from './reflect.js';
 export { finishInput, type FinishInput } from './finish.js';
+export { admitMcpTool, mcpDefinitions, describeMcpCall, MCP_TOOLS_PER_SERVER, type McpToolInfo } from './mcp.js';

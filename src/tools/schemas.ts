@@ -13,7 +13,8 @@ import { UNPARSED_INPUT } from '../shared/unparsed-input.js';
 export type ToolInputs = { [N in ToolName]: z.output<(typeof TOOLS)[N]['schema']> };
 
 export interface ToolDefinition {
-  name: ToolName;
+  /** a built-in tool's name, or an MCP tool's `mcp__server__tool` */
+  name: string;
   description: string;
   input_schema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; [k: string]: unknown };
 }
