@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig } from '../policy/mcp.js';
+import { KilnError } from '../shared/errors.js';
 import { redact, registerKnownSecrets } from '../redact/index.js';
 import type { Sandbox } from '../sandbox/types.js';
 
@@ -42,8 +43,9 @@ export interface LiveServer {
   close(): Promise<void>;
 }
 
-export class McpServerError extends Error {
-  override name = 'McpServerError';
+/** A server that did not start or answer: started afresh on the next call, so worth trying again. */
+export class McpServerError extends KilnError {
+  readonly retryable = true;
 }
 
 async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport; stderr: () => string }> {
