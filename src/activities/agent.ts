@@ -46,7 +46,8 @@ import {
 } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
-import { MAX_INPUT_ERROR_CHARS, MODEL_LEDGER_FILE, askModel, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
+import { MAX_INPUT_ERROR_CHARS, askModel, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
+import { MODEL_LEDGER_FILE, writeLedgerBacklog } from './ledgered-call.js';
 
 /** Fold older turns once the conversation passes this share of the model's window. */
 export const COMPACT_AT = 0.6;
@@ -165,10 +166,7 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
     replies: { ...convo.replies, [String(inp.turn)]: result },
   };
   // the cost ledger first: once the conversation holds the reply, a retry never comes back here
-  while (asked.ledgerBacklog.length) {
-    await appendJsonl(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog[0]!);
-    asked.ledgerBacklog.shift();
-  }
+  await writeLedgerBacklog(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), asked.ledgerBacklog);
   // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
   await writeJsonKept(file, next);
   deps.unsaved.delete(key);

@@ -16,7 +16,7 @@ import { readTrace, type CheckTrace } from '../checks/trace.js';
 import type { CheckRun } from '../checks/judge.js';
 import { redact } from '../redact/index.js';
 import { hardenedGit } from '../git/run.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { CommandResult, Sandbox } from '../sandbox/types.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
 import { sandboxSensitive } from './run-policy.js';
 import type { RunRecord } from '../store/run-files.js';
@@ -98,21 +98,35 @@ export async function runCheck(sandbox: Sandbox, rec: RunRecord, dir: string, co
   }
 }
 
+/**
+ * One setup command in `dir`, as prepare and the verifier's checkouts both run it: with network
+ * (it fetches dependencies), for at most 20 minutes, the run's linked paths read-only; a cancel
+ * that came meanwhile ends the activity here.
+ */
+export async function runSetupCommand(
+  sandbox: Sandbox,
+  command: string,
+  o: { dir: string; linked: string[] | undefined; sensitive: ReturnType<typeof sandboxSensitive> | undefined; cacheDir: string },
+): Promise<CommandResult> {
+  const res = await heartbeating(() =>
+    sandbox.run(command, {
+      workspace: o.dir,
+      timeoutMs: 20 * 60_000,
+      network: true,
+      readOnlyPaths: o.linked,
+      ...(o.sensitive ? { sensitive: o.sensitive } : {}),
+      cacheDir: o.cacheDir,
+      signal: Context.current().cancellationSignal,
+    }),
+  );
+  stopIfCancelled(`setup: ${command.slice(0, 200)}`);
+  return res;
+}
+
 /** The run's setup in a checkout (network on, as at prepare time); returns why it failed. */
 export async function runSetup(sandbox: Sandbox, rec: RunRecord, dir: string, setup: string[], cacheDir: string, say: Say): Promise<string | undefined> {
   for (const command of setup) {
-    const res = await heartbeating(() =>
-      sandbox.run(command, {
-        workspace: dir,
-        timeoutMs: 20 * 60_000,
-        network: true,
-        readOnlyPaths: rec.linked,
-        ...maskedFor(rec),
-        cacheDir,
-        signal: Context.current().cancellationSignal,
-      }),
-    );
-    stopIfCancelled(`setup: ${command.slice(0, 200)}`);
+    const res = await runSetupCommand(sandbox, command, { dir, linked: rec.linked, sensitive: maskedFor(rec).sensitive, cacheDir });
     await say(`$ ${command}   (setup)\n${redact(res.output).slice(-4000)}\n[exit ${res.exitCode ?? res.signal}]\n`);
     if (res.exitCode !== 0) return `${command} (exit ${res.exitCode ?? res.signal})`;
   }

@@ -19,13 +19,8 @@ const saying = new WeakMap<Context, () => unknown>();
  * throttle interval completes only after its pending beat is flushed, ~1.5 ms a turn's activity.
  */
 export async function heartbeating<T>(fn: () => Promise<T>, details?: () => unknown): Promise<T> {
-  let ctx: Context | undefined;
-  try {
-    ctx = Context.current();
-  } catch {
-    return fn();
-  }
-  const c = ctx;
+  const c = activityContext();
+  if (!c) return fn();
   const outer = saying.get(c);
   const say = details ?? outer;
   if (details) saying.set(c, details);
@@ -47,13 +42,16 @@ export async function heartbeating<T>(fn: () => Promise<T>, details?: () => unkn
  * whoever removed the run's files). Outside an activity it does nothing.
  */
 export function stopIfCancelled(what: string): void {
-  let c: Context;
+  if (activityContext()?.cancellationSignal.aborted) throw new CancelledFailure(`${what} cancelled`);
+}
+
+/** The running activity's context; undefined outside an activity (a unit test calling the function itself). */
+export function activityContext(): Context | undefined {
   try {
-    c = Context.current();
+    return Context.current();
   } catch {
-    return;
+    return undefined;
   }
-  if (c.cancellationSignal.aborted) throw new CancelledFailure(`${what} cancelled`);
 }
 
 /** The running activity's cancellation, or none outside an activity (a unit test). */

@@ -3,17 +3,18 @@
  * the conversation it is made of, as agent.ts keeps it.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { join } from 'node:path';
 import { conversationTokens } from '../context/index.js';
-import { ModelError, type BilledReply, type ModelClient, type ModelResult } from '../model/index.js';
+import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
 import type { ToolDefinition } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
 import { isDiskFull } from './disk.js';
-import { heartbeating } from './heartbeat.js';
-import { appendEvent, appendJsonl, runDir, type RunRecord } from '../store/run-files.js';
+import { activityContext } from './heartbeat.js';
+import { ledgeredCall, MODEL_LEDGER_FILE } from './ledgered-call.js';
+import { appendEvent, runDir, type RunRecord } from '../store/run-files.js';
 
 /** A tool input's error goes to the model and to history: a 5 MB path must not make a 5 MB error. */
 export const MAX_INPUT_ERROR_CHARS = 2000;
@@ -28,11 +29,6 @@ export interface Conversation {
   replies: Record<string, AgentTurnResult>;
 }
 
-/** Model errors are KilnErrors, classified at the activity boundary (activities/failure.ts); this adds the turn. */
-function inTurn(err: unknown, turn: number): unknown {
-  return err instanceof ModelError ? err.withContext(`model turn ${turn}`) : err;
-}
-
 export interface Asked {
   res: ModelResult;
   /** the request's messages plus any refused replies and Kiln's answers to them */
@@ -45,9 +41,7 @@ export interface Asked {
 }
 
 /**
- * The model call of one turn, every call in the cost ledger (model-calls.jsonl): a line before
- * the call, so a call whose worker died still counts, one when the API has billed it, and one
- * after it. A reply the loop must not act on is refused here and the model asked again, a bounded
+ * The model call of one turn, every call in the cost ledger (ledgered-call.ts). A reply the loop must not act on is refused here and the model asked again, a bounded
  * number of times; the turn's usage is the sum of all its calls.
  */
 export async function askModel(
@@ -63,59 +57,34 @@ export async function askModel(
   asking?: () => void,
 ): Promise<Asked> {
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
-  const activityAttempt = activityInfo()?.attempt ?? 1;
+  const activityAttempt = activityContext()?.info.attempt ?? 1;
   let client: ModelClient;
   try {
     client = await deps.model(rec.input.model, rec.input.runId);
   } catch (err) {
     // no key, a broken script: said once, not retried for minutes while the CLI shows "planning"
-    throw inTurn(err, inp.turn);
+    throw err instanceof ModelError ? err.withContext(`model turn ${inp.turn}`) : err;
   }
   // an assistant message with no content is refused by the API: never send one (older runs stored some)
   let messages = start.map((m) => (m.role === 'assistant' && Array.isArray(m.content) && !m.content.length ? { ...m, content: assistantContent([]) } : m));
   const usage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   let cost = 0;
-  // a reply is paid for the moment it arrives: a full disk while noting it must not lose it (the
-  // retry would call the model again), so the line waits in memory until the turn is saved
   const ledgerBacklog: Record<string, unknown>[] = [];
   for (let refused = 0; ; refused++) {
-    // the same logical call (run, attempt, turn, repair) has the same key on every retry
-    const idempotencyKey = `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`;
-    await appendJsonl(ledger, {
-      at: new Date().toISOString(),
-      call: idempotencyKey,
-      event: 'start',
-      turn: inp.turn,
-      activityAttempt,
-      model: client.model,
-      estimatedInputTokens: conversationTokens(messages),
-    });
-    // durable the moment the stream says what the reply cost: a reply that cannot be read, or
-    // whose worker dies before the turn is saved, was billed all the same
-    const onBilled = (b: BilledReply) => noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'billed', ...b }, ledgerBacklog);
-    let res: ModelResult;
-    try {
-      res = await heartbeating(() => {
-        const call = client.create(
-          { system: convo.system, rules: convo.rules, tools, messages, maxTokens, temperature: rec.input.temperature },
-          { signal: cancellationSignal(), turn: inp.turn, idempotencyKey, onBilled },
-        );
-        asking?.();
-        return call;
-      });
-    } catch (err) {
-      await appendJsonl(ledger, {
-        at: new Date().toISOString(),
-        call: idempotencyKey,
-        event: 'failed',
-        error: String((err as Error)?.message ?? err).slice(0, 300),
-      }).catch(() => undefined);
-      // the SDK's abort error is the cancel the workflow asked for: said as one, it is not a failure of the turn
-      if (cancellationSignal()?.aborted) throw new CancelledFailure(`turn ${inp.turn}: the model call was cancelled`);
-      throw inTurn(err, inp.turn);
-    }
-    // what it cost is the billed line's: counted there once
-    await noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'answered', stopReason: res.stopReason }, ledgerBacklog);
+    const res = await ledgeredCall(
+      client,
+      { system: convo.system, rules: convo.rules, tools, messages, maxTokens, temperature: rec.input.temperature },
+      {
+        ledger,
+        // the same logical call (run, attempt, turn, repair) has the same key on every retry
+        call: `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`,
+        turn: inp.turn,
+        start: { turn: inp.turn, activityAttempt, model: client.model, estimatedInputTokens: conversationTokens(messages) },
+        names: { error: `model turn ${inp.turn}`, cancel: `turn ${inp.turn}` },
+        backlog: ledgerBacklog,
+        ...(asking ? { asking } : {}),
+      },
+    );
     usage.input += res.usage.input;
     usage.output += res.usage.output;
     usage.cacheRead += res.usage.cacheRead;
@@ -143,22 +112,6 @@ export async function askModel(
 }
 
 /**
- * The cost ledger (an artifact of the run): one line per model call started, answered or failed,
- * and one `billed` line per reply the API billed, with its usage and cost, written as soon as the
- * stream said them. The run's spend is the sum of the billed lines, each message id once (an API
- * that honours idempotency keys serves a retried call's reply again under the same id).
- */
-export const MODEL_LEDGER_FILE = 'model-calls.jsonl';
-
-/** A ledger line; one a full disk keeps out waits in `backlog` until the turn is saved. */
-async function noteLine(ledger: string, line: Record<string, unknown>, backlog: Record<string, unknown>[]): Promise<void> {
-  await appendJsonl(ledger, line).catch((err: unknown) => {
-    if (!isDiskFull(err)) throw err;
-    backlog.push(line);
-  });
-}
-
-/**
  * Why a reply must not be acted on, said to the model; undefined when it may. Duplicate tool_use
  * ids make results ambiguous (one call's would overwrite the other's); a call cut by max_tokens
  * may be schema-valid and still truncated (a file missing its end).
@@ -182,20 +135,4 @@ export function assistantContent(content: Anthropic.ContentBlock[]): Anthropic.C
 export function boundedJson(value: unknown): unknown {
   const text = JSON.stringify(value) ?? '';
   return text.length <= MAX_INPUT_ERROR_CHARS ? value : `${text.slice(0, MAX_INPUT_ERROR_CHARS)}… [${text.length} characters]`;
-}
-
-function activityInfo(): { attempt: number } | undefined {
-  try {
-    return Context.current().info;
-  } catch {
-    return undefined;
-  }
-}
-
-function cancellationSignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
 }

@@ -4,7 +4,6 @@
  * verified tree from git and never the run's conversation; it has no tool but its verdict.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { CancelledFailure, Context } from '@temporalio/activity';
 import { join } from 'node:path';
 import { fileStem, isNoiseFile, isTestFile } from '../context/rank.js';
 import {
@@ -17,15 +16,13 @@ import {
   type ReviewMaterial,
 } from '../context/review.js';
 import { hardenedGit, type HardenedGit } from '../git/run.js';
-import { ModelError, type BilledReply } from '../model/index.js';
 import { redact } from '../redact/index.js';
 import type { RunRef } from '../shared/contracts.js';
 import type { Review } from '../shared/types.js';
 import { describeIssues } from '../shared/zod-error.js';
-import { appendEvent, appendJsonl, loadRun, runDir, stateDir, writeWorkflowEvents } from '../store/run-files.js';
+import { appendEvent, loadRun, runDir, stateDir, writeWorkflowEvents } from '../store/run-files.js';
 import type { ActivityDeps } from './deps.js';
-import { heartbeating } from './heartbeat.js';
-import { MODEL_LEDGER_FILE } from './model-call.js';
+import { ledgeredCall, MODEL_LEDGER_FILE, writeLedgerBacklog } from './ledgered-call.js';
 import { worktreeTree } from './verify-tree.js';
 
 /** The reviewer's own output limit: a verdict with findings, not a rewrite. */
@@ -49,38 +46,30 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
   const tree = inp.tree ?? (await worktreeTree(rec.worktree, rec.baseCommit, stateDir(inp.repo, inp.runId)));
   const material = await materialOf(await hardenedGit(rec.worktree), rec.baseCommit, tree, rec.input.goal, inp.verdict);
   const client = await deps.model(rec.input.reviewModel ?? rec.input.model, rec.input.runId);
-  const call = `${inp.runId}:review:${inp.review}`;
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
-  await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'start', role: 'reviewer', model: client.model });
-  let res;
-  try {
-    res = await heartbeating(() =>
-      client.create(
-        {
-          system: REVIEW_SYSTEM,
-          tools: [REVIEW_TOOL],
-          forceTool: REVIEW_TOOL_NAME,
-          messages: [{ role: 'user', content: reviewMessage(material) }],
-          maxTokens: REVIEW_MAX_TOKENS,
-        },
-        {
-          signal: cancellationSignal(),
-          turn: inp.review,
-          idempotencyKey: call,
-          role: 'reviewer',
-          // the ledger's spend is its billed lines (model-call.ts): the reviewer's count like the coder's
-          onBilled: (b: BilledReply) => appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'billed', role: 'reviewer', ...b }),
-        },
-      ),
-    );
-  } catch (err) {
-    await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'failed', error: String((err as Error)?.message ?? err).slice(0, 300) }).catch(
-      () => undefined,
-    );
-    if (cancellationSignal()?.aborted) throw new CancelledFailure(`review ${inp.review}: the model call was cancelled`);
-    throw err instanceof ModelError ? err.withContext(`review ${inp.review}`) : err;
-  }
-  await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'answered', stopReason: res.stopReason });
+  const backlog: Record<string, unknown>[] = [];
+  const res = await ledgeredCall(
+    client,
+    {
+      system: REVIEW_SYSTEM,
+      tools: [REVIEW_TOOL],
+      forceTool: REVIEW_TOOL_NAME,
+      messages: [{ role: 'user', content: reviewMessage(material) }],
+      maxTokens: REVIEW_MAX_TOKENS,
+    },
+    {
+      ledger,
+      call: `${inp.runId}:review:${inp.review}`,
+      turn: inp.review,
+      // its billed lines count in the run's spend like the coder's; the role tells them apart
+      role: 'reviewer',
+      start: { model: client.model },
+      names: { error: `review ${inp.review}`, cancel: `review ${inp.review}` },
+      backlog,
+    },
+  );
+  // lines a full disk kept out during the call; a disk still full fails the review, which is asked again
+  await writeLedgerBacklog(ledger, backlog);
   const review: Review = { attempt: inp.attempt, ...verdictOf(res.content), tree, model: client.model, usage: res.usage, costUsd: res.costUsd };
   await appendEvent(inp.repo, inp.runId, {
     type: 'review',
@@ -130,12 +119,4 @@ async function materialOf(g: HardenedGit, base: string, tree: string, goal: stri
     tests.push({ path, text });
   }
   return { goal: redact(goal), patch, tests, verdict: redact(verdict) };
-}
-
-function cancellationSignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
 }

@@ -7,14 +7,13 @@
  * model's finish, a malformed call. One command at most: a command may run for the whole command
  * timeout, and the turn's timeouts allow one.
  */
-import { Context } from '@temporalio/activity';
 import { settingsFrom } from '../settings.js';
 import { addTurn, totalTokens } from '../loop/budget.js';
 import { nextAfterTurn, outcomeOfRan } from '../loop/turn.js';
 import { ATTEMPT_ENDING_TOOLS, COMMAND_TOOLS } from '../tools/catalog.js';
 import type { AgentTurnInput, AgentTurnResult, RunningCall, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { withTurnsTaken } from './failure.js';
-import { heartbeating } from './heartbeat.js';
+import { activityContext, heartbeating } from './heartbeat.js';
 
 export async function runAhead(
   inp: AgentTurnInput,
@@ -115,9 +114,5 @@ export async function turnsAhead(
 }
 
 function cancelled(): boolean {
-  try {
-    return Context.current().cancellationSignal.aborted;
-  } catch {
-    return false;
-  }
+  return activityContext()?.cancellationSignal.aborted ?? false;
 }

@@ -2,7 +2,6 @@
  * The run's worktree: created once per run (a retry finds it), set up outside the model's
  * control, and turned into a patch at the end. The user's own checkout is never touched.
  */
-import { Context } from '@temporalio/activity';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -22,9 +21,10 @@ import type { PolicyConfig } from '../policy/config.js';
 import { createHash } from 'node:crypto';
 import type { ActivityDeps } from './deps.js';
 import { git } from '../git/run.js';
-import { heartbeating, stopIfCancelled } from './heartbeat.js';
+import { heartbeating } from './heartbeat.js';
 import { runCache, trustedCache } from '../checks/caches.js';
 import { ensureBaseline } from './verify.js';
+import { runSetupCommand } from './check-runs.js';
 import { protectedPathsAtBase } from './protected-mounts.js';
 import { runGitView } from './git-view.js';
 import { bringIncludes } from './verify-tree.js';
@@ -155,18 +155,7 @@ export async function prepareWorkspace(deps: ActivityDeps, request: RunInput, re
     const cacheDir = rebuild ? await runCache(repo, input.runId) : await trustedCache(repo);
     const log: string[] = [];
     for (const command of setup) {
-      const res = await heartbeating(() =>
-        sandbox.run(command, {
-          workspace: wt,
-          timeoutMs: 20 * 60_000,
-          network: true,
-          readOnlyPaths: rec.linked,
-          sensitive: sandboxSensitive(settings.policy),
-          cacheDir,
-          signal: Context.current().cancellationSignal,
-        }),
-      );
-      stopIfCancelled(`setup: ${command.slice(0, 200)}`);
+      const res = await runSetupCommand(sandbox, command, { dir: wt, linked: rec.linked, sensitive: sandboxSensitive(settings.policy), cacheDir });
       const out = redact(res.output);
       log.push(`$ ${command}\n${out}\n[exit ${res.exitCode ?? res.signal}${res.timedOut ? ', timed out' : ''}]`);
       await appendFile(join(runDir(repo, input.runId), 'setup.log'), log[log.length - 1] + '\n');

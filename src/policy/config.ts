@@ -15,6 +15,16 @@ export const DEFAULT_PROTECTED: string[] = [...BUILTIN_PROTECTED];
 
 const stringList = z.array(z.string());
 
+/** A list of strings each of which `problemOf` must find nothing wrong with; its issue names the string. */
+function checkedList(problemOf: (s: string) => string | null | undefined) {
+  return z.array(
+    z.string().superRefine((s, ctx) => {
+      const problem = problemOf(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)}: ${problem}` });
+    }),
+  );
+}
+
 export const policyConfigSchema = z
   .object({
     /** globs (relative to the repo) the agent may write */
@@ -25,14 +35,7 @@ export const policyConfigSchema = z
      * files (one path each, no globs) the agent may change although they are protected, e.g. a
      * golden fixture under tests/; from the repo's policy only when the repo is trusted
      */
-    unprotect: z
-      .array(
-        z.string().superRefine((p, ctx) => {
-          const problem = unprotectProblem(p);
-          if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(p)}: ${problem}` });
-        }),
-      )
-      .default([]),
+    unprotect: checkedList(unprotectProblem).default([]),
     /** globs added to Kiln's built-in sensitive list (never read, never written) */
     sensitive: stringList.default([]),
     /** globs taken off the sensitive list: the only way to shrink it, so it is always explicit */
@@ -54,14 +57,7 @@ export const policyConfigSchema = z
         /** every approval needs an approver `kiln serve` authenticated; other decisions do not count */
         authenticated: z.boolean().default(false),
         /** kinds of call that need two different authenticated approvers: `command:<rule>`, `rule:<policy rule id>`, `tool:<name>`, `setup:<rule>` */
-        twoPerson: z
-          .array(
-            z.string().superRefine((r, ctx) => {
-              const problem = twoPersonRuleProblem(r);
-              if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(r)}: ${problem}` });
-            }),
-          )
-          .default([]),
+        twoPerson: checkedList(twoPersonRuleProblem).default([]),
         /**
          * the person who started a run may be one of its approvers; unset or false: an approval that
          * needs several people needs that many besides the starter. Only the user's policy enables it.

@@ -7,7 +7,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,26 +15,13 @@ import { freePort } from '../../src/temporal/dev-server.js';
 import { PATCH_FILE } from '../../src/shared/paths.js';
 import type { RunResult, RunState } from '../../src/shared/types.js';
 import { ROOT, exampleRepo } from '../helpers/repo.js';
+import { incompatibleBuild } from '../helpers/incompatible-build.js';
 import { GOAL, SCRIPT, exitOf, kiln, spawnKiln, until, userEnv, type Live } from './cli.js';
 
 const procs: Live[] = [];
 afterAll(async () => {
   for (const p of procs) await p.kill();
 });
-
-function buildA(): string {
-  const root = mkdtempSync(join(tmpdir(), 'kiln-build-a-'));
-  cpSync(join(ROOT, 'dist', 'src'), join(root, 'dist', 'src'), { recursive: true });
-  cpSync(join(ROOT, 'bin'), join(root, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'package.json'), join(root, 'package.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  const run = join(root, 'dist', 'src', 'workflows', 'run.js');
-  const head = 'export async function kilnRun(input, carry) {\n';
-  const src = readFileSync(run, 'utf8');
-  expect(src, 'the compiled workflow changed shape: update this test').toContain(head);
-  writeFileSync(run, `import { sleep as buildATimer } from '@temporalio/workflow';\n${src.replace(head, `${head}    await buildATimer(1234);\n`)}`);
-  return root;
-}
 
 /** What the server knows of a run that did not end: its pending tasks and its last events. */
 async function whereItStands(address: string, id: string): Promise<string> {
@@ -92,7 +79,7 @@ describe('kiln dev after a rebuild', () => {
       expect((await exitOf(d, 60_000)).code, d.stderr()).toBe(0);
     };
 
-    const a = await dev(join(buildA(), 'bin', 'kiln.js'));
+    const a = await dev(join(incompatibleBuild('kiln-build-a-'), 'bin', 'kiln.js'));
     const buildIdA = /versioning: build (\S+) of deployment/.exec(a.stdout())?.[1];
     expect(buildIdA, a.stdout()).toBeDefined();
     expect(existsSync(join(home, 'builds', buildIdA!, 'dist', 'src', 'worker.js'))).toBe(true);

@@ -51,6 +51,22 @@ export function fakeState(runId: string, repo: string, over: Partial<RunState> =
   };
 }
 
+/** A finished run's result: succeeded unless `over` says otherwise. */
+function fakeResult(runId: string, over: Partial<RunResult> = {}): RunResult {
+  return {
+    runId,
+    state: 'succeeded',
+    attempts: 1,
+    turns: 2,
+    artifactsDir: '',
+    patchPath: '',
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    costUsd: 0,
+    scripted: true,
+    ...over,
+  };
+}
+
 export class FakeRunBackend implements RunBackend {
   readonly runs = new Map<string, FakeRun>();
   readonly decisions: Array<{ runId: string; d: ApprovalDecision }> = [];
@@ -83,38 +99,14 @@ export class FakeRunBackend implements RunBackend {
         memo: o.memo ?? {},
       },
       state: fakeState(runId, o.repo, o.state),
-      result: open
-        ? undefined
-        : ({
-            runId,
-            state: 'succeeded',
-            attempts: 1,
-            turns: 2,
-            artifactsDir: '',
-            patchPath: '',
-            tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-            costUsd: 0,
-            scripted: true,
-            ...o.result,
-          } as RunResult),
+      result: open ? undefined : fakeResult(runId, o.result),
     });
   }
 
   close(runId: string, result: Partial<RunResult> = {}): void {
     const r = this.runs.get(runId)!;
     r.info = { ...r.info, open: false, status: 'COMPLETED' };
-    r.result = {
-      runId,
-      state: 'succeeded',
-      attempts: 1,
-      turns: 2,
-      artifactsDir: '',
-      patchPath: '',
-      tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      costUsd: 0,
-      scripted: true,
-      ...result,
-    };
+    r.result = fakeResult(runId, result);
   }
 
   async start(input: RunInput, tenant: string, memo: RunMemo) {

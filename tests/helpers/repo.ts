@@ -60,7 +60,7 @@ export function exampleRepo(prefix = 'kiln-test-', trustIn: string = testKilnHom
 }
 
 /** Files under `root`, their directories made as needed. */
-export function writeFiles(root: string, files: Record<string, string>): void {
+export function writeFiles(root: string, files: Record<string, string | Uint8Array>): void {
   for (const [rel, content] of Object.entries(files)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     writeFileSync(join(root, rel), content);
@@ -68,7 +68,11 @@ export function writeFiles(root: string, files: Record<string, string>): void {
 }
 
 export function repoWith(files: Record<string, string>, prefix = 'kiln-test-'): string {
-  const repo = join(mkdtempSync(join(tmpdir(), prefix)), 'repo');
+  return repoAt(join(mkdtempSync(join(tmpdir(), prefix)), 'repo'), files);
+}
+
+/** A git repo at `repo` (made) of `files`, committed on main. */
+export function repoAt(repo: string, files: Record<string, string | Uint8Array>): string {
   writeFiles(repo, files);
   git(repo, 'init', '-q', '-b', 'main');
   commitAll(repo, 'base');

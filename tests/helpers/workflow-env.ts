@@ -38,6 +38,29 @@ export function recording(handle: RunHandle, input: RunInput): RunHandle {
   return handle;
 }
 
+/**
+ * The run's status once `pred` holds, asked every 150 ms for at most `ms`. A query no worker
+ * answers (killed, not up yet) is asked again; the timeout says the last state or error.
+ */
+export async function untilState(handle: RunHandle, pred: (s: RunState) => boolean, ms = 60_000): Promise<RunState> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    let said: string;
+    try {
+      const st = await handle.query(statusQuery);
+      if (pred(st)) return st;
+      said = `state: ${st.phase} — ${st.log.map((l) => l.text).join(' | ')}`;
+    } catch (err) {
+      said = `the status query failed: ${(err as Error).message}`;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting; ${said}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** The run's status once it asks for an approval. */
+export const untilAsked = (handle: RunHandle, ms?: number) => untilState(handle, (s) => s.pendingApprovals.length > 0, ms);
+
 export interface WorkflowTestEnv {
   env: TestWorkflowEnvironment;
   worker: RunningWorker;
@@ -69,15 +92,7 @@ export async function workflowTestEnv(
       const handle = await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] });
       return recording(handle, input);
     },
-    async waitFor(handle, pred, ms = 60_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const st = await handle.query(statusQuery);
-        if (pred(st)) return st;
-        if (Date.now() > deadline) throw new Error(`timed out waiting; state: ${st.phase} — ${st.log.map((l) => l.text).join(' | ')}`);
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    },
+    waitFor: untilState,
     async stop() {
       await worker.shutdown();
       if (!server) await env.teardown();

@@ -30,6 +30,31 @@ afterAll(async () => {
 
 const PACKAGE = JSON.stringify({ name: 'x', version: '1.0.0', scripts: { lint: 'node -e "console.log(\'lint ran: clean\')"' } });
 
+/**
+ * A run whose model runs the lint (asked, approved by bob; the script checks it said "clean"),
+ * then adds LINTED.md and finishes.
+ */
+async function lintApprovedByBob(name: string): Promise<{ repo: string; input: RunInput; handle: RunHandle }> {
+  const repo = repoWith({ 'package.json': PACKAGE, 'a.txt': 'a\n' });
+  const script = writeScript(join(repo, '..'), name, {
+    steps: [
+      { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'x' } }] },
+      {
+        expect: { tool_result_contains: 'lint ran: clean' },
+        tool_use: [
+          { name: 'create_file', input: { path: 'LINTED.md', content: 'lint ran\n' } },
+          { name: 'finish', input: { summary: 'linted' } },
+        ],
+      },
+    ],
+  });
+  const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
+  const handle = await t.start(input);
+  await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
+  await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'bob' }] });
+  return { repo, input, handle };
+}
+
 describe("audit verify against the run's record of the head", () => {
   it('attack: the audit rewritten while the run is open (start line changed, real lines deleted, a fake "2 of 2" added), then a cancel: verify names the break; control: untouched, it verifies', async () => {
     const repo = repoWith({ 'package.json': PACKAGE, 'a.txt': 'a\n' });
@@ -82,22 +107,7 @@ describe("audit verify against the run's record of the head", () => {
   });
 
   it("attack: an id reused by a new execution, then a forged line appended or the file cut: verify reads the first execution's head and fails; a file of the new execution is unverified (exit 3)", async () => {
-    const repo = repoWith({ 'package.json': PACKAGE, 'a.txt': 'a\n' });
-    const script = writeScript(join(repo, '..'), 'audit-reuse', {
-      steps: [
-        { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'x' } }] },
-        {
-          tool_use: [
-            { name: 'create_file', input: { path: 'LINTED.md', content: 'lint ran\n' } },
-            { name: 'finish', input: { summary: 'linted' } },
-          ],
-        },
-      ],
-    });
-    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
-    const handle = await t.start(input);
-    await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
-    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'bob' }] });
+    const { repo, input, handle } = await lintApprovedByBob('audit-reuse');
     expect((await outcome(handle)).state).toBe('succeeded');
     const file = join(repo, '.kiln', 'runs', input.runId, 'audit.jsonl');
     const original = readFileSync(file, 'utf8');
@@ -130,23 +140,7 @@ describe("audit verify against the run's record of the head", () => {
   });
 
   it("attack: an edited last line of a finished run's audit fails; control: the untouched file passes (query, then history)", async () => {
-    const repo = repoWith({ 'package.json': PACKAGE, 'a.txt': 'a\n' });
-    const script = writeScript(join(repo, '..'), 'audit-head', {
-      steps: [
-        { tool_use: [{ name: 'run_command', input: { command: 'npm run lint', reason: 'x' } }] },
-        {
-          expect: { tool_result_contains: 'lint ran: clean' },
-          tool_use: [
-            { name: 'create_file', input: { path: 'LINTED.md', content: 'lint ran\n' } },
-            { name: 'finish', input: { summary: 'linted' } },
-          ],
-        },
-      ],
-    });
-    const input = testInput({ repo, model: `scripted:${script}`, allowUnverified: true, heartbeatTimeoutMs: 15_000 });
-    const handle = await t.start(input);
-    await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
-    await handle.executeUpdate(approveUpdate, { args: [{ approvalId: 'ap-1', approve: true, by: 'bob' }] });
+    const { repo, input, handle } = await lintApprovedByBob('audit-head');
     const r = await outcome(handle);
     expect(r.state, r.reason).toBe('succeeded');
 

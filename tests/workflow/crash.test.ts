@@ -14,9 +14,10 @@ import type { RunInput, RunResult, RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
 import { EXAMPLE_SCRIPT, ROOT, exampleRepo, repoWith, testKilnHome, writeScript } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { expectCancelledByAlice } from '../helpers/cancelled-run.js';
 import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
-import { recording } from '../helpers/workflow-env.js';
+import { recording, untilAsked, untilState } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
 import { startFaultServer, type FaultReply } from '../../src/model/fault-server.js';
 import { ledgerTotal, servedTotal } from '../helpers/ledger.js';
@@ -89,6 +90,23 @@ async function approveWhenAsked(h: Handle): Promise<void> {
     if (st && ['succeeded', 'blocked', 'cancelled'].includes(st.phase)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * A run started on a fresh worker of `sc` (the example, unless `over` says otherwise), whose
+ * worker is killed once the run asks for an approval: no worker runs now.
+ */
+async function killedWhileAsked(
+  sc: ReturnType<typeof scenario>,
+  over: Partial<RunInput> = {},
+  workerEnv: Record<string, string> = {},
+): Promise<{ h: Handle; input: RunInput; st: RunState }> {
+  const first = await sc.worker(workerEnv);
+  const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}`, ...over });
+  const h = await sc.start(input);
+  const st = await untilAsked(h, 120_000);
+  await first.kill9();
+  return { h, input, st };
 }
 
 /** Runs the example with a crash at `point`; returns the result and the patch. */
@@ -268,15 +286,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
 
   it('while awaiting approval, with the approval sent while no worker runs', async () => {
     const sc = scenario();
-    const first = await sc.worker();
-    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
-    const h = await sc.start(input);
-    let st: RunState | undefined;
-    while (!st?.pendingApprovals.length) {
-      st = await state(h);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await first.kill9();
+    const { h, st } = await killedWhileAsked(sc);
     // no worker: the signal is stored by the server and applied when one comes back
     await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'offline approver' });
     await sc.worker();
@@ -288,15 +298,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
 
   it('approved right after a restart: the new worker answers the Update in about a second, not after waiting out the dead worker (10 s)', async () => {
     const sc = scenario();
-    const first = await sc.worker();
-    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
-    const h = await sc.start(input);
-    let st: RunState | undefined;
-    while (!st?.pendingApprovals.length) {
-      st = await state(h);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await first.kill9();
+    const { h, input, st } = await killedWhileAsked(sc);
     await sc.worker();
     const id = st.pendingApprovals[0]!.id;
     const t0 = Date.now();
@@ -314,15 +316,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
 
   it('approved while no live worker holds the run: the answer says it was recorded as a Signal, and it applies once a worker runs', async () => {
     const sc = scenario();
-    const first = await sc.worker();
-    const input = testInput({ repo: exampleRepo(), model: `scripted:${EXAMPLE_SCRIPT}` });
-    const h = await sc.start(input);
-    let st: RunState | undefined;
-    while (!st?.pendingApprovals.length) {
-      st = await state(h);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await first.kill9();
+    const { h, input, st } = await killedWhileAsked(sc);
     // the server still lists the killed worker as polling, so the CLI tries an Update first
     const a = await kiln(sc.queue, ['approve', input.runId, st.pendingApprovals[0]!.id, '--by', 'nobody listening']);
     expect(a.exitCode, a.stderr).toBe(0);
@@ -421,12 +415,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     await sc.worker();
     await expect(h.result()).rejects.toThrow();
     expect((await h.describe()).status.name).toBe('CANCELLED');
-    const dir = join(repo, '.kiln', 'runs', input.runId);
-    const st = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
-    expect(st).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
-    expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
-    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice"/);
-    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    expectCancelledByAlice(repo, input.runId);
     expect(pgrep(marker), 'a process of the killed attempt survived').toBe('');
   });
 
@@ -505,15 +494,12 @@ describe('crash resume (kill -9 of a real worker process)', () => {
       ],
     });
     const sc = scenario();
-    const first = await sc.worker({ KILN_HOST: `${sc.queue}-a` });
-    const h = await sc.start(testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000, allowUnverified: true }));
-    let st: RunState | undefined;
-    while (!st?.pendingApprovals.length) {
-      st = await state(h);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { h, st } = await killedWhileAsked(
+      sc,
+      { repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000, allowUnverified: true },
+      { KILN_HOST: `${sc.queue}-a` },
+    );
     expect(st.hostQueue).toBe(`kiln-host-${sc.queue}-a`);
-    await first.kill9();
     // host a never comes back; host b only serves the shared queue and its own
     await sc.worker({ KILN_HOST: `${sc.queue}-b` });
     await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'test' });
@@ -544,17 +530,10 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const first = await sc.worker({ KILN_HOST: `${sc.queue}-a` });
     const input = testInput({ repo, model: `scripted:${script}`, hostLossTimeoutMs: 3000, allowUnverified: true, setup: ['echo fetched > setup-marker.txt'] });
     const h = await sc.start(input);
-    const waitFor = async (pred: (s: RunState) => boolean) => {
-      for (;;) {
-        const st = await state(h);
-        if (st && pred(st)) return st;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    };
-    const setup = await waitFor((s) => s.pendingApprovals.length > 0);
+    const setup = await untilAsked(h, 120_000);
     expect(setup.pendingApprovals[0]).toMatchObject({ id: 'ap-1', tool: 'setup' });
     await h.signal(approveSignal, { approvalId: 'ap-1', approve: true, by: 'carol' });
-    const asked = await waitFor((s) => s.pendingApprovals.some((a) => a.id === 'ap-2'));
+    const asked = await untilState(h, (s) => s.pendingApprovals.some((a) => a.id === 'ap-2'), 120_000);
     expect(asked.setupApproved).toMatch(/^[0-9a-f]{64}$/);
     await first.kill9();
     await sc.worker({ KILN_HOST: `${sc.queue}-b` });
@@ -590,12 +569,7 @@ describe('crash resume (kill -9 of a real worker process)', () => {
     const input = testInput({ repo: exampleRepo(), model: `scripted:${script}`, attempts: 2 });
     const h = await sc.start(input);
     const children = [1, 2].map((i) => env.client.workflow.getHandle<typeof kilnRun>(`${input.runId}-a${i}`));
-    for (const c of children) {
-      for (;;) {
-        if ((await state(c))?.phase === 'awaiting_approval') break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    for (const c of children) await untilState(c, (s) => s.phase === 'awaiting_approval', 120_000);
     const worktrees = await Promise.all(children.map(async (c) => (await state(c))!.worktree!));
     await first.kill9();
     await sc.worker();

@@ -3,10 +3,9 @@
  * git, and the fault-injecting Anthropic-compatible server playing the model (the production
  * client path: streaming, stall guard, idempotency keys, error mapping).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createModelClient } from '../../src/model/index.js';
@@ -21,8 +20,10 @@ import {
 import { cancelRequestSignal } from '../../src/shared/messages.js';
 import type { RunResult } from '../../src/shared/types.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
-import { commitAll, git, repoWith } from '../helpers/repo.js';
+import { repoAt, repoWith } from '../helpers/repo.js';
+import { fillAllBut, fillUp, freeFill, smallDisk, unmount } from '../helpers/small-disk.js';
 import { testInput } from '../helpers/run-input.js';
+import { expectCancelledByAlice } from '../helpers/cancelled-run.js';
 import { ledger, ledgerTotal, servedTotal } from '../helpers/ledger.js';
 import { follow, outcome } from '../../src/client/runs.js';
 import { RUN_NOT_ACHIEVED } from '../../src/shared/constants.js';
@@ -277,11 +278,7 @@ describe('cancellation', () => {
     const killedAfter = Date.now() - t0;
     expect(killedAfter).toBeLessThan(3000);
     await expect(handle.result()).rejects.toThrow();
-    const dir = join(repo, '.kiln', 'runs', input.runId);
-    const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
-    expect(state).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
-    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice".*"note":"wrong goal"/);
-    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    expectCancelledByAlice(repo, input.runId);
   });
 });
 
@@ -338,12 +335,7 @@ describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => 
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();
     expect((await handle.describe()).status.name).toBe('CANCELLED');
-    const dir = join(repo, '.kiln', 'runs', input.runId);
-    const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { phase: string; reason: string };
-    expect(state).toMatchObject({ phase: 'cancelled', reason: 'cancelled by alice: wrong goal' });
-    expect(JSON.parse(readFileSync(join(dir, 'metrics.json'), 'utf8')).state).toBe('cancelled');
-    expect(readFileSync(join(dir, 'audit.jsonl'), 'utf8')).toMatch(/"kind":"cancel".*"by":"alice".*"note":"wrong goal"/);
-    expect(existsSync(join(repo, '.kiln', 'worktrees', input.runId))).toBe(false);
+    expectCancelledByAlice(repo, input.runId);
     // asked once: the cancelled call is not asked again
     expect(api.requests.length - asked).toBe(1);
   });
@@ -361,76 +353,77 @@ describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => 
   });
 });
 
-/** A 64 MB tmpfs when this machine lets us mount one (root); otherwise the test says why it is skipped. */
-function smallDisk(): string | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-tmpfs-'));
-  const res = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
-  return res.status === 0 ? dir : undefined;
-}
 const disk = smallDisk();
 
-/** Fills the small disk to its last byte with files `<prefix>-N`: what is free can shrink between the look and the fill (a writer beside it). */
-function fillUp(prefix: string): void {
-  for (let i = 0; i < 20; i++) {
-    const s = statfsSync(disk!);
-    if (s.bavail === 0) break;
-    try {
-      execFileSync('fallocate', ['-l', String(s.bavail * s.bsize), `${prefix}-${i}`], { stdio: 'ignore' });
-    } catch {
-      // raced with a writer: look again
-    }
+/** A repo of `files` on the small disk; `body` runs with where to fill it, and the fill is freed after, whatever happened. */
+async function onSmallDisk(name: string, files: Record<string, string | Uint8Array>, body: (repo: string, fill: string) => Promise<void>): Promise<void> {
+  const repo = repoAt(join(disk!, `repo-${name}`), files);
+  const fill = join(disk!, `fill-${name}`);
+  try {
+    await body(repo, fill);
+  } finally {
+    freeFill(fill);
   }
+}
+
+/** Fills the disk the first time an activity reaches `point`; the time it did (0: not yet). */
+function fillsAt(point: CrashPoint, fill: string): () => number {
+  let filledAt = 0;
+  atPoint.set(point, () => {
+    if (filledAt) return;
+    filledAt = Date.now();
+    fillUp(fill);
+  });
+  return () => filledAt;
+}
+
+/** The model changes a.txt's hello to bye, runs the check (BYE) and finishes. */
+const BYE = 'grep -q bye a.txt';
+function saysBye(): void {
+  api.push(
+    reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+    reply(use('run_command', { command: BYE, reason: 'the check' })),
+    reply(use('finish', { summary: 'done' })),
+  );
 }
 
 describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs root to mount a 64 MB tmpfs'})`, () => {
   afterAll(() => {
-    if (disk) spawnSync('umount', ['-l', disk]);
+    if (disk) unmount(disk);
   });
 
   it('a tool that hits ENOSPC is a tool error the model reads; temp files go; freeing space lets the run finish with its artifacts', async () => {
-    const repo = join(disk!, 'repo');
-    mkdirSync(repo);
     // an edit's journal holds the whole new file: a 2 MB file needs more room than the turn did
-    writeFileSync(join(repo, 'big.txt'), `${'line of text\n'.repeat(160_000)}end\n`);
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill');
-    api.push(
-      () => {
-        const s = statfsSync(disk!);
-        execFileSync('fallocate', ['-l', String(Math.max(0, s.bavail * s.bsize - 1024 * 1024)), fill]);
-        return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
-      },
-      (req) => {
-        expect(lastUserText(req)).toContain('disk is full');
-        rmSync(fill);
-        return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
-      },
-      reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
-      reply(use('finish', { summary: 'done' })),
-    );
-    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
-    expect(r.state).toBe('succeeded');
-    expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
-    for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
-    const tmp = (readdirSync(join(repo, '.kiln'), { recursive: true }) as string[]).filter((f) => f.endsWith('.tmp'));
-    expect(tmp).toEqual([]);
+    await onSmallDisk('tool', { 'big.txt': `${'line of text\n'.repeat(160_000)}end\n` }, async (repo, fill) => {
+      api.push(
+        () => {
+          fillAllBut(fill, 1024 * 1024);
+          return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
+        },
+        (req) => {
+          expect(lastUserText(req)).toContain('disk is full');
+          freeFill(fill);
+          return reply(use('edit', { path: 'big.txt', old_string: 'end\n', new_string: 'the end\n' }));
+        },
+        reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
+        reply(use('finish', { summary: 'done' })),
+      );
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
+      expect(r.state).toBe('succeeded');
+      expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
+      for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
+      const tmp = (readdirSync(join(repo, '.kiln'), { recursive: true }) as string[]).filter((f) => f.endsWith('.tmp'));
+      expect(tmp).toEqual([]);
+    });
   });
 
   it('a disk that stays full: the run still ends (never WorkflowExecutionFailed) and says where its artifacts are', async () => {
-    const repo = join(disk!, 'repo2');
-    mkdirSync(repo);
-    writeFileSync(join(repo, 'a.txt'), 'hello\n');
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill2');
-    api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
-      fillUp(fill);
-      return reply(use('finish', { summary: 'done' }));
-    });
-    const asked = api.requests.length;
-    try {
+    await onSmallDisk('stays-full', { 'a.txt': 'hello\n' }, async (repo, fill) => {
+      api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
+        fillUp(fill);
+        return reply(use('finish', { summary: 'done' }));
+      });
+      const asked = api.requests.length;
       const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
       const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
@@ -444,31 +437,14 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         const err = (await handle.result().catch((e: unknown) => e)) as { cause?: { type?: string } };
         expect(err.cause?.type).toBe(RUN_NOT_ACHIEVED);
       }
-    } finally {
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill2-')) rmSync(join(disk!, f), { force: true });
-    }
+    });
   });
 
   it('a disk that fills as the verified tree is compared: the run waits, status says so, and space freed 30 s later ships the verified patch', async () => {
-    const repo = join(disk!, 'repo3');
-    mkdirSync(repo);
-    writeFileSync(join(repo, 'a.txt'), 'hello\n');
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill3');
-    let filledAt = 0;
-    atPoint.set('current-tree', () => {
-      if (filledAt) return;
-      filledAt = Date.now();
-      fillUp(fill);
-    });
-    api.push(
-      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
-      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
-      reply(use('finish', { summary: 'done' })),
-    );
-    try {
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+    await onSmallDisk('current-tree', { 'a.txt': 'hello\n' }, async (repo, fill) => {
+      const filledAt = fillsAt('current-tree', fill);
+      saysBye();
+      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
       // what `kiln run` prints as it follows the run
       const printed: string[] = [];
       const following = follow(handle, { print: (l) => printed.push(l) });
@@ -479,13 +455,13 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         if (wait) status = formatStatus(await handle.query(statusQuery), undefined, { disk: diskWaitLine(wait) });
         else if ((await handle.describe()).status.name !== 'RUNNING') break;
       }
-      await new Promise((r) => setTimeout(r, Math.max(0, filledAt + 30_000 - Date.now())));
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill3-')) rmSync(join(disk!, f), { force: true });
+      await new Promise((r) => setTimeout(r, Math.max(0, filledAt() + 30_000 - Date.now())));
+      freeFill(fill);
       const freedAt = Date.now();
       const r = await outcome(handle);
       const endedAt = Date.now();
       console.log(
-        `full disk at currentTree: freed after ${((freedAt - filledAt) / 1000).toFixed(1)} s, the run ended ${((endedAt - freedAt) / 1000).toFixed(1)} s later`,
+        `full disk at currentTree: freed after ${((freedAt - filledAt()) / 1000).toFixed(1)} s, the run ended ${((endedAt - freedAt) / 1000).toFixed(1)} s later`,
       );
       console.log(`kiln status while the disk was full:\n${status}`);
       expect(r.state, r.reason).toBe('succeeded');
@@ -493,35 +469,25 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       await following;
       expect(printed.filter((l) => l.includes("the worker's disk is full: currentTree waits for space")).length).toBeGreaterThanOrEqual(1);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
-    } finally {
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill3-')) rmSync(join(disk!, f), { force: true });
-    }
+    });
   }, 180_000);
 
   it('a disk that fills as the baseline starts beside the turns: the baseline waits and is taken once space is freed, not dropped', async () => {
-    const repo = join(disk!, 'repo5');
-    mkdirSync(repo);
-    writeFileSync(join(repo, 'a.txt'), 'hello\n');
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill5');
-    let filledAt = 0;
-    atPoint.set('baseline', () => {
-      if (filledAt) return;
-      filledAt = Date.now();
-      fillUp(fill);
-      setTimeout(() => {
-        for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
-      }, 30_000);
-    });
-    api.push(
-      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
-      // the model thinks past the freeing of the space: the baseline starts beside this turn
-      { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })) },
-      reply(use('finish', { summary: 'done' })),
-    );
-    try {
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 }));
+    await onSmallDisk('baseline', { 'a.txt': 'hello\n' }, async (repo, fill) => {
+      let filledAt = 0;
+      atPoint.set('baseline', () => {
+        if (filledAt) return;
+        filledAt = Date.now();
+        fillUp(fill);
+        setTimeout(() => freeFill(fill), 30_000);
+      });
+      api.push(
+        reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
+        // the model thinks past the freeing of the space: the baseline starts beside this turn
+        { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: BYE, reason: 'the check' })) },
+        reply(use('finish', { summary: 'done' })),
+      );
+      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
       const r = await outcome(handle);
       expect(filledAt, 'the baseline never started').toBeGreaterThan(0);
       expect(r.state, r.reason).toBe('succeeded');
@@ -534,64 +500,32 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       const failure = ended?.activityTaskFailedEventAttributes?.failure;
       expect(failure?.cause?.message ?? failure?.message, 'the baseline was dropped').toBeUndefined();
       expect(ended?.activityTaskCompletedEventAttributes).toBeTruthy();
-    } finally {
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill5-')) rmSync(join(disk!, f), { force: true });
-    }
+    });
   }, 180_000);
 
   it('a disk full as a verified run ends: removing its worktree frees the space, and the patch written then is the verified one, not empty', async () => {
-    const repo = join(disk!, 'repo6');
-    mkdirSync(repo);
-    writeFileSync(join(repo, 'a.txt'), 'hello\n');
-    // the worktree's copy of it is what removing the worktree gives back
-    writeFileSync(join(repo, 'big.bin'), randomBytes(6 * 1024 * 1024));
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill6');
-    atPoint.set('finalize', () => fillUp(fill));
-    api.push(
-      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
-      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
-      reply(use('finish', { summary: 'done' })),
-    );
-    try {
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+    // the worktree's copy of big.bin is what removing the worktree gives back
+    await onSmallDisk('finalize', { 'a.txt': 'hello\n', 'big.bin': randomBytes(6 * 1024 * 1024) }, async (repo, fill) => {
+      atPoint.set('finalize', () => fillUp(fill));
+      saysBye();
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
       expect(r.state, r.reason).toBe('succeeded');
       expect(r.reason).toMatch(/the artifacts were written after the worktree was removed/);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
-    } finally {
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill6-')) rmSync(join(disk!, f), { force: true });
-    }
+    });
   }, 180_000);
 
   it('a disk that stays full after verification: the wait ends blocked, and the verified patch is kept where there was room', async () => {
-    const repo = join(disk!, 'repo4');
-    mkdirSync(repo);
-    writeFileSync(join(repo, 'a.txt'), 'hello\n');
-    git(repo, 'init', '-q', '-b', 'main');
-    commitAll(repo);
-    const fill = join(disk!, 'fill4');
-    let filledAt = 0;
-    atPoint.set('current-tree', () => {
-      if (filledAt) return;
-      filledAt = Date.now();
-      fillUp(fill);
-    });
-    api.push(
-      reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })),
-      reply(use('run_command', { command: 'grep -q bye a.txt', reason: 'the check' })),
-      reply(use('finish', { summary: 'done' })),
-    );
-    try {
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q bye a.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
-      console.log(`a disk that stays full: the run waited ${((Date.now() - filledAt) / 1000).toFixed(1)} s, then: ${r.state}: ${r.reason}`);
+    await onSmallDisk('after-verify', { 'a.txt': 'hello\n' }, async (repo, fill) => {
+      const filledAt = fillsAt('current-tree', fill);
+      saysBye();
+      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      console.log(`a disk that stays full: the run waited ${((Date.now() - filledAt()) / 1000).toFixed(1)} s, then: ${r.state}: ${r.reason}`);
       expect(r.state).toBe('blocked');
       expect(r.reason).toMatch(/currentTree failed: DiskFullError: the worker's disk is full/);
       expect(r.reason).toMatch(/its verified patch were written to/);
       expect(r.reason).not.toMatch(/no patch/);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
-    } finally {
-      for (const f of readdirSync(disk!)) if (f.startsWith('fill4-')) rmSync(join(disk!, f), { force: true });
-    }
+    });
   }, 180_000);
 });

@@ -110,20 +110,26 @@ async function capturedFrom(handle: RunHandle): Promise<{ start: StartAttestatio
 
 const TWO_PERSON = JSON.stringify({ approvals: { twoPerson: ['command:make*'] } });
 
+/** A repo whose policy wants two people for make, and a script that runs `make --version` (asked), then adds MAKE.md and finishes. */
+function makeVersionRepo(): { repo: string; script: string } {
+  const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': TWO_PERSON });
+  const script = writeScript(join(repo, '..'), 'make-version', {
+    steps: [
+      { tool_use: [{ name: 'run_command', input: { command: 'make --version', reason: 'which make' } }] },
+      {
+        tool_use: [
+          { name: 'create_file', input: { path: 'MAKE.md', content: 'make checked\n' } },
+          { name: 'finish', input: { summary: 'checked' } },
+        ],
+      },
+    ],
+  });
+  return { repo, script };
+}
+
 describe('two-person approval through kiln serve, and its signatures replayed', () => {
   it('control: two approvers other than the starter run the call; the starter (second token) and a repeated approver do not count', async () => {
-    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': TWO_PERSON });
-    const script = writeScript(join(repo, '..'), 'make-version', {
-      steps: [
-        { tool_use: [{ name: 'run_command', input: { command: 'make --version', reason: 'which make' } }] },
-        {
-          tool_use: [
-            { name: 'create_file', input: { path: 'MAKE.md', content: 'make checked\n' } },
-            { name: 'finish', input: { summary: 'checked' } },
-          ],
-        },
-      ],
-    });
+    const { repo, script } = makeVersionRepo();
     const handle = await startThroughServe(repo, script);
     const runId = handle.workflowId;
     await t.waitFor(handle, (s) => s.pendingApprovals.length > 0);
@@ -170,18 +176,7 @@ describe('two-person approval through kiln serve, and its signatures replayed', 
   });
 
   it('attack: a new execution under the finished run id, with its signed start and both approvals sent again, runs nothing and names nobody', async () => {
-    const repo = repoWith({ 'a.txt': 'a\n', '.kiln/policy.json': TWO_PERSON });
-    const script = writeScript(join(repo, '..'), 'make-version', {
-      steps: [
-        { tool_use: [{ name: 'run_command', input: { command: 'make --version', reason: 'which make' } }] },
-        {
-          tool_use: [
-            { name: 'create_file', input: { path: 'MAKE.md', content: 'make checked\n' } },
-            { name: 'finish', input: { summary: 'checked' } },
-          ],
-        },
-      ],
-    });
+    const { repo, script } = makeVersionRepo();
     const genuine = await startThroughServe(repo, script);
     const runId = genuine.workflowId;
     await t.waitFor(genuine, (s) => s.pendingApprovals.length > 0);

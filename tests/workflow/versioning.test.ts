@@ -8,40 +8,19 @@ import type { temporal } from '@temporalio/proto';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { execa } from 'execa';
-import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/client/runs.js';
 import { openRunsOnOtherBuilds } from '../../src/temporal/deployment.js';
-import { approveSignal, statusQuery } from '../../src/shared/messages.js';
+import { approveSignal } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
 import { EXAMPLE_SCRIPT, ROOT, exampleRepo, testKilnHome } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
+import { incompatibleBuild, TIMER_MS } from '../helpers/incompatible-build.js';
 import { startTestServer } from '../helpers/temporal.js';
 import { spawnWorker, WORKER_ENTRY, type WorkerProcess } from '../helpers/worker-process.js';
-import { recording } from '../helpers/workflow-env.js';
-
-/** the timer build B's workflow starts before anything else: a command build A never issues there */
-const B_TIMER_MS = 1234;
-
-/**
- * Build B: this checkout's compiled Kiln, copied, with one incompatible workflow change (a timer
- * before the first activity). Its bundle differs, so its default build id does too.
- */
-function buildB(): string {
-  const root = mkdtempSync(join(tmpdir(), 'kiln-build-b-'));
-  cpSync(join(ROOT, 'dist', 'src'), join(root, 'dist', 'src'), { recursive: true });
-  cpSync(join(ROOT, 'package.json'), join(root, 'package.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  const run = join(root, 'dist', 'src', 'workflows', 'run.js');
-  const head = 'export async function kilnRun(input, carry) {\n';
-  const src = readFileSync(run, 'utf8');
-  expect(src, 'the compiled workflow changed shape: update this test').toContain(head);
-  writeFileSync(run, `import { sleep as buildBTimer } from '@temporalio/workflow';\n${src.replace(head, `${head}    await buildBTimer(${B_TIMER_MS});\n`)}`);
-  return root;
-}
+import { recording, untilAsked } from '../helpers/workflow-env.js';
 
 let env: TestWorkflowEnvironment;
 const workers: WorkerProcess[] = [];
@@ -53,7 +32,8 @@ beforeAll(async () => {
   env = await startTestServer();
   // one host (shared host queue and KILN_HOME), as when a machine is upgraded in place
   wenv = { TEMPORAL_ADDRESS: env.address, KILN_TASK_QUEUE: queue, KILN_HOST: queue };
-  bRoot = buildB();
+  // build B: one incompatible workflow change (a timer before the first activity)
+  bRoot = incompatibleBuild('kiln-build-b-');
 });
 
 afterAll(async () => {
@@ -79,16 +59,6 @@ async function start(taskQueue = queue) {
   return recording(await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue, args: [input] }), input);
 }
 
-async function waitingForApproval(h: Handle): Promise<RunState> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const st = await h.query(statusQuery).catch(() => undefined);
-    if (st?.pendingApprovals.length) return st;
-    if (Date.now() > deadline) throw new Error(`no approval asked; state: ${st?.phase} — ${st?.log.map((l) => l.text).join(' | ')}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 async function approve(h: Handle, st: RunState): Promise<void> {
   await h.signal(approveSignal, { approvalId: st.pendingApprovals[0]!.id, approve: true, by: 'versioning test' });
 }
@@ -109,7 +79,7 @@ async function historyOf(h: Handle) {
   const failed = events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes!.failure?.message);
   const ms = (t: temporal.api.history.v1.ITimerStartedEventAttributes) =>
     Number(t.startToFireTimeout?.seconds ?? 0) * 1000 + (t.startToFireTimeout?.nanos ?? 0) / 1e6;
-  const bTimer = events.some((e) => e.timerStartedEventAttributes && ms(e.timerStartedEventAttributes) === B_TIMER_MS);
+  const bTimer = events.some((e) => e.timerStartedEventAttributes && ms(e.timerStartedEventAttributes) === TIMER_MS);
   return { history, completedBy: [...completedBy], failed, bTimer };
 }
 
@@ -128,7 +98,7 @@ describe('upgrade-safe runs: two builds at once', () => {
     const a = await worker(WORKER_ENTRY);
     expect(a.w.output()).toContain(`build ${a.buildId} of deployment ${queue} takes new runs`);
     const r1 = await start();
-    const st1 = await waitingForApproval(r1);
+    const st1 = await untilAsked(r1, 90_000);
     expect(await pinnedTo(r1)).toEqual({ behavior: PINNED, buildId: a.buildId, deploymentName: queue });
 
     const b = await worker(join(bRoot, 'dist', 'src', 'worker.js'));
@@ -155,7 +125,7 @@ describe('upgrade-safe runs: two builds at once', () => {
     expect(await openRunsOnOtherBuilds(env.connection, 'default', { deploymentName: queue, buildId: a.buildId })).toBe(0);
 
     const r2 = await start();
-    const st2 = await waitingForApproval(r2);
+    const st2 = await untilAsked(r2, 90_000);
     expect(await pinnedTo(r2)).toEqual({ behavior: PINNED, buildId: b.buildId, deploymentName: queue });
 
     // the A run resumes after the switch: its next tasks still go to A, whose code matches its history
@@ -190,7 +160,7 @@ describe('upgrade-safe runs: two builds at once', () => {
     while (!a.output().includes('versioning:') && Date.now() < said) await new Promise((r) => setTimeout(r, 50));
     expect(a.output()).toContain('versioning: OFF (KILN_VERSIONING=off)');
     const r = await start(q);
-    const st = await waitingForApproval(r);
+    const st = await untilAsked(r, 90_000);
     expect((await pinnedTo(r)).behavior).toBe(0);
     // a rolling deploy without versioning: A goes, B comes, and B takes the run's next task
     await a.kill9();

@@ -4,18 +4,24 @@
  * reply it cannot read becomes.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
 import type { ModelClient, ModelRequest } from '../../../src/model/index.js';
-import { stateDir } from '../../../src/store/run-files.js';
+import { runDir, stateDir } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
 import { testInput } from '../../helpers/run-input.js';
 
 const NO_USAGE = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
 
-async function reviewWith(reply: ModelClient['create'] extends (...a: never[]) => Promise<infer R> ? Partial<R> : never) {
+type CallOptions = Parameters<ModelClient['create']>[1];
+
+/** `during` runs inside the model call, given the call's options and the run's ledger. */
+async function reviewWith(
+  reply: ModelClient['create'] extends (...a: never[]) => Promise<infer R> ? Partial<R> : never,
+  during?: (opts: CallOptions, ledger: string) => Promise<void>,
+) {
   const repo = repoWith({ 'src/sum.js': 'module.exports = (a, b) => a - b;\n', 'test/sum.test.js': 'assert.equal(sum(2, 2), 4); // KEEP-TEST-TEXT\n' });
   const input = testInput({ repo, model: 'scripted:/dev/null', goal: 'sum adds its arguments', review: 'required' });
   const seen: ModelRequest[] = [];
@@ -26,6 +32,7 @@ async function reviewWith(reply: ModelClient['create'] extends (...a: never[]) =
     async create(req, opts) {
       seen.push(req);
       roles.push(opts.role);
+      await during?.(opts, join(runDir(repo, input.runId), 'model-calls.jsonl'));
       return { content: [], stopReason: 'tool_use', usage: NO_USAGE, model: 'double', costUsd: 0.001, ...reply };
     },
   };
@@ -36,7 +43,11 @@ async function reviewWith(reply: ModelClient['create'] extends (...a: never[]) =
   // the coder's conversation is on disk beside the run; the reviewer must never be shown it
   writeFileSync(join(stateDir(repo, input.runId), 'conversation.json'), JSON.stringify({ messages: [{ role: 'user', content: 'CODER-TRANSCRIPT-MARKER' }] }));
   const review = await env.run(acts.reviewPatch, { runId: input.runId, repo, attempt: 1, review: 1, verdict: 'all 1 check(s) passed' });
-  return { review, seen, roles };
+  const ledger = readFileSync(join(runDir(repo, input.runId), 'model-calls.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { review, seen, roles, ledger };
 }
 
 describe('reviewPatch', () => {
@@ -69,5 +80,31 @@ describe('reviewPatch', () => {
       content: [{ type: 'tool_use', id: 't1', name: 'submit_review', input: { decision: 'maybe' }, caller: { type: 'direct' } }],
     });
     expect(bad.review).toMatchObject({ decision: 'unavailable', problem: expect.stringMatching(/malformed.*decision/) });
+  });
+
+  it('a reply billed while the disk is full is kept and written to the ledger once there is room: the review is not lost', async () => {
+    const verdict = { decision: 'approve', summary: 'adds', findings: [] };
+    const { review, seen, ledger } = await reviewWith(
+      { content: [{ type: 'tool_use', id: 't1', name: 'submit_review', input: verdict, caller: { type: 'direct' } }] },
+      async (opts, file) => {
+        // the disk is full while the stream says what the reply cost (/dev/full answers every write with ENOSPC)
+        renameSync(file, `${file}.kept`);
+        symlinkSync('/dev/full', file);
+        try {
+          await opts.onBilled?.({ message: 'msg_review', usage: NO_USAGE, costUsd: 0.001 });
+        } finally {
+          unlinkSync(file);
+          renameSync(`${file}.kept`, file);
+        }
+      },
+    );
+    expect(review).toMatchObject({ decision: 'approve', costUsd: 0.001 });
+    expect(seen).toHaveLength(1);
+    expect(ledger.map((l) => [l.event, l.role])).toEqual([
+      ['start', 'reviewer'],
+      ['answered', undefined],
+      ['billed', 'reviewer'],
+    ]);
+    expect(ledger[2]).toMatchObject({ call: ledger[0]!.call, message: 'msg_review', usage: NO_USAGE, costUsd: 0.001 });
   });
 });
