@@ -52,6 +52,8 @@ export interface KeptWorker {
   buildId: string;
   child: ChildProcess;
   log: string;
+  /** when it said it was ready (ms since the epoch) */
+  readyAt: number;
   stop(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startKeptWorker(buildId: string, env: NodeJS.ProcessEnv, t
     buildId,
     child,
     log,
+    readyAt: Date.now(),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       // the runs are durable: a worker that overruns its shutdown loses nothing by being killed

@@ -4,11 +4,13 @@
  * build is kept here), cancels them (artifacts written), or leaves them, as the person says.
  */
 import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { createInterface } from 'node:readline/promises';
 import { approverFor } from '../../client/signed-approver.js';
 import { handleFor, requestCancel } from '../../client/runs.js';
 import { strandedRuns, type StrandedRun } from '../../client/stranded.js';
 import type { DeploymentVersion } from '../../temporal/deployment.js';
+import { refreshWorkflowTasks } from '../../temporal/redispatch.js';
 import { isKept, keepThisBuild, pruneKeptBuilds, startKeptWorker, type KeptWorker } from './kept-builds.js';
 
 const STRANDED_CHOICES = ['finish', 'cancel', 'leave'] as const;
@@ -65,7 +67,7 @@ export async function handleStrandedRuns(o: {
   }
   const workers = await startWorkers(kept, o.address, o.workerEnv, out);
   if (choice === 'cancel') await cancelAll(client, kept, out);
-  const drains = workers.map((w) => drain(client, v.deploymentName, w, out));
+  const drains = workers.map((w) => drain(client, o.address, v.deploymentName, w, out));
   return {
     workers,
     async stop() {
@@ -98,7 +100,9 @@ async function startWorkers(kept: StrandedRun[], address: string, env: NodeJS.Pr
   const workers: KeptWorker[] = [];
   for (const buildId of new Set(kept.map((r) => r.buildId))) {
     try {
-      const w = await startKeptWorker(buildId, { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default' });
+      const workerEnv = { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default' };
+      // a start can fail on a timeout of its first call to the server, which a loaded machine sees: once more
+      const w = await startKeptWorker(buildId, workerEnv).catch(() => startKeptWorker(buildId, workerEnv));
       workers.push(w);
       out(`${INDENT}build ${buildId}: its worker runs until its runs end (log: ${w.log})`);
     } catch (err) {
@@ -118,9 +122,13 @@ async function cancelAll(client: Client, runs: StrandedRun[], out: (s: string) =
   }
 }
 
-/** Stops a kept build's worker once no open run is pinned to its build. */
-async function drain(client: Client, deploymentName: string, w: KeptWorker, out: (s: string) => void): Promise<void> {
+/**
+ * Stops a kept build's worker once no open run is pinned to its build; meanwhile hands over again
+ * any of their workflow tasks the server keeps waiting although this worker polls.
+ */
+async function drain(client: Client, address: string, deploymentName: string, w: KeptWorker, out: (s: string) => void): Promise<void> {
   const query = `TemporalWorkerDeploymentVersion='${deploymentName}:${w.buildId}' AND ExecutionStatus='Running'`;
+  const handOver = new HandOver(client, address, out);
   while (w.child.exitCode === null && w.child.signalCode === null) {
     await new Promise((r) => setTimeout(r, 3000));
     const open = await client.workflow.count(query).catch(() => undefined);
@@ -129,5 +137,45 @@ async function drain(client: Client, deploymentName: string, w: KeptWorker, out:
       out(`build ${w.buildId}: its runs have ended; its worker stopped`);
       return;
     }
+    await handOver.check(query, w.readyAt).catch(() => undefined);
   }
 }
+
+/** How long a workflow task may wait while a worker of its build polls before it is handed over again. */
+export const HAND_OVER_AFTER_MS = 10_000;
+
+/**
+ * A run's workflow task queued while no worker of its build ran can stay queued after the dev
+ * server restarts, even once that build's worker polls (seen in about one restart in four): the
+ * server is asked to queue it again, at most every HAND_OVER_AFTER_MS per run.
+ */
+class HandOver {
+  private readonly last = new Map<string, number>();
+  private namespaceId?: string;
+
+  constructor(
+    private readonly client: Client,
+    private readonly address: string,
+    private readonly out: (s: string) => void,
+  ) {}
+
+  async check(query: string, pollingSince: number): Promise<void> {
+    const now = Date.now();
+    if (now - pollingSince < HAND_OVER_AFTER_MS) return;
+    for await (const run of this.client.workflow.list({ query })) {
+      const task = (await this.client.workflow.getHandle(run.workflowId, run.runId).describe()).raw.pendingWorkflowTask;
+      if (task?.state !== PENDING_WORKFLOW_TASK_STATE_SCHEDULED) continue;
+      const waitedMs = now - Math.max(pollingSince, optionalTsToMs(task.scheduledTime) ?? 0);
+      if (waitedMs < HAND_OVER_AFTER_MS || now - (this.last.get(run.runId) ?? 0) < HAND_OVER_AFTER_MS) continue;
+      this.last.set(run.runId, now);
+      this.namespaceId ??= (await this.client.workflowService.describeNamespace({ namespace: this.client.options.namespace })).namespaceInfo?.id ?? '';
+      await refreshWorkflowTasks(this.address, this.namespaceId, run.workflowId, run.runId);
+      this.out(
+        `${INDENT}${run.workflowId}: its next step waited ${Math.round(waitedMs / 1000)} s for this build's worker; the server was asked to hand it over again`,
+      );
+    }
+  }
+}
+
+/** temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED */
+const PENDING_WORKFLOW_TASK_STATE_SCHEDULED = 1;
