@@ -18,6 +18,7 @@ import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
+import { OverBudgetError } from './budget.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
@@ -121,6 +122,8 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
     // a retry of this turn takes the checkpoint again: this one must let go of its index first
     await pendingCheckpoint?.catch(() => undefined);
     await pendingLook;
+    // not sent: the workflow parks the run until a person raises the limit, then takes the turn again
+    if (err instanceof OverBudgetError) return { calls: [], text: '', stopReason: null, usage: err.usage, costUsd: err.costUsd, overBudget: err.over };
     throw err;
   }
   // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)

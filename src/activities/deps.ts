@@ -13,6 +13,7 @@ import { crashPointsFromEnv, type CrashPoint } from '../testing-hooks.js';
 import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-request.js';
 import { settingsFrom } from '../settings.js';
 import type { PolicyDecision } from '../policy/types.js';
+import type { BudgetLedgerPort } from './budget.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   env: NodeJS.ProcessEnv;
   /** what this worker's operator lets a run request ask for (sandbox off…) */
   operator: OperatorConfig;
+  /** the budget ledger; absent: the tenant's ledger workflow through the worker's Temporal client */
+  ledger?: BudgetLedgerPort;
 }
 
 /** What the tool activities share on one worker besides the outside world. */

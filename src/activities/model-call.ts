@@ -11,6 +11,9 @@ import { toolDefinitions } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
+import { OverBudgetError, temporalLedger, worstCase } from './budget.js';
+import type { OverBudget } from '../shared/budget-ledger.js';
+import { estimateTokens } from '../shared/tokens.js';
 import { isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
 import { appendEvent, appendJsonl, runDir, type RunRecord } from '../store/run-files.js';
@@ -90,7 +93,17 @@ export async function askModel(
     });
     // durable the moment the stream says what the reply cost: a reply that cannot be read, or
     // whose worker dies before the turn is saved, was billed all the same
-    const onBilled = (b: BilledReply) => noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'billed', ...b }, ledgerBacklog);
+    const held = await reserveCall(deps, inp, client.model, idempotencyKey, convo, messages, maxTokens);
+    if (held) {
+      await appendJsonl(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'over_budget', over: held });
+      throw new OverBudgetError(held, usage, Math.round(cost * 1e6) / 1e6);
+    }
+    let billed = false;
+    const onBilled = async (b: BilledReply) => {
+      billed = true;
+      await noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'billed', ...b }, ledgerBacklog);
+      await settleCall(deps, inp, idempotencyKey, b);
+    };
     let res: ModelResult;
     try {
       res = await heartbeating(() => {
@@ -108,6 +121,8 @@ export async function askModel(
         event: 'failed',
         error: String((err as Error)?.message ?? err).slice(0, 300),
       }).catch(() => undefined);
+      // unbilled, it holds nothing any more; a failed release is let go when the run ends
+      if (!billed) await releaseCall(deps, inp, idempotencyKey).catch(() => undefined);
       // the SDK's abort error is the cancel the workflow asked for: said as one, it is not a failure of the turn
       if (cancellationSignal()?.aborted) throw new CancelledFailure(`turn ${inp.turn}: the model call was cancelled`);
       throw inTurn(err, inp.turn);
@@ -147,6 +162,39 @@ export async function askModel(
  * that honours idempotency keys serves a retried call's reply again under the same id).
  */
 export const MODEL_LEDGER_FILE = 'model-calls.jsonl';
+
+/** The fixed part of every request (the tool definitions), in tokens: estimated once. */
+let toolTokens: number | undefined;
+
+/** Reserves the call's worst case in the run's budget ledger; what it does not fit, or undefined when held (or the run has no ledger). */
+async function reserveCall(
+  deps: ActivityDeps,
+  inp: AgentTurnInput,
+  model: string,
+  key: string,
+  convo: Conversation,
+  messages: Anthropic.MessageParam[],
+  maxTokens: number,
+): Promise<OverBudget | undefined> {
+  const ref = inp.ledger;
+  if (!ref) return undefined;
+  toolTokens ??= estimateTokens(JSON.stringify(toolDefinitions()));
+  const need = worstCase(model, conversationTokens(messages) + estimateTokens(convo.system + convo.rules) + toolTokens, maxTokens);
+  const answer = await (deps.ledger ?? temporalLedger()).reserve(ref, { key, runId: inp.runId, repo: inp.repo, ...(ref.parent ? { parent: ref.parent } : {}), ...need });
+  return answer.ok ? undefined : answer.over;
+}
+
+/** A billed reply settles its call's reservation with what it really cost. */
+async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
+  const ref = inp.ledger;
+  if (!ref) return;
+  const parent = ref.parent ? { parent: ref.parent } : {};
+  await (deps.ledger ?? temporalLedger()).settle(ref, { key, runId: inp.runId, repo: inp.repo, ...parent, message: b.message, usage: b.usage, usd: b.costUsd });
+}
+
+async function releaseCall(deps: ActivityDeps, inp: AgentTurnInput, key: string): Promise<void> {
+  if (inp.ledger) await (deps.ledger ?? temporalLedger()).release(inp.ledger, key);
+}
 
 /** A ledger line; one a full disk keeps out waits in `backlog` until the turn is saved. */
 async function noteLine(ledger: string, line: Record<string, unknown>, backlog: Record<string, unknown>[]): Promise<void> {

@@ -3,7 +3,7 @@
  * workflow bundle must stay free of I/O, and zod validation happens at the edges (CLI, activities).
  */
 export type Phase =
-  'preparing' | 'planning' | 'editing' | 'awaiting_approval' | 'verifying' | 'retrying' | 'needs_human' | 'succeeded' | 'blocked' | 'cancelled';
+  'preparing' | 'planning' | 'editing' | 'awaiting_approval' | 'awaiting_budget' | 'verifying' | 'retrying' | 'needs_human' | 'succeeded' | 'blocked' | 'cancelled';
 
 /** Defaults for the optional RunInput fields. */
 /** Long enough that a busy but living host is never mistaken for a lost one. */
