@@ -53,9 +53,9 @@ async function send<R, A>(ref: LedgerRef, def: UpdateDefinition<R, [A]>, arg: A,
   const ctx = Context.current();
   return ctx.client.workflow.executeUpdateWithStart(def, {
     args: [arg],
-    // the client's own retries of one request are one update; a call released and tried again by
-    // a later activity attempt is a new one (the ledger's key map still holds a call once)
-    updateId: `${updateId}:${ctx.info.attempt}`,
+    // the client's own retries of one request are one update; the same call asked again by another
+    // activity or attempt (after a release, a park) is a new one (the ledger's key map still holds a call once)
+    updateId: `${updateId}:${ctx.info.activityId}:${ctx.info.attempt}`,
     startWorkflowOperation: new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, {
       workflowId: ledgerWorkflowId(ref.tenant),
       taskQueue: ref.taskQueue,
