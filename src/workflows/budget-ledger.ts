@@ -5,7 +5,7 @@
  * so two calls racing for the last dollar are decided in order; the state is the pure ledger
  * (src/shared/budget-ledger.ts) and is carried across continue-as-new.
  */
-import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   emptyLedger,
   ledgerView,
@@ -40,8 +40,24 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
   const state = input.carry ?? emptyLedger(input.tenant);
   // the workflow's clock: the same day on replay
   const day = () => new Date().toISOString().slice(0, 10);
-  setHandler(budgetReserveUpdate, (r) => reserve(state, r, day()), { validator: reserveProblem });
-  setHandler(budgetSettleUpdate, (s) => settle(state, s, day()), { validator: settleProblem });
+  setHandler(
+    budgetReserveUpdate,
+    (r) => {
+      const answer = reserve(state, r, day());
+      showGauges(state, day(), r.repo);
+      return answer;
+    },
+    { validator: reserveProblem },
+  );
+  setHandler(
+    budgetSettleUpdate,
+    (s) => {
+      const counted = settle(state, s, day());
+      showGauges(state, day(), s.repo);
+      return counted;
+    },
+    { validator: settleProblem },
+  );
   setHandler(budgetReleaseUpdate, (key) => release(state, key));
   setHandler(budgetReleaseRunSignal, (runId) => {
     if (typeof runId === 'string') releaseRun(state, runId);
@@ -50,6 +66,7 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
     budgetLimitUpdate,
     (c) => {
       setLimit(state, c);
+      showGauges(state, day(), c.scope === 'repo' ? c.name : undefined);
       return ledgerView(state, day());
     },
     {
@@ -77,4 +94,29 @@ function settleProblem(s: SettleRequest): void {
   if (!s || typeof s.key !== 'string' || typeof s.message !== 'string' || typeof s.repo !== 'string') throw new Error('a settlement needs key, message and repo');
   const u = s.usage;
   if (!u || ![u.input, u.output, u.cacheRead, u.cacheWrite, s.usd].every(isCount)) throw new Error('a settlement needs its usage and usd');
+}
+
+// created on first use: the meter exists only inside a workflow context
+let gauges: { billed: ReturnType<typeof metricMeter.createGauge>; held: ReturnType<typeof metricMeter.createGauge>; limit: ReturnType<typeof metricMeter.createGauge> } | undefined;
+
+/**
+ * kiln_budget_billed_usd / _held_usd / _limit_usd {tenant, scope}, for the tenant, today and the
+ * repo a call just touched (a parallel run's scope is left out: one series per run is too many).
+ * The meter is silent on replay and recording issues no command. docs/metrics.md.
+ */
+function showGauges(state: LedgerState, today: string, repo?: string): void {
+  gauges ??= {
+    billed: metricMeter.createGauge('kiln_budget_billed_usd', 'float', 'USD', "what a budget ledger scope was billed (tenant, today's day, a repo)"),
+    held: metricMeter.createGauge('kiln_budget_held_usd', 'float', 'USD', "what model calls in flight hold of a scope's budget"),
+    limit: metricMeter.createGauge('kiln_budget_limit_usd', 'float', 'USD', "a scope's USD limit (absent: none)"),
+  };
+  const view = ledgerView(state, today);
+  const shown = new Set(['tenant', `day:${today}`, ...(repo ? [`repo:${repo}`] : [])]);
+  for (const s of view.scopes) {
+    if (!shown.has(s.scope)) continue;
+    const tags = { tenant: state.tenant, scope: s.scope.startsWith('day:') ? 'day' : s.scope };
+    gauges.billed.set(s.used.usd, tags);
+    gauges.held.set(s.held.usd, tags);
+    if (s.limit?.usd !== undefined) gauges.limit.set(s.limit.usd, tags);
+  }
 }
