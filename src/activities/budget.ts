@@ -8,7 +8,14 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { costUsd } from '../model/index.js';
-import { LEDGER_WORKFLOW_TYPE, ledgerWorkflowId, type OverBudget, type ReserveAnswer, type ReserveRequest, type SettleRequest } from '../shared/budget-ledger.js';
+import {
+  LEDGER_WORKFLOW_TYPE,
+  ledgerWorkflowId,
+  type OverBudget,
+  type ReserveAnswer,
+  type ReserveRequest,
+  type SettleRequest,
+} from '../shared/budget-ledger.js';
 import type { LedgerRef } from '../shared/contracts.js';
 import { budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
 import type { Usage } from '../shared/types.js';
@@ -63,4 +70,27 @@ async function send<R, A>(ref: LedgerRef, def: UpdateDefinition<R, [A]>, arg: A,
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
+}
+
+/**
+ * The settles an activity has sent and not yet seen answered. A settle leaves as soon as the
+ * stream states the usage and is not waited for on the turn's path (it overlaps the rest of the
+ * turn: reading the reply, the tools, the next turn's request); the activity waits for all of
+ * them before it completes. Until then the call's worst case stays held, so the ledger only ever
+ * errs high. A worker that dies first leaves them to the retried activity, which settles every
+ * reply its stored turns were billed for again, from model-calls.jsonl (a message counts once).
+ */
+export class Settling {
+  private readonly pending: Array<Promise<void>> = [];
+  private failure: unknown;
+
+  add(p: Promise<void>): void {
+    // handled at once: a rejection nobody awaits yet must not end the worker
+    this.pending.push(p.then(undefined, (err: unknown) => void (this.failure ??= err)));
+  }
+
+  async done(): Promise<void> {
+    await Promise.all(this.pending);
+    if (this.failure !== undefined) throw this.failure;
+  }
 }

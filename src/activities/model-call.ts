@@ -11,7 +11,7 @@ import { toolDefinitions } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
-import { OverBudgetError, temporalLedger, worstCase } from './budget.js';
+import { OverBudgetError, temporalLedger, worstCase, type Settling } from './budget.js';
 import type { OverBudget } from '../shared/budget-ledger.js';
 import { estimateTokens } from '../shared/tokens.js';
 import { isDiskFull } from './disk.js';
@@ -62,6 +62,8 @@ export async function askModel(
   maxTokens: number,
   /** called once the request has been handed to the model client */
   asking?: () => void,
+  /** where this activity's settles wait (activities/budget.ts); absent: each is awaited where it is sent */
+  settling?: Settling,
 ): Promise<Asked> {
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   const activityAttempt = activityInfo()?.attempt ?? 1;
@@ -102,7 +104,9 @@ export async function askModel(
     const onBilled = async (b: BilledReply) => {
       billed = true;
       await noteLine(ledger, { at: new Date().toISOString(), call: idempotencyKey, event: 'billed', ...b }, ledgerBacklog);
-      await settleCall(deps, inp, idempotencyKey, b);
+      const settled = settleCall(deps, inp, idempotencyKey, b);
+      if (settling) settling.add(settled);
+      else await settled;
     };
     let res: ModelResult;
     try {
@@ -180,12 +184,18 @@ async function reserveCall(
   if (!ref) return undefined;
   toolTokens ??= estimateTokens(JSON.stringify(toolDefinitions()));
   const need = worstCase(model, conversationTokens(messages) + estimateTokens(convo.system + convo.rules) + toolTokens, maxTokens);
-  const answer = await (deps.ledger ?? temporalLedger()).reserve(ref, { key, runId: inp.runId, repo: inp.repo, ...(ref.parent ? { parent: ref.parent } : {}), ...need });
+  const answer = await (deps.ledger ?? temporalLedger()).reserve(ref, {
+    key,
+    runId: inp.runId,
+    repo: inp.repo,
+    ...(ref.parent ? { parent: ref.parent } : {}),
+    ...need,
+  });
   return answer.ok ? undefined : answer.over;
 }
 
 /** A billed reply settles its call's reservation with what it really cost. */
-async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
+export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
   const ref = inp.ledger;
   if (!ref) return;
   const parent = ref.parent ? { parent: ref.parent } : {};

@@ -27,6 +27,9 @@ import type { ActivityDeps } from './deps.js';
 import { heartbeating } from './heartbeat.js';
 import { MODEL_LEDGER_FILE } from './model-call.js';
 import { worktreeTree } from './verify-tree.js';
+import { temporalLedger, worstCase } from './budget.js';
+import type { LedgerRef } from '../shared/contracts.js';
+import { estimateTokens } from '../shared/tokens.js';
 
 /** The reviewer's own output limit: a verdict with findings, not a rewrite. */
 export const REVIEW_MAX_TOKENS = 4096;
@@ -41,6 +44,8 @@ export interface ReviewInput extends RunRef {
   tree?: string;
   /** the checks and what they said (the verdict's summary) */
   verdict: string;
+  /** the budget ledger the reviewer's call reserves against (absent: none) */
+  ledger?: LedgerRef;
 }
 
 export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise<Review> {
@@ -52,6 +57,17 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
   const call = `${inp.runId}:review:${inp.review}`;
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'start', role: 'reviewer', model: client.model });
+  const book = inp.ledger && { ref: inp.ledger, port: deps.ledger ?? temporalLedger(), parent: inp.ledger.parent ? { parent: inp.ledger.parent } : {} };
+  if (book) {
+    const need = worstCase(client.model, estimateTokens(REVIEW_SYSTEM + reviewMessage(material) + JSON.stringify(REVIEW_TOOL)), REVIEW_MAX_TOKENS);
+    const held = await book.port.reserve(book.ref, { key: call, runId: inp.runId, repo: inp.repo, ...book.parent, ...need });
+    if (!held.ok) {
+      await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'over_budget', role: 'reviewer', over: held.over });
+      const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+      return { attempt: inp.attempt, decision: 'unavailable', summary: '', findings: [], model: client.model, usage: none, costUsd: 0, problem: 'over budget', overBudget: held.over };
+    }
+  }
+  let billed = false;
   let res;
   try {
     res = await heartbeating(() =>
@@ -69,7 +85,11 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
           idempotencyKey: call,
           role: 'reviewer',
           // the ledger's spend is its billed lines (model-call.ts): the reviewer's count like the coder's
-          onBilled: (b: BilledReply) => appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'billed', role: 'reviewer', ...b }),
+          onBilled: async (b: BilledReply) => {
+            billed = true;
+            await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'billed', role: 'reviewer', ...b });
+            if (book) await book.port.settle(book.ref, { key: call, runId: inp.runId, repo: inp.repo, ...book.parent, message: b.message, usage: b.usage, usd: b.costUsd });
+          },
         },
       ),
     );
@@ -77,6 +97,7 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
     await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'failed', error: String((err as Error)?.message ?? err).slice(0, 300) }).catch(
       () => undefined,
     );
+    if (book && !billed) await book.port.release(book.ref, call).catch(() => undefined);
     if (cancellationSignal()?.aborted) throw new CancelledFailure(`review ${inp.review}: the model call was cancelled`);
     throw err instanceof ModelError ? err.withContext(`review ${inp.review}`) : err;
   }

@@ -34,10 +34,14 @@ export async function setBudgetLimit(client: Client, tenant: string, change: Lim
 export function formatBudget(v: LedgerView | undefined, tenant: string): string {
   if (!v) return `tenant ${tenant}: no model call has reserved and no limit is set`;
   const usd = (n: number) => `$${n.toFixed(6)}`;
-  const lines = [`tenant ${v.tenant} (day ${v.day} UTC): ${v.open} call${v.open === 1 ? '' : 's'} in flight${v.overruns ? `, ${v.overruns} replies billed over their reservation` : ''}`];
+  const lines = [
+    `tenant ${v.tenant} (day ${v.day} UTC): ${v.open} call${v.open === 1 ? '' : 's'} in flight${v.overruns ? `, ${v.overruns} replies billed over their reservation` : ''}`,
+  ];
   for (const s of v.scopes) {
     const tokens = s.used.input + s.used.output + s.used.cacheRead + s.used.cacheWrite;
-    const limit = s.limit ? [s.limit.tokens !== undefined ? `${s.limit.tokens} tokens` : '', s.limit.usd !== undefined ? usd(s.limit.usd) : ''].filter(Boolean).join(', ') : 'no limit';
+    const limit = s.limit
+      ? [s.limit.tokens !== undefined ? `${s.limit.tokens} tokens` : '', s.limit.usd !== undefined ? usd(s.limit.usd) : ''].filter(Boolean).join(', ')
+      : 'no limit';
     lines.push(
       `  ${s.scope}: billed ${tokens} tokens (input ${s.used.input}, output ${s.used.output}, cache read ${s.used.cacheRead}, cache write ${s.used.cacheWrite}) ${usd(s.used.usd)}; ` +
         `held ${s.held.tokens} tokens ${usd(s.held.usd)} by ${s.held.calls} call${s.held.calls === 1 ? '' : 's'}; limit: ${limit}`,

@@ -237,7 +237,9 @@ export function limitChangeProblem(c: LimitChange): string | undefined {
 }
 
 export function setLimit(state: LedgerState, c: LimitChange): void {
-  const limit = c.limit ? { ...(c.limit.tokens !== undefined ? { tokens: c.limit.tokens } : {}), ...(c.limit.usd !== undefined ? { usd: c.limit.usd } : {}) } : undefined;
+  const limit = c.limit
+    ? { ...(c.limit.tokens !== undefined ? { tokens: c.limit.tokens } : {}), ...(c.limit.usd !== undefined ? { usd: c.limit.usd } : {}) }
+    : undefined;
   if (c.scope === 'tenant' || c.scope === 'day') {
     if (limit) state.limits[c.scope] = limit;
     else delete state.limits[c.scope];
@@ -283,7 +285,11 @@ export function ledgerView(state: LedgerState, day: string): LedgerView {
 export function describeOver(o: OverBudget, tenant: string): string {
   const unit = o.limit === 'usd' ? (n: number) => `$${n.toFixed(4)}` : (n: number) => `${n} tokens`;
   const short = o.used + o.held + o.need - o.max;
-  const how = o.scope.startsWith('parent:') ? `--parent ${o.scope.slice(7)}` : o.scope.startsWith('repo:') ? `--repo ${o.scope.slice(5)}` : `--${o.scope.split(':')[0]}`;
+  const how = o.scope.startsWith('parent:')
+    ? `--parent ${o.scope.slice(7)}`
+    : o.scope.startsWith('repo:')
+      ? `--repo ${o.scope.slice(5)}`
+      : `--${o.scope.split(':')[0]}`;
   return (
     `the next model call needs ${unit(o.need)} of budget ${o.scope} (${o.limit}: ${unit(o.max)}, ${unit(o.used)} billed, ${unit(o.held)} held by calls in flight): ` +
     `short by ${unit(o.limit === 'usd' ? round6(short) : short)}. Raise it (kiln budget set --tenant ${tenant} ${how} --${o.limit} N) and approve, or cancel the run`

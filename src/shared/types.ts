@@ -3,7 +3,17 @@
  * workflow bundle must stay free of I/O, and zod validation happens at the edges (CLI, activities).
  */
 export type Phase =
-  'preparing' | 'planning' | 'editing' | 'awaiting_approval' | 'awaiting_budget' | 'verifying' | 'retrying' | 'needs_human' | 'succeeded' | 'blocked' | 'cancelled';
+  | 'preparing'
+  | 'planning'
+  | 'editing'
+  | 'awaiting_approval'
+  | 'awaiting_budget'
+  | 'verifying'
+  | 'retrying'
+  | 'needs_human'
+  | 'succeeded'
+  | 'blocked'
+  | 'cancelled';
 
 /** Defaults for the optional RunInput fields. */
 /** Long enough that a busy but living host is never mistaken for a lost one. */
@@ -102,6 +112,8 @@ export interface Review {
   usage: Usage;
   costUsd: number;
   problem?: string;
+  /** the reviewer was not asked: its call's worst case does not fit the budget ledger (the run parks, then asks again) */
+  overBudget?: import('./budget-ledger.js').OverBudget;
 }
 
 export interface PlanStep {

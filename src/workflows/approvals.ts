@@ -48,7 +48,12 @@ function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: number)
   };
 }
 
-export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask, phase: 'awaiting_approval' | 'awaiting_budget' = 'awaiting_approval'): Promise<Answer> {
+export async function askPeople(
+  ctx: RunContext,
+  call: ToolCallView,
+  res: Ask,
+  phase: 'awaiting_approval' | 'awaiting_budget' = 'awaiting_approval',
+): Promise<Answer> {
   const { state, input } = ctx;
   await ctx.auditPreApprovals();
   const id = `ap-${++ctx.approvalSeq}`;

@@ -19,14 +19,7 @@ import {
   type ReserveRequest,
   type SettleRequest,
 } from '../shared/budget-ledger.js';
-import {
-  budgetLimitUpdate,
-  budgetQuery,
-  budgetReleaseRunSignal,
-  budgetReleaseUpdate,
-  budgetReserveUpdate,
-  budgetSettleUpdate,
-} from '../shared/messages.js';
+import { budgetLimitUpdate, budgetQuery, budgetReleaseRunSignal, budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
 
 /** History events before the ledger continues as new (each call adds a few). */
 export const LEDGER_HISTORY_EVENTS = 4000;
@@ -91,13 +84,16 @@ function reserveProblem(r: ReserveRequest): void {
 }
 
 function settleProblem(s: SettleRequest): void {
-  if (!s || typeof s.key !== 'string' || typeof s.message !== 'string' || typeof s.repo !== 'string') throw new Error('a settlement needs key, message and repo');
+  if (!s || typeof s.key !== 'string' || typeof s.message !== 'string' || typeof s.repo !== 'string')
+    throw new Error('a settlement needs key, message and repo');
   const u = s.usage;
   if (!u || ![u.input, u.output, u.cacheRead, u.cacheWrite, s.usd].every(isCount)) throw new Error('a settlement needs its usage and usd');
 }
 
 // created on first use: the meter exists only inside a workflow context
-let gauges: { billed: ReturnType<typeof metricMeter.createGauge>; held: ReturnType<typeof metricMeter.createGauge>; limit: ReturnType<typeof metricMeter.createGauge> } | undefined;
+let gauges:
+  | { billed: ReturnType<typeof metricMeter.createGauge>; held: ReturnType<typeof metricMeter.createGauge>; limit: ReturnType<typeof metricMeter.createGauge> }
+  | undefined;
 
 /**
  * kiln_budget_billed_usd / _held_usd / _limit_usd {tenant, scope}, for the tenant, today and the

@@ -35,9 +35,9 @@ export function ledgerRef(ctx: RunContext): LedgerRef {
  * limit with `kiln budget set`), the turn is taken again and reserves again, so an approval
  * without a raise parks it once more; rejected, the run ends blocked; unanswered, a person decides.
  */
-export async function parkForBudget(ctx: RunContext, over: OverBudget): Promise<AttemptEnd | undefined> {
+export async function parkForBudget(ctx: RunContext, over: OverBudget, after?: 'verifying'): Promise<AttemptEnd | undefined> {
   const { state } = ctx;
-  const back = state.phase === 'planning' ? 'planning' : 'editing';
+  const back = after ?? (state.phase === 'planning' ? 'planning' : 'editing');
   const reason = describeOver(over, ledgerRef(ctx).tenant);
   const summary = `budget ${over.scope}: the next model call needs ${over.need} ${over.limit === 'usd' ? 'USD' : 'tokens'}, ${over.max} allowed`;
   const call: ToolCallView = { id: `budget-${state.turn + 1}`, name: 'budget', fingerprint: `budget:${over.scope}:${over.limit}`, summary };

@@ -57,6 +57,8 @@ export const TRANSITIONS: readonly Transition[] = [
   step('awaiting_budget', 'editing', 'the limit was raised and a person approved: the call is tried again'),
   step('awaiting_budget', 'blocked', 'a person rejected the call over the budget: the run stops'),
   step('awaiting_budget', 'needs_human', 'nobody decided on the budget in time'),
+  step('verifying', 'awaiting_budget', "the independent review's call does not fit a limit of the budget ledger: a person decides"),
+  step('awaiting_budget', 'verifying', 'the limit was raised and a person approved: the review is asked again'),
   step(WORKING, 'verifying', 'the model finished (finish, or a turn without calls) and the stop gate let it'),
   step(WORKING, 'retrying', 'the attempt got stuck; attempts are left'),
   step(WORKING, 'needs_human', 'the attempt got stuck: no attempts left, or the same failure twice'),

@@ -34,11 +34,19 @@ afterAll(async () => {
 });
 
 const MODEL = 'claude-sonnet-4-6';
-const reply = (name: string, input: unknown, usage?: FaultReply['usage']): FaultReply => ({ content: [{ type: 'tool_use', name, input }], ...(usage ? { usage } : {}) });
+const reply = (name: string, input: unknown, usage?: FaultReply['usage']): FaultReply => ({
+  content: [{ type: 'tool_use', name, input }],
+  ...(usage ? { usage } : {}),
+});
 function addsB(): void {
-  api.push(reply('create_file', { path: 'b.txt', content: 'b\n' }), reply('run_command', { command: 'test -f b.txt', reason: 'the check' }), reply('finish', { summary: 'done' }));
+  api.push(
+    reply('create_file', { path: 'b.txt', content: 'b\n' }),
+    reply('run_command', { command: 'test -f b.txt', reason: 'the check' }),
+    reply('finish', { summary: 'done' }),
+  );
 }
-const limit = (repo: string, tokens: number) => setBudgetLimit(t.env.client, DEFAULT_TENANT, { scope: 'repo', name: repo, limit: { tokens }, by: 'operator' }, QUEUE);
+const limit = (repo: string, tokens: number) =>
+  setBudgetLimit(t.env.client, DEFAULT_TENANT, { scope: 'repo', name: repo, limit: { tokens }, by: 'operator' }, QUEUE);
 const scopeOf = (v: LedgerView | undefined, scope: string) => v?.scopes.find((s) => s.scope === scope);
 /** The run parked, with what its next call needs; the model was asked `asked` times by then. */
 async function parked(h: RunHandle, after?: string): Promise<{ need: number; approvalId: string }> {

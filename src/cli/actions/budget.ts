@@ -34,7 +34,9 @@ export async function setBudget(o: SetFlags, out: (s: string) => void): Promise<
 
 /** The flags as one limit change; a wrong combination is said in one line. */
 export function limitChangeOf(o: SetFlags): LimitChange {
-  const picked = [o.tenantWide && 'tenant', o.day && 'day', o.repo !== undefined && 'repo', o.parent !== undefined && 'parent'].filter(Boolean) as LimitChange['scope'][];
+  const picked = [o.tenantWide && 'tenant', o.day && 'day', o.repo !== undefined && 'repo', o.parent !== undefined && 'parent'].filter(
+    Boolean,
+  ) as LimitChange['scope'][];
   if (picked.length !== 1) throw new UsageError('name exactly one scope: --tenant-wide, --day, --repo DIR or --parent RUN');
   const scope = picked[0]!;
   const number = (flag: string, v: string | undefined) => {

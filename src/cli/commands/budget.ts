@@ -2,9 +2,12 @@
 import type { Command } from 'commander';
 
 export function addBudgetCommand(program: Command, out: (s: string) => void): void {
-  const budget = program.command('budget').summary("Show or set a tenant's budget ledger").description(
-    "A tenant's budget ledger: every model call reserves its worst case against the tenant, its repo, the day and its parallel run before it is sent (docs/fan-out.md)",
-  );
+  const budget = program
+    .command('budget')
+    .summary("Show or set a tenant's budget ledger")
+    .description(
+      "A tenant's budget ledger: every model call reserves its worst case against the tenant, its repo, the day and its parallel run before it is sent (docs/fan-out.md)",
+    );
   budget
     .command('show')
     .description('What each scope was billed, what calls in flight hold, and its limit')

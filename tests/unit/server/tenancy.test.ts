@@ -86,7 +86,13 @@ describe('cross-tenant: every run route is a 404 for another tenant', () => {
   });
 
   it("GET /budget shows the caller's tenant's ledger only; no token, whatever its role, may raise a limit", async () => {
-    const view = (tenant: string, usd: number) => ({ tenant, day: '2026-12-07', open: 0, overruns: 0, scopes: [{ scope: 'tenant', used: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, usd }, held: { tokens: 0, usd: 0, calls: 0 }, limit: { usd: 1 } }] });
+    const view = (tenant: string, usd: number) => ({
+      tenant,
+      day: '2026-12-07',
+      open: 0,
+      overruns: 0,
+      scopes: [{ scope: 'tenant', used: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, usd }, held: { tokens: 0, usd: 0, calls: 0 }, limit: { usd: 1 } }],
+    });
     h.backend.ledgers.set('acme', view('acme', 0.5));
     h.backend.ledgers.set('globex', view('globex', 0.9));
     const a = (await (await h.call('GET', '/budget', h.t.acmeViewer)).json()) as { tenant: string; scopes: Array<{ used: { usd: number } }> };

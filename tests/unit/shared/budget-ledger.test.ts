@@ -15,7 +15,14 @@ import {
 } from '../../../src/shared/budget-ledger.js';
 
 const DAY = '2026-12-07';
-const req = (key: string, tokens: number, usd = 0, extra: Partial<ReserveRequest> = {}): ReserveRequest => ({ key, runId: 'r1', repo: '/repo', tokens, usd, ...extra });
+const req = (key: string, tokens: number, usd = 0, extra: Partial<ReserveRequest> = {}): ReserveRequest => ({
+  key,
+  runId: 'r1',
+  repo: '/repo',
+  tokens,
+  usd,
+  ...extra,
+});
 const usage = (input: number, output: number) => ({ input, output, cacheRead: 0, cacheWrite: 0 });
 const scope = (l: ReturnType<typeof emptyLedger>, s: string) => ledgerView(l, DAY).scopes.find((v) => v.scope === s)!;
 
