@@ -64,7 +64,17 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
     if (!held.ok) {
       await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'over_budget', role: 'reviewer', over: held.over });
       const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-      return { attempt: inp.attempt, decision: 'unavailable', summary: '', findings: [], model: client.model, usage: none, costUsd: 0, problem: 'over budget', overBudget: held.over };
+      return {
+        attempt: inp.attempt,
+        decision: 'unavailable',
+        summary: '',
+        findings: [],
+        model: client.model,
+        usage: none,
+        costUsd: 0,
+        problem: 'over budget',
+        overBudget: held.over,
+      };
     }
   }
   let billed = false;
@@ -88,7 +98,16 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
           onBilled: async (b: BilledReply) => {
             billed = true;
             await appendJsonl(ledger, { at: new Date().toISOString(), call, event: 'billed', role: 'reviewer', ...b });
-            if (book) await book.port.settle(book.ref, { key: call, runId: inp.runId, repo: inp.repo, ...book.parent, message: b.message, usage: b.usage, usd: b.costUsd });
+            if (book)
+              await book.port.settle(book.ref, {
+                key: call,
+                runId: inp.runId,
+                repo: inp.repo,
+                ...book.parent,
+                message: b.message,
+                usage: b.usage,
+                usd: b.costUsd,
+              });
           },
         },
       ),

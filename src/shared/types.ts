@@ -2,6 +2,7 @@
  * Wire types shared by the workflow, the activities and the CLI. Type-only on purpose: the
  * workflow bundle must stay free of I/O, and zod validation happens at the edges (CLI, activities).
  */
+import type { OverBudget } from './budget-ledger.js';
 export type Phase =
   | 'preparing'
   | 'planning'
@@ -113,7 +114,7 @@ export interface Review {
   costUsd: number;
   problem?: string;
   /** the reviewer was not asked: its call's worst case does not fit the budget ledger (the run parks, then asks again) */
-  overBudget?: import('./budget-ledger.js').OverBudget;
+  overBudget?: OverBudget;
 }
 
 export interface PlanStep {

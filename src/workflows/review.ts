@@ -52,7 +52,15 @@ async function ask(ctx: RunContext, n: number, verdict: Verdict, tree: string | 
   const { input, state } = ctx;
   try {
     return await ctx.host!.reviewPatch.executeWithOptions({ ...hostOptions(input), summary: `review ${n} of attempt ${state.attempt}` }, [
-      { ...ctx.ref(), events: ctx.takeUnwritten(), attempt: state.attempt, review: n, ...(tree ? { tree } : {}), verdict: verdict.summary, ledger: ledgerRef(ctx) },
+      {
+        ...ctx.ref(),
+        events: ctx.takeUnwritten(),
+        attempt: state.attempt,
+        review: n,
+        ...(tree ? { tree } : {}),
+        verdict: verdict.summary,
+        ledger: ledgerRef(ctx),
+      },
     ]);
   } catch (err) {
     // a lost host rebuilds the worktree and verifies again (run.ts); a cancel ends the run
