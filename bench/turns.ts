@@ -136,12 +136,13 @@ export async function benchTurns(opts: TurnBenchOptions = {}): Promise<TurnBench
 }
 
 /**
- * What the budget ledger adds to a turn: a reserve before its model call and a settle once the
- * reply is billed, both on the turn's path. Read against the turn's own noise (p95 − p50).
+ * What the budget ledger adds to a turn: the reserve before its model call is on the turn's path;
+ * the settle once the reply is billed runs beside the rest of the turn (the activity waits for it
+ * before it completes). Read against the turn's own noise (p95 − p50).
  */
 function ledgerFigures(clock: TurnClock, turn: Spread): TurnBenchResult['ledger'] {
   const reserveMs = spread(clock.ledgerMs.reserve);
   const settleMs = spread(clock.ledgerMs.settle);
-  const perTurnP50Ms = round(reserveMs.p50 + settleMs.p50, 2);
+  const perTurnP50Ms = reserveMs.p50;
   return { reserveMs, settleMs, perTurnP50Ms, shareOfTurnP50: round(perTurnP50Ms / turn.p50, 3), turnNoiseMs: round(turn.p95 - turn.p50, 2) };
 }
