@@ -289,7 +289,9 @@ export function describeOver(o: OverBudget, tenant: string): string {
     ? `--parent ${o.scope.slice(7)}`
     : o.scope.startsWith('repo:')
       ? `--repo ${o.scope.slice(5)}`
-      : `--${o.scope.split(':')[0]}`;
+      : o.scope === 'tenant'
+        ? '--tenant-wide'
+        : '--day';
   return (
     `the next model call needs ${unit(o.need)} of budget ${o.scope} (${o.limit}: ${unit(o.max)}, ${unit(o.used)} billed, ${unit(o.held)} held by calls in flight): ` +
     `short by ${unit(o.limit === 'usd' ? round6(short) : short)}. Raise it (kiln budget set --tenant ${tenant} ${how} --${o.limit} N) and approve, or cancel the run`

@@ -5,7 +5,7 @@
  * so two calls racing for the last dollar are decided in order; the state is the pure ledger
  * (src/shared/budget-ledger.ts) and is carried across continue-as-new.
  */
-import { allHandlersFinished, condition, continueAsNew, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   emptyLedger,
   ledgerView,
@@ -70,9 +70,13 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
     },
   );
   setHandler(budgetQuery, () => ledgerView(state, day()));
-  await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > LEDGER_HISTORY_EVENTS);
+  const info = workflowInfo;
+  await condition(() => info().continueAsNewSuggested || info().historyLength > LEDGER_HISTORY_EVENTS || info().targetWorkerDeploymentVersionChanged);
   await condition(allHandlersFinished);
-  await continueAsNew<typeof kilnBudget>({ tenant: state.tenant, carry: state });
+  const carry = { tenant: state.tenant, carry: state };
+  // a ledger never ends: on a versioned fleet it moves to the current build rather than hold the old one's workers forever
+  if (info().targetWorkerDeploymentVersionChanged) await makeContinueAsNewFunc<typeof kilnBudget>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(carry);
+  await continueAsNew<typeof kilnBudget>(carry);
 }
 
 const isCount = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;

@@ -60,7 +60,12 @@ describe('reserve', () => {
   it('every scope counts: tenant, day and repo limits refuse in their own name', () => {
     const l = emptyLedger('acme');
     setLimit(l, { scope: 'day', limit: { usd: 0.5 }, by: 'op' });
-    expect(reserve(l, req('c1', 1, 0.6), DAY)).toMatchObject({ ok: false, over: { scope: `day:${DAY}`, limit: 'usd' } });
+    const day = reserve(l, req('c1', 1, 0.6), DAY);
+    expect(day).toMatchObject({ ok: false, over: { scope: `day:${DAY}`, limit: 'usd' } });
+    expect(describeOver((day as { over: never }).over, 'acme')).toMatch(/short by \$0\.1000.*--day --usd N/);
+    setLimit(l, { scope: 'tenant', limit: { tokens: 0 }, by: 'op' });
+    expect(describeOver((reserve(l, req('c9', 1), DAY) as { over: never }).over, 'acme')).toMatch(/budget tenant .*--tenant-wide --tokens N/);
+    setLimit(l, { scope: 'tenant', limit: null, by: 'op' });
     setLimit(l, { scope: 'day', limit: null, by: 'op' });
     expect(reserve(l, req('c1', 1, 0.6), DAY).ok).toBe(true);
   });
