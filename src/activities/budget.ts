@@ -19,6 +19,7 @@ import {
 import type { LedgerRef } from '../shared/contracts.js';
 import { budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
 import type { Usage } from '../shared/types.js';
+import { KilnError } from '../shared/errors.js';
 
 /** What the activities ask of the ledger; tests pass one of their own in the activity deps. */
 export interface BudgetLedgerPort {
@@ -27,8 +28,12 @@ export interface BudgetLedgerPort {
   release(ref: LedgerRef, key: string): Promise<void>;
 }
 
-/** A call the ledger did not let out: the turn hands this back and the run parks (awaiting_budget). */
-export class OverBudgetError extends Error {
+/**
+ * A call the ledger did not let out: the turn hands this back and the run parks (awaiting_budget).
+ * It never leaves the activity; were it to, the same call again cannot fit until a person acts.
+ */
+export class OverBudgetError extends KilnError {
+  readonly retryable = false;
   constructor(
     readonly over: OverBudget,
     /** what the turn's earlier calls (replies Kiln refused and asked again) were billed */
@@ -36,7 +41,6 @@ export class OverBudgetError extends Error {
     readonly costUsd: number,
   ) {
     super(`over budget: ${over.scope} ${over.limit}`);
-    this.name = 'OverBudgetError';
   }
 }
 
