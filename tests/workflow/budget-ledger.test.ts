@@ -121,4 +121,46 @@ describe('the budget ledger', () => {
     expect(end.used).toMatchObject({ input: 0, output: 0 });
     expect(end.held.calls).toBe(0);
   });
+
+  it("two attempts racing for the parallel run's last tokens: the ledger lets one call out, the other attempt parks on the parent's cap and is cancelled when the first wins", async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    addsB();
+    const before = api.requests.length;
+    // the run's budget is the cap over both attempts: a first call's worst case (its input and the output
+    // left within the budget) takes all of it
+    const input = testInput({
+      repo,
+      model: MODEL,
+      checks: ['test -f b.txt'],
+      maxAttempts: 1,
+      attempts: 2,
+      budgets: { maxTurns: 40, maxTokens: 6000, maxUsd: 100, maxWallMs: 30 * 60_000 },
+    });
+    const h = await t.start(input);
+    const kids = [1, 2].map((i) => t.env.client.workflow.getHandle(`${input.runId}-a${i}`) as RunHandle);
+    const deadline = Date.now() + 60_000;
+    let waiting: string | undefined;
+    while (!waiting) {
+      if (Date.now() > deadline) throw new Error('no attempt parked on the parent cap');
+      for (const k of kids) {
+        const st = (await k.query('status').catch(() => undefined)) as { phase: string; pendingApprovals: Array<{ summary: string }> } | undefined;
+        if (st?.phase === 'awaiting_budget') {
+          expect(st.pendingApprovals[0]!.summary).toContain(`budget parent:${input.runId}`);
+          waiting = k.workflowId;
+        }
+      }
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    const winner = kids.find((k) => k.workflowId !== waiting)!.workflowId;
+    expect(r.patchPath).toContain(winner);
+    expect((await t.env.client.workflow.getHandle(waiting).describe()).status.name).toBe('CANCELLED');
+    const mine = api.requests.slice(before);
+    expect(mine).toHaveLength(3);
+    const parent = scopeOf(await budgetView(t.env.client, DEFAULT_TENANT), `parent:${input.runId}`)!;
+    expect({ input: parent.used.input, output: parent.used.output }).toEqual(servedTotal(mine));
+    expect(parent.limit).toEqual({ tokens: 6000, usd: 100 });
+    expect(parent.held.calls).toBe(0);
+  });
 });
