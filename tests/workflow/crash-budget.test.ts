@@ -38,6 +38,15 @@ const addB = call('create_file', { path: 'b.txt', content: 'b\n' });
 const check = call('run_command', { command: 'test -f b.txt', reason: 'the check' });
 const finish = call('finish', { summary: 'done' });
 
+/** The CLI as a person runs it, against this test's queue. */
+function kiln(queue: string, args: string[]) {
+  return execa(process.execPath, [join(ROOT, 'bin', 'kiln.js'), ...args], {
+    env: { ...process.env, KILN_HOME: testKilnHome(), TEMPORAL_ADDRESS: env.address, KILN_TASK_QUEUE: queue },
+    reject: false,
+    timeout: 60_000,
+  });
+}
+
 describe('the budget ledger across a killed worker', () => {
   it('a worker killed while a fan-out child waits on a billed reply: kiln budget show equals what the API served, and nothing stays held', async () => {
     const queue = `crash-budget-${process.pid}`;
@@ -55,6 +64,10 @@ describe('the budget ledger across a killed worker', () => {
     api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
     const first = await spawnWorker(wenv);
     workers.push(first);
+    // the operator's limit, set the way a person sets it (a worker runs the ledger): far above this run, so nothing parks
+    const set = await kiln(queue, ['budget', 'set', '--tenant-wide', '--usd', '1000', '--by', 'operator']);
+    expect(set.exitCode, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/tenant: billed 0 tokens .*limit: \$1000\.000000/);
     const repo = repoWith({ 'a.txt': 'one\n' });
     const input = testInput({ repo, model: 'claude-sonnet-4-6', checks: ['test -f b.txt'], maxAttempts: 1, attempts: 2 });
     const h = await env.client.workflow.start<typeof kilnRun>('kilnRun', { workflowId: input.runId, taskQueue: queue, args: [input] });
@@ -71,11 +84,7 @@ describe('the budget ledger across a killed worker', () => {
     expect(['succeeded', 'blocked']).toContain(r.state);
     expect(api.requests.filter((q) => q.served).length).toBeGreaterThan(2);
 
-    const shown = await execa(process.execPath, [join(ROOT, 'bin', 'kiln.js'), 'budget', 'show', '--json'], {
-      env: { ...process.env, KILN_HOME: testKilnHome(), TEMPORAL_ADDRESS: env.address, KILN_TASK_QUEUE: queue },
-      reject: false,
-      timeout: 60_000,
-    });
+    const shown = await kiln(queue, ['budget', 'show', '--json']);
     expect(shown.exitCode, shown.stderr).toBe(0);
     const view = JSON.parse(shown.stdout) as LedgerView;
     const served = servedTotal(api.requests);
@@ -85,5 +94,6 @@ describe('the budget ledger across a killed worker', () => {
       expect(s.held.calls, `${scope} still holds a reservation`).toBe(0);
     }
     expect(view.open).toBe(0);
+    expect(view.scopes.find((x) => x.scope === 'tenant')!.limit).toEqual({ usd: 1000 });
   });
 });

@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import { budgetView, formatBudget, setBudgetLimit } from '../../client/budget.js';
 import type { Limit, LimitChange } from '../../shared/budget-ledger.js';
 import { repoKey } from '../../client/fleet-query.js';
-import { UsageError } from '../../shared/errors.js';
+import { CliError, UsageError } from '../../shared/errors.js';
 import { temporalSettings } from '../../temporal/connection.js';
 import type { SetFlags } from '../commands/budget.js';
 import { connectClient } from '../with-run.js';
@@ -18,13 +18,25 @@ export async function showBudget(o: { tenant: string; json?: boolean }, out: (s:
   }
 }
 
+/** How long `kiln budget set` waits for a worker to record the limit. */
+const SET_WAIT_MS = 15_000;
+
 export async function setBudget(o: SetFlags, out: (s: string) => void): Promise<void> {
   const change = limitChangeOf(o);
   // a run's repo is its top-level directory, as `kiln run` resolved it
   if (change.scope === 'repo') change.name = await repoKey(change.name!);
   const { client, connection } = await connectClient();
   try {
-    const v = await setBudgetLimit(client, o.tenant, change, temporalSettings().taskQueue);
+    const queue = temporalSettings().taskQueue;
+    // the ledger is a workflow: a worker on the queue records the limit, and without one the update waits
+    const v = await client
+      .withDeadline(Date.now() + SET_WAIT_MS, () => setBudgetLimit(client, o.tenant, change, queue))
+      .catch((err: unknown) => {
+        if (err instanceof UsageError) throw err;
+        throw new CliError(
+          `no worker on queue ${queue} recorded the limit within ${SET_WAIT_MS / 1000} s (start one: kiln dev or kiln worker): ${(err as Error).message}`,
+        );
+      });
     out(formatBudget(v, o.tenant));
     out('runs parked on this limit (kiln status: awaiting_budget) try their call again once approved: kiln approve RUN APPROVAL');
   } finally {
