@@ -34,7 +34,7 @@ export async function setBudget(o: SetFlags, out: (s: string) => void): Promise<
       .catch((err: unknown) => {
         if (err instanceof UsageError) throw err;
         throw new CliError(
-          `no worker on queue ${queue} recorded the limit within ${SET_WAIT_MS / 1000} s (start one: kiln dev or kiln worker): ${(err as Error).message}`,
+          `no worker on queue ${queue} answered within ${SET_WAIT_MS / 1000} s, so the limit may not be set: start one (kiln dev or kiln worker) and set it again (${(err as Error).message})`,
         );
       });
     out(formatBudget(v, o.tenant));
