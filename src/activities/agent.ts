@@ -317,7 +317,13 @@ async function settleAgain(deps: AgentDeps, inp: AgentTurnInput): Promise<void> 
   const call = `${inp.runId}:${inp.attempt}:${inp.turn}`;
   for (const line of text.split('\n')) {
     if (!line.includes('"billed"')) continue;
-    const l = JSON.parse(line) as { event?: string; call?: string } & Partial<BilledReply>;
+    let l: { event?: string; call?: string } & Partial<BilledReply>;
+    try {
+      l = JSON.parse(line) as typeof l;
+    } catch {
+      // a line its worker was killed in the middle of writing
+      continue;
+    }
     if (l.event !== 'billed' || !(l.call === call || l.call?.startsWith(`${call}:r`)) || !l.message || !l.usage) continue;
     await settleCall(deps, inp, l.call, { message: l.message, usage: l.usage, costUsd: l.costUsd ?? 0 });
   }
