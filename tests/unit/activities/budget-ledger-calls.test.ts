@@ -22,7 +22,10 @@ const REF: LedgerRef = { tenant: 'acme', taskQueue: 'q' };
 function fakeLedger(answer: ReserveAnswer = { ok: true }) {
   const seen = { reserved: [] as ReserveRequest[], settled: [] as SettleRequest[], released: [] as string[] };
   const port: BudgetLedgerPort = {
-    reserve: async (_ref, r) => void seen.reserved.push(r) ?? answer,
+    reserve: async (_ref, r) => {
+      seen.reserved.push(r);
+      return answer;
+    },
     settle: async (_ref, s) => void seen.settled.push(s),
     release: async (_ref, k) => void seen.released.push(k),
   };
