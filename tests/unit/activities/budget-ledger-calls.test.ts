@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BudgetLedgerPort } from '../../../src/activities/budget.js';
 import { createActivities, defaultDeps } from '../../../src/activities/index.js';
-import { MODEL_LEDGER_FILE } from '../../../src/activities/model-call.js';
+import { MODEL_LEDGER_FILE } from '../../../src/activities/ledgered-call.js';
 import type { ReserveAnswer, ReserveRequest, SettleRequest } from '../../../src/shared/budget-ledger.js';
 import type { LedgerRef } from '../../../src/shared/contracts.js';
 import { runDir } from '../../../src/store/run-files.js';
