@@ -489,7 +489,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
       );
       const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
       const r = await outcome(handle);
-      expect(filledAt, 'the baseline never started').toBeGreaterThan(0);
+      expect(filledAt, `the baseline never started (${r.state}: ${r.reason})`).toBeGreaterThan(0);
       expect(r.state, r.reason).toBe('succeeded');
       const events = (await handle.fetchHistory()).events ?? [];
       const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'takeBaseline');
