@@ -16,6 +16,7 @@ import { appendEvent, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writ
 import type { ActivityDeps } from './deps.js';
 import { isDiskFull } from './disk.js';
 import { removeLeftoverCheckouts } from './verify-tree.js';
+import { closeKeptSandboxes } from '../sandbox/index.js';
 import { removeWorktree } from './workspace.js';
 
 /**
@@ -128,6 +129,8 @@ async function finalizeOnce(inp: FinalizeInput): Promise<FinalizeResult> {
   // a verification whose worker was killed left its pristine checkout: nothing verifies once the run has ended
   const leftovers = await removeLeftoverCheckouts(rec.input.repo, inp.runId);
   if (leftovers.length) await appendEvent(inp.repo, inp.runId, { type: 'cleanup', removed: leftovers.map((n) => join('.kiln', 'verify', n)) });
+  // the run runs no more commands: a worktree kept for a look (a blocked run) keeps no sandbox
+  closeKeptSandboxes(rec.worktree);
   if (inp.removeWorktree) {
     await removeWorktree(inp.repo, rec.worktree);
     await dropRunCache(inp.repo, inp.runId);

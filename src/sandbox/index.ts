@@ -6,7 +6,7 @@ export { runSandboxExec, TIMEOUT_EXIT_CODE, DEFAULT_EXEC_TIMEOUT_MS, type Sandbo
 export { SandboxUnavailableError, SandboxSpawnError } from './errors.js';
 export { defaultLimits, type SandboxLimits } from './limits.js';
 export { shellQuote, shellJoin } from './shell-quote.js';
-export { discardKeptSandbox, discardKeptSandboxes } from './kept-sandbox.js';
+export { closeKeptSandboxes, discardKeptSandbox, discardKeptSandboxes } from './kept-sandbox.js';
 
 export { DEFAULT_MAX_OUTPUT_BYTES } from './output-buffer.js';
 export type { ServerLaunch, ServerLaunchSpec } from './server-launch.js';

@@ -288,6 +288,8 @@ export function keptSandbox(
   describe: (cgroups: { pids: boolean; memory: boolean }) => { key: string; marks: string },
   make: (onGone: (s: KeptSandbox) => void) => KeptSandbox,
 ): KeptSandbox | undefined {
+  // its run has ended: a sandbox made ready beside its last turn would only outlive it
+  if (ended.has(workspace)) return undefined;
   const k = kept.get(workspace);
   if (k && !k.available && !k.done) return undefined;
   if (k?.available) {
@@ -331,6 +333,32 @@ export function discardKeptSandbox(workspace: string): void {
     // already gone: the path as given is the one it was kept under, if any
   }
   kept.get(real)?.discard();
+}
+
+/** Worktrees whose run has ended (path → when), so that none gets a kept sandbox again. */
+const ended = new Map<string, number>();
+/** An ended run's worktree is remembered this long: past it, its path is not reused by a run still starting sandboxes. */
+const ENDED_FOR_MS = 60 * 60_000;
+
+/**
+ * The run of this worktree has ended: its kept sandbox goes, and one still being made ready (they
+ * are made beside a turn, unawaited) is not kept once made.
+ */
+export function closeKeptSandboxes(workspace: string): void {
+  const now = Date.now();
+  for (const [w, at] of ended) if (now - at > ENDED_FOR_MS) ended.delete(w);
+  for (const w of new Set([workspace, realOr(workspace)])) {
+    ended.set(w, now);
+    kept.get(w)?.discard();
+  }
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** How many sandboxes are kept (tests). */

@@ -2,7 +2,8 @@
  * Parallel attempts (--attempts N): child runs of one goal at once on the real dev server and the
  * real example repo; each child's model is its own script (a test double for the model only).
  */
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../../src/shared/messages.js';
@@ -33,6 +34,29 @@ function script(name: string, steps: unknown[]): string {
 }
 
 const child = (id: string) => t.env.client.workflow.getHandle(id);
+
+/** the processes whose command line holds `marker` (pgrep itself excluded) */
+function pgrep(marker: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+/** the per-command cgroups this process made (sandbox/cgroup.ts names them kiln-PID-…) that still exist */
+function ownCgroups(): string[] {
+  const roots = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
+  return roots.flatMap((r) => {
+    try {
+      return readdirSync(r)
+        .filter((d) => d.startsWith(`kiln-${process.pid}-`))
+        .map((d) => join(r, d));
+    } catch {
+      return [];
+    }
+  });
+}
 const childState = (id: string) => child(id).query(statusQuery) as Promise<RunState>;
 
 describe('parallel attempts', () => {
@@ -64,6 +88,31 @@ describe('parallel attempts', () => {
     expect(spends[0]!.input).toBeGreaterThan(0);
     expect(parent.budget.input).toBe(spends.reduce((n, b) => n + b.input, 0));
     expect(parent.budget.output).toBe(spends.reduce((n, b) => n + b.output, 0));
+  });
+
+  it('a loser cancelled in the middle of a command: its processes, cgroup and worktree are gone when the parent ends', async () => {
+    const marker = `kiln-fan-loser-${process.pid}-${Date.now()}`;
+    const long = { name: 'run_command', input: { command: `sleep 120 # ${marker}`, reason: 'a long job' } };
+    const slow = { name: 'run_command', input: { command: 'sleep 3', reason: 'a slow look first' } };
+    const sleeps = script('fan-sleeps', [{ tool_use: [long] }, { tool_use: [finish] }]);
+    const fixes = script('fan-fixes-slowly', [{ tool_use: [slow] }, { tool_use: [edit] }, { tool_use: [test] }, { tool_use: [finish] }]);
+    const input = testInput({ repo: exampleRepo(), model: fixes, attempts: 2, attemptModels: [sleeps, fixes] });
+    const h = await t.start(input);
+    const deadline = Date.now() + 60_000;
+    while (!pgrep(marker)) {
+      if (Date.now() > deadline) throw new Error("the loser's command never started");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // as root the sandbox gives each command cgroups of its own: what the check below must see gone
+    if (process.getuid?.() === 0) expect(ownCgroups().length, "the loser's command runs in its own cgroups").toBeGreaterThan(0);
+    const r = await h.result();
+    expect(r.state).toBe('succeeded');
+    expect((await h.query(statusQuery)).winner).toBe(`${input.runId}-a2`);
+    const loser = await childState(`${input.runId}-a1`);
+    expect(loser.phase).toBe('cancelled');
+    expect(pgrep(marker), "a process of the cancelled loser's command").toBe('');
+    expect(ownCgroups(), "cgroups of the children's commands and sandboxes").toEqual([]);
+    expect(existsSync(loser.worktree!), "the loser's worktree").toBe(false);
   });
 
   it('cancelling the parent cancels every child; each ends cancelled with its worktree gone', async () => {
