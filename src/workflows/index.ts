@@ -1,2 +1,1 @@
 export { kilnRun } from './run.js';
-export { kilnBudget } from './budget-ledger.js';
