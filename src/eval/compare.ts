@@ -3,7 +3,7 @@
  * success rate, cost (a parallel run's is its parent's, every child counted) and wall time, per
  * task and in all — and the reviewer against the ground truth. Pure.
  */
-import { totalsOf } from './report.js';
+import { addTokens, totalsOf } from './report.js';
 import { formatTally, tallyReviews } from './reviews.js';
 import type { ArmDelta, ArmTotals, AttemptsComparison, EvalReport, RunScore } from './types.js';
 
@@ -25,10 +25,7 @@ export function armTotals(runs: RunScore[]): ArmTotals {
   let costUsd = 0;
   let wallMs = 0;
   for (const r of runs) {
-    tokens.input += r.tokens.input;
-    tokens.output += r.tokens.output;
-    tokens.cacheRead += r.tokens.cacheRead;
-    tokens.cacheWrite += r.tokens.cacheWrite;
+    addTokens(tokens, r.tokens);
     costUsd += r.costUsd;
     wallMs += r.wallMs;
   }

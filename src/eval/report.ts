@@ -14,10 +14,7 @@ export function totalsOf(suite: string, runs: RunScore[]): EvalTotals {
     if (r.success) k.passed++;
     else k.failed++;
     if (r.failureClass) byFailureClass[r.failureClass]++;
-    tokens.input += r.tokens.input;
-    tokens.output += r.tokens.output;
-    tokens.cacheRead += r.tokens.cacheRead;
-    tokens.cacheWrite += r.tokens.cacheWrite;
+    addTokens(tokens, r.tokens);
     costUsd += r.costUsd;
     turns += r.turns;
     durationMs += r.durationMs;
@@ -198,4 +195,12 @@ export function renderMarkdown(report: EvalReport, meta: { startedAt: string; mo
 function round(n: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
+}
+
+/** Adds one run's tokens into a running total. */
+export function addTokens(into: RunScore['tokens'], t: RunScore['tokens']): void {
+  into.input += t.input;
+  into.output += t.output;
+  into.cacheRead += t.cacheRead;
+  into.cacheWrite += t.cacheWrite;
 }
