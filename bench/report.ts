@@ -38,6 +38,7 @@ export function turnsSection(r: TurnBenchResult): string[] {
     loopLine('Temporal + worker', r.temporal),
     loopLine('in-process loop', r.inProcess),
     `overhead     p50 ×${r.overhead.p50Ratio} (+${r.overhead.p50AddedMs} ms a turn), p95 ×${r.overhead.p95Ratio}, wall ×${r.overhead.wallRatio}`,
+    `ledger       reserve (on the turn's path) p50 ${ms(r.ledger.reserveMs.p50)} p95 ${ms(r.ledger.reserveMs.p95)} over ${r.ledger.reserveMs.n} calls: +${r.ledger.perTurnP50Ms} ms a turn at p50, ${(r.ledger.shareOfTurnP50 * 100).toFixed(1)}% of the turn, against the turn's noise (p95 − p50) of ${r.ledger.turnNoiseMs} ms; settle (beside the turn) p50 ${ms(r.ledger.settleMs.p50)} p95 ${ms(r.ledger.settleMs.p95)}`,
     `setup        dev server start ${(r.temporal.serverStartMs / 1000).toFixed(1)} s, worker start (bundle + connect) ${(r.temporal.workerStartMs / 1000).toFixed(1)} s — not in the figures above`,
   ];
 }

@@ -5,15 +5,31 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ActivityDeps } from '../src/activities/index.js';
+import { temporalLedger } from '../src/activities/budget.js';
 import { spread, type Spread } from './stats.js';
 
 export class TurnClock {
   /** turn → performance.now() of its first model request (a retried turn keeps its first) */
   readonly requestAt = new Map<number, number>();
 
+  /** each budget ledger call's round trip (reserve before a model call, settle when it is billed), in ms */
+  readonly ledgerMs = { reserve: [] as number[], settle: [] as number[] };
+
   wrap(deps: ActivityDeps): ActivityDeps {
+    const ledger = deps.ledger ?? temporalLedger();
+    const timed =
+      <A extends unknown[], R>(kind: 'reserve' | 'settle', f: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
+        const t = performance.now();
+        try {
+          return await f(...a);
+        } finally {
+          this.ledgerMs[kind].push(performance.now() - t);
+        }
+      };
     return {
       ...deps,
+      ledger: { reserve: timed('reserve', ledger.reserve), settle: timed('settle', ledger.settle), release: ledger.release },
       model: async (spec, runId) => {
         const client = await deps.model(spec, runId);
         return {

@@ -13,7 +13,7 @@ import { defaultDeps } from '../src/activities/index.js';
 import { closeSharedScriptedServer } from '../src/model/index.js';
 import type { RunInput } from '../src/shared/types.js';
 import { runInProcess } from './in-process.js';
-import { round, type Spread } from './stats.js';
+import { round, spread, type Spread } from './stats.js';
 import { CHECK_COMMAND, makeTaskRepo, writeTaskScript } from './task.js';
 import { runThroughTemporal } from './through-temporal.js';
 import { TurnClock } from './turn-clock.js';
@@ -40,6 +40,8 @@ export interface TurnBenchResult {
     /** Temporal p50 − in-process p50: what each turn pays for durability */
     p50AddedMs: number;
   };
+  /** the budget ledger's round trips in the Temporal run (the in-process loop has no ledger) */
+  ledger: { reserveMs: Spread; settleMs: Spread; perTurnP50Ms: number; shareOfTurnP50: number; turnNoiseMs: number };
   history: HistoryFigures;
 }
 
@@ -125,9 +127,22 @@ export async function benchTurns(opts: TurnBenchOptions = {}): Promise<TurnBench
         p50AddedMs: round(temporal.turnMs.p50 - inProcess.turnMs.p50, 1),
       },
       history: t.history,
+      ledger: ledgerFigures(t.clock, temporal.turnMs),
     };
   } finally {
     await closeSharedScriptedServer();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the budget ledger adds to a turn: the reserve before its model call is on the turn's path;
+ * the settle once the reply is billed runs beside the rest of the turn (the activity waits for it
+ * before it completes). Read against the turn's own noise (p95 − p50).
+ */
+function ledgerFigures(clock: TurnClock, turn: Spread): TurnBenchResult['ledger'] {
+  const reserveMs = spread(clock.ledgerMs.reserve);
+  const settleMs = spread(clock.ledgerMs.settle);
+  const perTurnP50Ms = reserveMs.p50;
+  return { reserveMs, settleMs, perTurnP50Ms, shareOfTurnP50: round(perTurnP50Ms / turn.p50, 3), turnNoiseMs: round(turn.p95 - turn.p50, 2) };
 }

@@ -9,7 +9,9 @@ import { compactConversation, conversationTokens, readProjectRules } from '../co
 import { estimateTokens } from '../shared/tokens.js';
 import { createHash } from 'node:crypto';
 import { initialUserMessage, systemPrompt } from '../context/prompt.js';
-import { type ModelResult } from '../model/index.js';
+import { type BilledReply, type ModelResult } from '../model/index.js';
+import { readFile } from 'node:fs/promises';
+import { Context } from '@temporalio/activity';
 import { redact, redactDeep } from '../redact/index.js';
 import {
   REFLECTION_TOOLS,
@@ -29,6 +31,7 @@ import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
+import { OverBudgetError, Settling } from './budget.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
@@ -46,7 +49,7 @@ import {
 } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
-import { MAX_INPUT_ERROR_CHARS, askModel, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
+import { MAX_INPUT_ERROR_CHARS, askModel, settleCall, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
 import { MODEL_LEDGER_FILE, writeLedgerBacklog } from './ledgered-call.js';
 
 /** Fold older turns once the conversation passes this share of the model's window. */
@@ -65,19 +68,22 @@ export interface AgentDeps extends ActivityDeps {
 }
 
 export async function agentTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
-  const first = await takeTurn(deps, inp);
-  const more = await turnsAhead(inp, first, (next) => takeTurn(deps, next), turnsAheadMs(deps.env));
+  const settling = new Settling();
+  const first = await takeTurn(deps, inp, settling);
+  const more = await turnsAhead(inp, first, (next) => takeTurn(deps, next, settling), turnsAheadMs(deps.env));
+  // every reply of these turns is settled in the budget ledger before the workflow hears of them
+  await settling.done();
   return more.length ? { ...first, more } : first;
 }
 
 /** One model call and the calls of its reply that are the worker's to run. */
-async function takeTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
+async function takeTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling): Promise<AgentTurnResult> {
   let turn: AgentTurnResult;
   try {
     // the whole turn heartbeats, not only the model call: with 50 runs on two cores (load
     // 20–78) runs ended blocked on "agentTurn failed: activity Heartbeat timeout" while their
     // worker was alive and busy outside the model call
-    turn = await heartbeating(() => oneTurn(deps, inp));
+    turn = await heartbeating(() => oneTurn(deps, inp, settling));
   } catch (err) {
     if (isDiskFull(err)) throw diskFullFailure(`model turn ${inp.turn}`, err);
     throw err;
@@ -87,13 +93,17 @@ async function takeTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurn
   return ran.length ? { ...turn, ran } : turn;
 }
 
-async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
+async function oneTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling): Promise<AgentTurnResult> {
   await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
   const rec = await loadRun(inp.repo, inp.runId);
   const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
   const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
   const stored = convo.replies[String(inp.turn)];
-  if (stored) return stored;
+  if (stored) {
+    // its settles may not have reached the ledger before the worker that took it died
+    if (inp.ledger) settling.add(settleAgain(deps, inp));
+    return stored;
+  }
   // off the model request's path: no tool runs while the model thinks, so the worktree the
   // checkpoint sees is the one the turn started from, and it is returned with the reply
   const pendingCheckpoint = inp.checkpoint ? takeCheckpoint(rec, inp.turn) : undefined;
@@ -127,15 +137,20 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
     maxTokens = Math.max(1, Math.min(maxTokens, inp.tokensLeft - input));
   }
   deps.crash('model-turn', inp.turn);
+  // a retry: a reply the last attempt was billed for may not have reached the ledger before its
+  // worker died; settled before the call reserves again (a settle lets its call's hold go)
+  if (inp.ledger && retried()) await settleAgain(deps, inp);
   const key = `${inp.runId}:${inp.turn}`;
   // A reply already paid for whose saving failed (a full disk): a retry uses it, never a new call.
   let asked: Asked;
   try {
-    asked = deps.unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, tools, asking));
+    asked = deps.unsaved.get(key) ?? (await askModel(deps, rec, convo, messages, inp, maxTokens, tools, asking, settling));
   } catch (err) {
     // a retry of this turn takes the checkpoint again: this one must let go of its index first
     await pendingCheckpoint?.catch(() => undefined);
     await pendingLook;
+    // not sent: the workflow parks the run until a person raises the limit, then takes the turn again
+    if (err instanceof OverBudgetError) return { calls: [], text: '', stopReason: null, usage: err.usage, costUsd: err.costUsd, overBudget: err.over };
     throw err;
   }
   // kept before the checkpoint is awaited: it runs beside the call and can fail (a full disk)
@@ -325,4 +340,30 @@ async function recordTurnMetrics(inp: AgentTurnInput, r: AgentTurnResult): Promi
   if (all.some((t) => t.turn === inp.turn)) return;
   const next = [...all, { turn: inp.turn, attempt: inp.attempt, ...r.usage, costUsd: r.costUsd }];
   await writeJsonKept(file, next, { pretty: true });
+}
+
+/** The replies a stored turn was billed for, from the run's cost ledger, settled again (each message counts once). */
+async function settleAgain(deps: AgentDeps, inp: AgentTurnInput): Promise<void> {
+  const text = await readFile(join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE), 'utf8').catch(() => '');
+  const call = `${inp.runId}:${inp.attempt}:${inp.turn}`;
+  for (const line of text.split('\n')) {
+    if (!line.includes('"billed"')) continue;
+    let l: { event?: string; call?: string } & Partial<BilledReply>;
+    try {
+      l = JSON.parse(line) as typeof l;
+    } catch {
+      // a line its worker was killed in the middle of writing
+      continue;
+    }
+    if (l.event !== 'billed' || !(l.call === call || l.call?.startsWith(`${call}:r`)) || !l.message || !l.usage) continue;
+    await settleCall(deps, inp, l.call, { message: l.message, usage: l.usage, costUsd: l.costUsd ?? 0 });
+  }
+}
+
+function retried(): boolean {
+  try {
+    return Context.current().info.attempt > 1;
+  } catch {
+    return false;
+  }
 }

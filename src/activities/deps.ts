@@ -14,6 +14,7 @@ import { operatorConfigFromEnv, type OperatorConfig } from '../policy/run-reques
 import { settingsFrom } from '../settings.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { McpServers } from './mcp-servers.js';
+import type { BudgetLedgerPort } from './budget.js';
 
 export interface ActivityDeps {
   /** this worker's host queue: activities touching a worktree are routed here */
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   operator: OperatorConfig;
   /** the MCP servers this worker runs for its runs */
   mcp: McpServers;
+  /** the budget ledger; absent: the tenant's ledger workflow through the worker's Temporal client */
+  ledger?: BudgetLedgerPort;
 }
 
 /** What the tool activities share on one worker besides the outside world. */

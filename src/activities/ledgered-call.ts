@@ -38,6 +38,18 @@ export interface LedgeredCall {
   backlog: Record<string, unknown>[];
   /** called once the request has been handed to the model client */
   asking?: () => void;
+  /** the call's reservation in the budget ledger (activities/budget.ts); absent: the run has none */
+  budget?: CallBudget;
+}
+
+/** What a call does in the budget ledger around it. */
+export interface CallBudget {
+  /** after the start line, before anything is sent: throws when the call does not fit */
+  reserve(): Promise<void>;
+  /** a billed reply settles the reservation with what it cost */
+  settle(b: BilledReply): Promise<void>;
+  /** a call that failed unbilled holds nothing any more (a failed release is let go when the run ends) */
+  release(): Promise<void>;
 }
 
 /** The call, heartbeating, with its ledger lines; a cancel the workflow asked for ends it as a CancelledFailure. */
@@ -46,7 +58,13 @@ export async function ledgeredCall(client: ModelClient, req: ModelRequest, c: Le
   await appendJsonl(c.ledger, { at: new Date().toISOString(), call: c.call, event: 'start', ...role, ...c.start });
   // durable the moment the stream says what the reply cost: a reply that cannot be read, or
   // whose worker dies before its result is saved, was billed all the same
-  const onBilled = (b: BilledReply) => noteLine(c.ledger, { at: new Date().toISOString(), call: c.call, event: 'billed', ...role, ...b }, c.backlog);
+  await c.budget?.reserve();
+  let billed = false;
+  const onBilled = async (b: BilledReply) => {
+    billed = true;
+    await noteLine(c.ledger, { at: new Date().toISOString(), call: c.call, event: 'billed', ...role, ...b }, c.backlog);
+    await c.budget?.settle(b);
+  };
   const signal = activityContext()?.cancellationSignal;
   let res: ModelResult;
   try {
@@ -62,6 +80,7 @@ export async function ledgeredCall(client: ModelClient, req: ModelRequest, c: Le
       event: 'failed',
       error: String((err as Error)?.message ?? err).slice(0, 300),
     }).catch(() => undefined);
+    if (!billed) await c.budget?.release().catch(() => undefined);
     // the SDK's abort error is the cancel the workflow asked for: said as one, it is not a failure of the call
     if (signal?.aborted) throw new CancelledFailure(`${c.names.cancel}: the model call was cancelled`);
     throw err instanceof ModelError ? err.withContext(c.names.error) : err;

@@ -6,15 +6,17 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
 import { join } from 'node:path';
 import { conversationTokens } from '../context/index.js';
-import { ModelError, type ModelClient, type ModelResult } from '../model/index.js';
+import { ModelError, type BilledReply, type ModelClient, type ModelResult } from '../model/index.js';
 import type { ToolDefinition } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
 import type { ActivityDeps } from './deps.js';
+import { OverBudgetError, temporalLedger, worstCase, type Settling } from './budget.js';
+import { estimateTokens } from '../shared/tokens.js';
 import { isDiskFull } from './disk.js';
 import { activityContext } from './heartbeat.js';
-import { ledgeredCall, MODEL_LEDGER_FILE } from './ledgered-call.js';
-import { appendEvent, runDir, type RunRecord } from '../store/run-files.js';
+import { ledgeredCall, MODEL_LEDGER_FILE, type CallBudget } from './ledgered-call.js';
+import { appendEvent, appendJsonl, runDir, type RunRecord } from '../store/run-files.js';
 
 /** A tool input's error goes to the model and to history: a 5 MB path must not make a 5 MB error. */
 export const MAX_INPUT_ERROR_CHARS = 2000;
@@ -55,6 +57,8 @@ export async function askModel(
   tools: readonly ToolDefinition[],
   /** called once the request has been handed to the model client */
   asking?: () => void,
+  /** where this activity's settles wait (activities/budget.ts); absent: each is awaited where it is sent */
+  settling?: Settling,
 ): Promise<Asked> {
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   const activityAttempt = activityContext()?.info.attempt ?? 1;
@@ -83,6 +87,16 @@ export async function askModel(
         names: { error: `model turn ${inp.turn}`, cancel: `turn ${inp.turn}` },
         backlog: ledgerBacklog,
         ...(asking ? { asking } : {}),
+        ...(inp.ledger
+          ? {
+              budget: turnBudget(deps, inp, `${inp.runId}:${inp.attempt}:${inp.turn}${refused ? `:r${refused}` : ''}`, ledger, settling, {
+                model: client.model,
+                inputTokens: conversationTokens(messages) + estimateTokens(convo.system + convo.rules + JSON.stringify(tools)),
+                maxTokens,
+                spent: () => ({ usage: { ...usage }, costUsd: Math.round(cost * 1e6) / 1e6 }),
+              }),
+            }
+          : {}),
       },
     );
     usage.input += res.usage.input;
@@ -135,4 +149,56 @@ export function assistantContent(content: Anthropic.ContentBlock[]): Anthropic.C
 export function boundedJson(value: unknown): unknown {
   const text = JSON.stringify(value) ?? '';
   return text.length <= MAX_INPUT_ERROR_CHARS ? value : `${text.slice(0, MAX_INPUT_ERROR_CHARS)}… [${text.length} characters]`;
+}
+
+interface CallCost {
+  model: string;
+  /** the request's input as estimated (the conversation, system prompt, rules and tools) */
+  inputTokens: number;
+  maxTokens: number;
+  /** what the turn's earlier calls (replies refused) cost, carried by an over-budget stop */
+  spent: () => { usage: Usage; costUsd: number };
+}
+
+/** A coder's call in the budget ledger: its worst case reserved, its bill settled, or let go unbilled. */
+function turnBudget(deps: ActivityDeps, inp: AgentTurnInput, key: string, ledger: string, settling: Settling | undefined, cost: CallCost): CallBudget {
+  const port = deps.ledger ?? temporalLedger();
+  const ref = inp.ledger!;
+  return {
+    async reserve() {
+      const answer = await port.reserve(ref, {
+        key,
+        runId: inp.runId,
+        repo: inp.repo,
+        ...parentOf(inp),
+        ...worstCase(cost.model, cost.inputTokens, cost.maxTokens),
+      });
+      if (answer.ok) return;
+      await appendJsonl(ledger, { at: new Date().toISOString(), call: key, event: 'over_budget', over: answer.over });
+      const spent = cost.spent();
+      throw new OverBudgetError(answer.over, spent.usage, spent.costUsd);
+    },
+    async settle(b) {
+      const settled = settleCall(deps, inp, key, b);
+      if (settling) settling.add(settled);
+      else await settled;
+    },
+    release: () => port.release(ref, key),
+  };
+}
+
+const parentOf = (inp: AgentTurnInput) => (inp.ledger?.parent ? { parent: inp.ledger.parent } : {});
+
+/** A billed reply settles its call's reservation with what it really cost. */
+export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
+  if (!inp.ledger) return;
+  await (deps.ledger ?? temporalLedger()).settle(inp.ledger, {
+    key,
+    runId: inp.runId,
+    repo: inp.repo,
+    ...parentOf(inp),
+    message: b.message,
+    usage: b.usage,
+    usd: b.costUsd,
+  });
 }

@@ -17,12 +17,14 @@ import {
 } from '../context/review.js';
 import { hardenedGit, type HardenedGit } from '../git/run.js';
 import { redact } from '../redact/index.js';
-import type { RunRef } from '../shared/contracts.js';
+import type { LedgerRef, RunRef } from '../shared/contracts.js';
+import { estimateTokens } from '../shared/tokens.js';
 import type { Review } from '../shared/types.js';
 import { describeIssues } from '../shared/zod-error.js';
-import { appendEvent, loadRun, runDir, stateDir, writeWorkflowEvents } from '../store/run-files.js';
+import { appendEvent, appendJsonl, loadRun, runDir, stateDir, writeWorkflowEvents } from '../store/run-files.js';
 import type { ActivityDeps } from './deps.js';
-import { ledgeredCall, MODEL_LEDGER_FILE, writeLedgerBacklog } from './ledgered-call.js';
+import { OverBudgetError, temporalLedger, worstCase } from './budget.js';
+import { ledgeredCall, MODEL_LEDGER_FILE, writeLedgerBacklog, type CallBudget } from './ledgered-call.js';
 import { worktreeTree } from './verify-tree.js';
 
 /** The reviewer's own output limit: a verdict with findings, not a rewrite. */
@@ -38,6 +40,8 @@ export interface ReviewInput extends RunRef {
   tree?: string;
   /** the checks and what they said (the verdict's summary) */
   verdict: string;
+  /** the budget ledger the reviewer's call reserves against (absent: none) */
+  ledger?: LedgerRef;
 }
 
 export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise<Review> {
@@ -48,26 +52,58 @@ export async function reviewPatch(deps: ActivityDeps, inp: ReviewInput): Promise
   const client = await deps.model(rec.input.reviewModel ?? rec.input.model, rec.input.runId);
   const ledger = join(runDir(inp.repo, inp.runId), MODEL_LEDGER_FILE);
   const backlog: Record<string, unknown>[] = [];
-  const res = await ledgeredCall(
-    client,
-    {
-      system: REVIEW_SYSTEM,
-      tools: [REVIEW_TOOL],
-      forceTool: REVIEW_TOOL_NAME,
-      messages: [{ role: 'user', content: reviewMessage(material) }],
-      maxTokens: REVIEW_MAX_TOKENS,
-    },
-    {
-      ledger,
-      call: `${inp.runId}:review:${inp.review}`,
-      turn: inp.review,
-      // its billed lines count in the run's spend like the coder's; the role tells them apart
-      role: 'reviewer',
-      start: { model: client.model },
-      names: { error: `review ${inp.review}`, cancel: `review ${inp.review}` },
-      backlog,
-    },
-  );
+  const call = `${inp.runId}:review:${inp.review}`;
+  const message = reviewMessage(material);
+  let res;
+  try {
+    res = await ledgeredCall(
+      client,
+      {
+        system: REVIEW_SYSTEM,
+        tools: [REVIEW_TOOL],
+        forceTool: REVIEW_TOOL_NAME,
+        messages: [{ role: 'user', content: message }],
+        maxTokens: REVIEW_MAX_TOKENS,
+      },
+      {
+        ledger,
+        call,
+        turn: inp.review,
+        // its billed lines count in the run's spend like the coder's; the role tells them apart
+        role: 'reviewer',
+        start: { model: client.model },
+        names: { error: `review ${inp.review}`, cancel: `review ${inp.review}` },
+        backlog,
+        ...(inp.ledger
+          ? {
+              budget: reviewBudget(
+                deps,
+                inp,
+                inp.ledger,
+                call,
+                ledger,
+                worstCase(client.model, estimateTokens(REVIEW_SYSTEM + message + JSON.stringify(REVIEW_TOOL)), REVIEW_MAX_TOKENS),
+              ),
+            }
+          : {}),
+      },
+    );
+  } catch (err) {
+    // not sent: the workflow parks the run until a person raises the limit, then asks again
+    if (!(err instanceof OverBudgetError)) throw err;
+    const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    return {
+      attempt: inp.attempt,
+      decision: 'unavailable',
+      summary: '',
+      findings: [],
+      model: client.model,
+      usage: none,
+      costUsd: 0,
+      problem: 'over budget',
+      overBudget: err.over,
+    };
+  }
   // lines a full disk kept out during the call; a disk still full fails the review, which is asked again
   await writeLedgerBacklog(ledger, backlog);
   const review: Review = { attempt: inp.attempt, ...verdictOf(res.content), tree, model: client.model, usage: res.usage, costUsd: res.costUsd };
@@ -119,4 +155,20 @@ async function materialOf(g: HardenedGit, base: string, tree: string, goal: stri
     tests.push({ path, text });
   }
   return { goal: redact(goal), patch, tests, verdict: redact(verdict) };
+}
+
+/** The reviewer's call in the budget ledger: its worst case reserved, its bill settled, or let go unbilled. */
+function reviewBudget(deps: ActivityDeps, inp: ReviewInput, ref: LedgerRef, key: string, file: string, need: { tokens: number; usd: number }): CallBudget {
+  const port = deps.ledger ?? temporalLedger();
+  const scope = { key, runId: inp.runId, repo: inp.repo, ...(ref.parent ? { parent: ref.parent } : {}) };
+  return {
+    async reserve() {
+      const held = await port.reserve(ref, { ...scope, ...need });
+      if (held.ok) return;
+      await appendJsonl(file, { at: new Date().toISOString(), call: key, event: 'over_budget', role: 'reviewer', over: held.over });
+      throw new OverBudgetError(held.over, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, 0);
+    },
+    settle: (b) => port.settle(ref, { ...scope, message: b.message, usage: b.usage, usd: b.costUsd }),
+    release: () => port.release(ref, key),
+  };
 }

@@ -21,7 +21,7 @@ export async function runAhead(
   runTool: (i: RunToolInput) => Promise<RunToolResult>,
 ): Promise<Array<{ id: string; result: RunToolResult }>> {
   const out: Array<{ id: string; result: RunToolResult }> = [];
-  if (!inp.runAhead || turn.budgetStop) return out;
+  if (!inp.runAhead || turn.budgetStop || turn.overBudget) return out;
   let commands = 0;
   for (const call of turn.calls) {
     if (call.inputError || ATTEMPT_ENDING_TOOLS.has(call.name)) break;
@@ -98,6 +98,7 @@ export async function turnsAhead(
         checkpoint: next.checkpoint,
         ...(inp.memory ? { memory: { ...inp.memory, touchedFiles: [...touched] } } : {}),
         tokensLeft: Math.max(0, ahead.budgets.maxTokens - totalTokens(used)),
+        ...(inp.ledger ? { ledger: inp.ledger } : {}),
         runAhead: { grants: inp.runAhead!.grants },
       });
     } catch (err) {

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { addApproveCommands } from './commands/approve.js';
 import { addAuditCommand } from './commands/audit.js';
+import { addBudgetCommand } from './commands/budget.js';
 import { addCancelCommand } from './commands/cancel.js';
 import { addCleanCommand } from './commands/clean.js';
 import { addClusterCommand } from './commands/cluster.js';
@@ -49,6 +50,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   addApproveCommands(program, out);
   addHumanCommands(program, out);
   addCancelCommand(program, out);
+  addBudgetCommand(program, out);
   addCleanCommand(program, out);
   addLogsCommand(program, out);
   addAuditCommand(program, out);

@@ -84,6 +84,8 @@ export type RanResult = (DoneCall & { status: 'done'; ok: boolean; summary: stri
 /** A turn whose leading calls ran in the activity (`ran`, in the calls' order). */
 export interface RanTurn {
   budgetStop?: string;
+  /** the turn's call was not sent: a limit of the budget ledger, which only the workflow may wait on */
+  overBudget?: unknown;
   calls: ReadonlyArray<{ id: string; fingerprint: string }>;
   ran?: ReadonlyArray<{ id: string; result: RanResult }>;
 }
@@ -94,6 +96,7 @@ export interface RanTurn {
  */
 export function outcomeOfRan(turn: RanTurn, stuck: StuckState, cycles: boolean, touched: string[]): TurnOutcome {
   if (turn.budgetStop) return { dirty: false, budgetStop: turn.budgetStop };
+  if (turn.overBudget) return { dirty: false, workflowOnly: { ask: true, why: 'the next model call does not fit the budget ledger' } };
   if (!turn.calls.length) return { dirty: false, workflowOnly: { ask: false, why: 'a turn without calls: the stop gate answers it' } };
   if ((turn.ran?.length ?? 0) !== turn.calls.length) return { dirty: false, workflowOnly: { ask: false, why: 'calls the activity did not run' } };
   let dirty = false;

@@ -15,6 +15,7 @@ import { openApiDocument } from './openapi.js';
 import { tenantOf, type Env, type RouteOptions } from './request.js';
 import { addApprovalRoutes } from './routes/approvals.js';
 import { addArtifactRoutes } from './routes/artifacts.js';
+import { addBudgetRoutes } from './routes/budget.js';
 import { addEventRoutes } from './routes/events.js';
 import { addInboxRoutes } from './routes/inbox.js';
 import { addRunRoutes } from './routes/runs.js';
@@ -57,7 +58,7 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   const api = new Hono<Env>();
   const authenticate = bearerAuth(o);
-  for (const path of ['/me', '/runs', '/runs/*', '/approvals', '/events']) api.use(path, authenticate);
+  for (const path of ['/me', '/runs', '/runs/*', '/approvals', '/events', '/budget']) api.use(path, authenticate);
 
   api.get('/me', (c) => {
     const id = c.get('id');
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   addRunRoutes(api, o);
   addEventRoutes(api, o);
   addArtifactRoutes(api, o);
+  addBudgetRoutes(api, o);
   addApprovalRoutes(api, o);
 
   app.route('/', api);

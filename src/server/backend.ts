@@ -2,6 +2,7 @@
  * What the API needs from the run store: Temporal in `kiln serve` (temporal-backend.ts), an
  * in-memory fake in the route tests. Every call names a run by id; the routes check the tenant.
  */
+import type { LedgerView } from '../shared/budget-ledger.js';
 import type { ApprovalDecision, HumanDecision, RunInput, RunResult, RunState, StartAttestation } from '../shared/types.js';
 import type { FleetFilters } from '../client/fleet-query.js';
 
@@ -54,6 +55,8 @@ export interface RunBackend {
   cancel(runId: string, by: string, reason?: string): Promise<boolean>;
   approve(runId: string, d: ApprovalDecision): Promise<string>;
   human(runId: string, d: HumanDecision): Promise<string>;
+  /** the tenant's budget ledger; undefined before its first reservation or limit */
+  budget(tenant: string): Promise<LedgerView | undefined>;
   /** whether the run store knows the search attributes the workflow upserts */
   searchAttributes(): Promise<boolean>;
 }

@@ -39,6 +39,13 @@ export function openApiDocument() {
     paths: {
       ...runPaths(),
       ...approvalPaths(),
+      '/budget': {
+        get: {
+          summary: "the caller's tenant's budget ledger: billed, held and limit per scope (any role)",
+          responses: { '200': { description: 'the ledger' }, '401': common['401'] },
+        },
+        put: { summary: 'refused: limits are set by the operator (kiln budget set)', responses: { '403': { description: 'no token may change a limit' } } },
+      },
       '/me': { get: { summary: "the token's user, tenant and role", responses: { '200': { description: 'who you are' }, '401': common['401'] } } },
       '/openapi.json': { get: { summary: 'this document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },

@@ -1,6 +1,8 @@
 /** The run store `kiln serve` uses: Temporal, through the same client code as the CLI. */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { fleetQuery } from '../client/fleet-query.js';
+import { budgetView } from '../client/budget.js';
+import type { LedgerView } from '../shared/budget-ledger.js';
 import { hasKilnSearchAttributes, outcome, readState, requestCancel, sendApproval, sendHuman, startInput, startRun } from '../client/runs.js';
 import { startedBySignal } from '../shared/messages.js';
 import type { StartAttestation } from '../shared/types.js';
@@ -171,6 +173,10 @@ export class TemporalBackend implements RunBackend {
 
   human(runId: string, d: Parameters<RunBackend['human']>[1]) {
     return sendHuman(this.client, this.handle(runId), d);
+  }
+
+  budget(tenant: string): Promise<LedgerView | undefined> {
+    return budgetView(this.client, tenant);
   }
 
   async searchAttributes(): Promise<boolean> {

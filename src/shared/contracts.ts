@@ -1,5 +1,6 @@
 /** Inputs and outputs of the activities: small, bounded and redacted, since they enter history. */
 import type { BudgetUsed, Budgets, CheckOutcome, LogLine, PlanStep, RunInput, RunState, Usage, Verdict } from './types.js';
+import type { Limit, OverBudget } from './budget-ledger.js';
 
 export interface RunRef {
   runId: string;
@@ -61,6 +62,13 @@ export interface ToolCallView {
   inputError?: string;
 }
 
+/** Where a run's model calls reserve: the ledger workflow of its tenant (on the run's own task queue), and the scopes beyond the tenant. */
+export interface LedgerRef {
+  tenant: string;
+  taskQueue: string;
+  parent?: { runId: string; cap: Limit };
+}
+
 export interface AgentTurnInput extends RunRef {
   turn: number;
   attempt: number;
@@ -74,6 +82,8 @@ export interface AgentTurnInput extends RunRef {
   toolResults?: Record<string, { content: string; isError: boolean }>;
   /** what is left of the run's token budget: it caps the turn's max_tokens */
   tokensLeft?: number;
+  /** the budget ledger the turn's model calls reserve against (absent: none, as in runs recorded before it) */
+  ledger?: LedgerRef;
   /**
    * Run the reply's calls in this activity, in order, while each is the worker's to decide (see
    * run-ahead.ts): the grants are the run's, as runTool would get them. Absent: calls only.
@@ -121,6 +131,8 @@ export interface AgentTurnResult {
   costUsd: number;
   /** the turn did not start: its input alone would pass the token budget (names the budget) */
   budgetStop?: string;
+  /** the turn's model call was not sent: its worst case does not fit a limit of the ledger (the run parks) */
+  overBudget?: OverBudget;
   /** the leading calls run in this activity (runAhead), each result exactly as runTool's */
   ran?: Array<{ id: string; result: RunToolResult }>;
   /** the turns this activity went on to take, in order (runAhead.turns): each as its own activity's */

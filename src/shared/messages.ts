@@ -4,6 +4,7 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { LedgerView, LimitChange, ReserveAnswer, ReserveRequest, SettleRequest } from './budget-ledger.js';
 import type { ApprovalDecision, CancelRequest, ChildSpend, HumanDecision, PreApproval, RunState, StartAttestation } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
@@ -26,3 +27,12 @@ export const startedBySignal = defineSignal<[StartAttestation]>('startedBy');
 
 /** A child of parallel attempts that ended cancelled tells its parent what it spent (its result, which would, is a cancellation). */
 export const childSpendSignal = defineSignal<[ChildSpend]>('childSpend');
+
+/** The budget ledger's (src/workflows/budget-ledger.ts): a call's worst case held before it is sent, settled with its bill, or let go. */
+export const budgetReserveUpdate = defineUpdate<ReserveAnswer, [ReserveRequest]>('budgetReserve');
+export const budgetSettleUpdate = defineUpdate<{ counted: boolean }, [SettleRequest]>('budgetSettle');
+export const budgetReleaseUpdate = defineUpdate<void, [string]>('budgetRelease');
+/** A run that ended lets go what its killed calls still hold. */
+export const budgetReleaseRunSignal = defineSignal<[string]>('budgetReleaseRun');
+export const budgetLimitUpdate = defineUpdate<LedgerView, [LimitChange]>('budgetLimit');
+export const budgetQuery = defineQuery<LedgerView>('budget');

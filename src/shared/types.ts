@@ -2,8 +2,19 @@
  * Wire types shared by the workflow, the activities and the CLI. Type-only on purpose: the
  * workflow bundle must stay free of I/O, and zod validation happens at the edges (CLI, activities).
  */
+import type { OverBudget } from './budget-ledger.js';
 export type Phase =
-  'preparing' | 'planning' | 'editing' | 'awaiting_approval' | 'verifying' | 'retrying' | 'needs_human' | 'succeeded' | 'blocked' | 'cancelled';
+  | 'preparing'
+  | 'planning'
+  | 'editing'
+  | 'awaiting_approval'
+  | 'awaiting_budget'
+  | 'verifying'
+  | 'retrying'
+  | 'needs_human'
+  | 'succeeded'
+  | 'blocked'
+  | 'cancelled';
 
 /** Defaults for the optional RunInput fields. */
 /** Long enough that a busy but living host is never mistaken for a lost one. */
@@ -104,6 +115,8 @@ export interface Review {
   usage: Usage;
   costUsd: number;
   problem?: string;
+  /** the reviewer was not asked: its call's worst case does not fit the budget ledger (the run parks, then asks again) */
+  overBudget?: OverBudget;
 }
 
 export interface PlanStep {

@@ -48,7 +48,12 @@ function pendingFor(id: string, call: ToolCallView, res: Ask, timeoutMs: number)
   };
 }
 
-export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): Promise<Answer> {
+export async function askPeople(
+  ctx: RunContext,
+  call: ToolCallView,
+  res: Ask,
+  phase: 'awaiting_approval' | 'awaiting_budget' = 'awaiting_approval',
+): Promise<Answer> {
   const { state, input } = ctx;
   await ctx.auditPreApprovals();
   const id = `ap-${++ctx.approvalSeq}`;
@@ -74,7 +79,7 @@ export async function askPeople(ctx: RunContext, call: ToolCallView, res: Ask): 
   const needs = res.needs
     ? ` (needs ${res.needs.approvers > 1 ? `${res.needs.approvers} different` : 'an'} authenticated approver${res.needs.approvers > 1 ? 's' : ''})`
     : '';
-  ctx.phase('awaiting_approval', `${id}: ${res.summary}${needs}`);
+  ctx.phase(phase, `${id}: ${res.summary}${needs}`);
   const summary = `approval ${id} times out: ${call.summary}`.slice(0, 200);
   approvalRequested(call.name);
   let answer: Answer | 'timeout';

@@ -8,7 +8,8 @@
 import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { AgentTurnInput, AgentTurnResult, RunToolResult, ToolCallView, TurnsAhead } from '../shared/contracts.js';
 import { DEFAULT_TURNS_PER_RUN } from '../shared/types.js';
-import { totalTokens } from '../loop/budget.js';
+import { addSpend, totalTokens } from '../loop/budget.js';
+import { ledgerRef, parkForBudget } from './budget-park.js';
 import { gateSatisfied, missingChecks, recordDone, type LoopState } from '../loop/state.js';
 import { observeCall, observeIdleTurn } from '../loop/stuck.js';
 import { beforeNextTurn, nextAfterTurn, type BeforeTurn, type Next } from '../loop/turn.js';
@@ -111,6 +112,7 @@ function takeTurn(ctx: RunContext, loop: LoopState, ahead: boolean): Promise<Age
     checkpoint: loop.dirty,
     memory: { plan: state.plan, touchedFiles: state.touchedFiles, failures: ctx.failures },
     tokensLeft: Math.max(0, input.budgets.maxTokens - totalTokens(state.budget)),
+    ledger: ledgerRef(ctx),
     ...(ahead ? { runAhead: { grants: state.grants, turns } } : {}),
   };
   return ctx.host!.agentTurn.executeWithOptions({ ...(ahead ? turnAheadOptions(input) : modelOptions(input)), summary: `turn ${state.turn}: model` }, [args]);
@@ -130,6 +132,12 @@ async function readTurn(ctx: RunContext, loop: LoopState, turn: AgentTurnResult,
     // the turn's input alone would overshoot the token budget: it did not start
     ctx.state.turn -= 1;
     return endOf(nextAfterTurn({ budgetStop: turn.budgetStop, dirty: loop.dirty }));
+  }
+  if (turn.overBudget) {
+    // not sent: the same turn is taken again once a person lets it (replies refused before it were billed)
+    ctx.state.turn -= 1;
+    addSpend(ctx.state.budget, turn.usage, turn.costUsd);
+    return parkForBudget(ctx, turn.overBudget);
   }
   recordTurn(ctx, loop, turn);
   const checks = ctx.prep!.checks;

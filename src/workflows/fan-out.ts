@@ -18,8 +18,10 @@ import {
   isCancellation,
   setHandler,
   startChild,
+  workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
+import { KilnTenant } from '../shared/search-attributes.js';
 import { cancelRequestSignal, childSpendSignal, statusQuery } from '../shared/messages.js';
 import type { CancelRequest, ChildSpend, FanOutChild, Phase, RunInput, RunResult, RunState } from '../shared/types.js';
 import { addSpend } from '../loop/budget.js';
@@ -31,6 +33,7 @@ const PARENT_PHASES: Record<Phase, readonly Phase[]> = {
   planning: ['succeeded', 'blocked', 'cancelled'],
   editing: [],
   awaiting_approval: [],
+  awaiting_budget: [],
   verifying: [],
   retrying: [],
   needs_human: [],
@@ -70,6 +73,7 @@ export async function fanOut(input: RunInput, n: number): Promise<RunResult> {
     if (r && typeof r.by === 'string') who = { by: r.by.slice(0, 200), reason: r.reason?.slice(0, 500) };
   });
 
+  const tenant = workflowInfo().typedSearchAttributes.get(KilnTenant);
   const scopes: CancellationScope[] = [];
   const results: Array<Promise<Settled>> = [];
   try {
@@ -83,6 +87,8 @@ export async function fanOut(input: RunInput, n: number): Promise<RunResult> {
           args: [child],
           // a child stops (and cleans up) when its parent closes, whatever closed it
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          // the tenant `kiln serve` started the run for: the children's calls count against its budget ledger
+          ...(tenant ? { typedSearchAttributes: [{ key: KilnTenant, value: tenant }] } : {}),
           cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         }),
       );

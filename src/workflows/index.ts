@@ -1,1 +1,2 @@
 export { kilnRun } from './run.js';
+export { kilnBudget } from './budget-ledger.js';

@@ -3,6 +3,7 @@
  * one activity asks the reviewer; its verdict ships the patch, sends the run to a retry with the
  * findings (counted against the attempts), or, the second time it asks for changes, to a person.
  */
+import { ledgerRef, parkForBudget } from './budget-park.js';
 import { ActivityFailure, isCancellation } from '@temporalio/workflow';
 import type { Review, Verdict } from '../shared/types.js';
 import { addSpend } from '../loop/budget.js';
@@ -19,7 +20,13 @@ export async function reviewVerified(ctx: RunContext, verdict: Verdict, tree: st
   if (mode === 'off') return { kind: 'ship' };
   const n = (state.reviews?.length ?? 0) + 1;
   ctx.note('verdict', `independent review ${n} of attempt ${state.attempt}${input.reviewModel ? ` (${input.reviewModel})` : ''}`);
-  const review = await ask(ctx, n, verdict, tree);
+  let review = await ask(ctx, n, verdict, tree);
+  while (review.overBudget) {
+    // the reviewer was not asked: a person raises the limit (and approves), or the run waits for one
+    const end = await parkForBudget(ctx, review.overBudget, 'verifying');
+    if (end) return { kind: 'human', reason: `the review does not fit the budget: ${end.kind === 'budget' ? end.which : 'nobody raised it in time'}` };
+    review = await ask(ctx, n, verdict, tree);
+  }
   state.reviews = [...(state.reviews ?? []), review];
   addSpend(state.budget, review.usage, review.costUsd);
   if (review.decision === 'approve') {
@@ -45,7 +52,15 @@ async function ask(ctx: RunContext, n: number, verdict: Verdict, tree: string | 
   const { input, state } = ctx;
   try {
     return await ctx.host!.reviewPatch.executeWithOptions({ ...hostOptions(input), summary: `review ${n} of attempt ${state.attempt}` }, [
-      { ...ctx.ref(), events: ctx.takeUnwritten(), attempt: state.attempt, review: n, ...(tree ? { tree } : {}), verdict: verdict.summary },
+      {
+        ...ctx.ref(),
+        events: ctx.takeUnwritten(),
+        attempt: state.attempt,
+        review: n,
+        ...(tree ? { tree } : {}),
+        verdict: verdict.summary,
+        ledger: ledgerRef(ctx),
+      },
     ]);
   } catch (err) {
     // a lost host rebuilds the worktree and verifies again (run.ts); a cancel ends the run

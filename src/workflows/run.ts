@@ -24,6 +24,7 @@ import { runInputProblemOf } from '../shared/run-input-check.js';
 import { DEFAULT_HOST_LOSS_MS, type HumanDecision, type Review, type RunInput, type RunResult, type Verdict } from '../shared/types.js';
 import { KilnRepo } from '../shared/search-attributes.js';
 import { approvePatch, approveSetup } from './approval-gates.js';
+import { releaseLeftovers } from './budget-park.js';
 import { reviewRetryPrompt, reviewVerified } from './review.js';
 import { fanOut } from './fan-out.js';
 import { runAttempt } from './attempt.js';
@@ -468,6 +469,7 @@ async function finish(ctx: RunContext, removeWorktree: boolean, verifiedTree?: s
     patchPath = res.patchPath;
     diskNote = res.diskNote;
   }
+  await releaseLeftovers(ctx);
   return {
     runId: input.runId,
     state: state.phase,

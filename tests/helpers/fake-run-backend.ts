@@ -1,5 +1,6 @@
 /** An in-memory run store for the API's route tests: what Temporal would answer, without Temporal. */
 import type { ListQuery, RunBackend, RunInfo, RunMemo } from '../../src/server/backend.js';
+import type { LedgerView } from '../../src/shared/budget-ledger.js';
 import type { ApprovalDecision, HumanDecision, PendingApproval, RunInput, RunResult, RunState, StartAttestation } from '../../src/shared/types.js';
 
 interface FakeRun {
@@ -186,6 +187,12 @@ export class FakeRunBackend implements RunBackend {
   async human(runId: string, d: HumanDecision) {
     this.humans.push({ runId, d });
     return `${d.action} sent`;
+  }
+
+  /** the ledger each tenant's `budget()` answers with */
+  ledgers = new Map<string, LedgerView>();
+  async budget(tenant: string) {
+    return this.ledgers.get(tenant);
   }
 
   async searchAttributes() {

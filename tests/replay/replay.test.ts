@@ -68,6 +68,7 @@ describe('replay of recorded histories', () => {
         'starter-signed.json',
         'review-changes-requested.json',
         'fan-out-first-wins.json',
+        'budget-park.json',
       ]),
     );
   });
@@ -75,6 +76,21 @@ describe('replay of recorded histories', () => {
   it.each(files)('%s replays against the current workflow code', async (file) => {
     const bundle = await workflowBundle();
     await Worker.runReplayHistory({ workflowBundle: bundle, replayName: file }, load(file), `replay-${file}`);
+  });
+
+  it("the budget ledger's release at a run's end is behind patched(): a run recorded before it carries no marker, one after it does", () => {
+    const marked = (file: string) =>
+      (
+        JSON.parse(readFileSync(join(DIR, file), 'utf8')) as {
+          events: Array<{ markerRecordedEventAttributes?: { details?: Record<string, { payloads: Array<{ data: string }> }> } }>;
+        }
+      ).events.some((e) =>
+        Object.values(e.markerRecordedEventAttributes?.details ?? {}).some((d) =>
+          d.payloads.some((p) => Buffer.from(p.data, 'base64').toString().includes('"budget-ledger-release"')),
+        ),
+      );
+    expect(marked('budget-park.json')).toBe(true);
+    expect(marked('budget.json')).toBe(false);
   });
 
   it('a history whose commands no longer match the code fails with a determinism error', async () => {

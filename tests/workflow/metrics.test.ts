@@ -91,6 +91,9 @@ describe('worker metrics', () => {
     expect(await metric('kiln_run_phase_entered', { phase: 'preparing' })).toBe(1);
     expect(await metric('kiln_run_phase_left', { phase: 'preparing' })).toBe(1);
     expect((await metric('kiln_run_phase_entered')) - (await metric('kiln_run_phase_left'))).toBe(1);
+    // the budget ledger's gauge: what the tenant was billed, this file's only run so far
+    expect(await metric('kiln_budget_billed_usd', { tenant: 'default', scope: 'tenant' })).toBeCloseTo(r.costUsd, 6);
+    expect(await metric('kiln_budget_held_usd', { tenant: 'default', scope: 'tenant' })).toBe(0);
     // and the SDK's own metrics on the same endpoint
     expect(await metric('temporal_workflow_completed')).toBeGreaterThanOrEqual(1);
   });

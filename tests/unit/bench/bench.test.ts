@@ -163,8 +163,13 @@ describe('the bench', () => {
     positive(r.history.bytesPerTurn);
     positive(r.history.turnsToEventLimit);
     positive(r.history.turnsToByteLimit);
+    // every model call of the Temporal run reserved and settled in the budget ledger
+    expect(r.ledger.reserveMs.n).toBe(5);
+    expect(r.ledger.settleMs.n).toBe(5);
+    positive(r.ledger.perTurnP50Ms);
 
     const text = [...turnsSection(r), ...historySection(r)].join('\n');
+    expect(text).toMatch(/ledger\s+reserve \(on the turn's path\) p50 \d+\.?\d* ms/);
     expect(text).toContain(`p50 ×${r.overhead.p50Ratio}`);
     expect(text).toMatch(/Temporal \+ worker\s+\d+\.\d ms\s+\d+\.\d ms/);
     expect(text).toMatch(/in-process loop\s+\d+\.\d ms\s+\d+\.\d ms/);

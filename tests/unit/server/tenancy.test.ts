@@ -85,6 +85,29 @@ describe('cross-tenant: every run route is a 404 for another tenant', () => {
     expect(await own.text()).toContain('event: end');
   });
 
+  it("GET /budget shows the caller's tenant's ledger only; no token, whatever its role, may raise a limit", async () => {
+    const view = (tenant: string, usd: number) => ({
+      tenant,
+      day: '2026-12-07',
+      open: 0,
+      overruns: 0,
+      scopes: [{ scope: 'tenant', used: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, usd }, held: { tokens: 0, usd: 0, calls: 0 }, limit: { usd: 1 } }],
+    });
+    h.backend.ledgers.set('acme', view('acme', 0.5));
+    h.backend.ledgers.set('globex', view('globex', 0.9));
+    const a = (await (await h.call('GET', '/budget', h.t.acmeViewer)).json()) as { tenant: string; scopes: Array<{ used: { usd: number } }> };
+    expect(a.tenant).toBe('acme');
+    expect(a.scopes[0]!.used.usd).toBe(0.5);
+    expect(((await (await h.call('GET', '/budget', h.t.globexRunner)).json()) as { tenant: string }).tenant).toBe('globex');
+    for (const token of [h.t.acmeRunner, h.t.acmeApprover, h.t.acmeViewer])
+      for (const method of ['PUT', 'POST', 'PATCH']) {
+        const r = await h.call(method, '/budget', token, { scope: 'tenant', limit: { usd: 1000 } });
+        expect(r.status).toBe(403);
+        expect(((await r.json()) as { message: string }).message).toMatch(/set by the operator/);
+      }
+    expect((await h.call('GET', '/budget')).status).toBe(401);
+  });
+
   it("GET /runs lists only the caller's tenant's runs", async () => {
     h.backend.add('run-globex-1', 'globex', { repo: h.globexRepo });
     const g = (await (await h.call('GET', '/runs', h.t.globexRunner)).json()) as { runs: Array<{ runId: string }> };

@@ -1,0 +1,100 @@
+/**
+ * A model call's reservation in its tenant's budget ledger (src/workflows/budget-ledger.ts),
+ * reached through the worker's Temporal client: update-with-start, so the first call of a tenant
+ * starts its ledger, and an Update ID per call and per reply, so a retried activity neither holds
+ * nor counts twice (the ledger keys them too, across its continue-as-new).
+ */
+import { Context } from '@temporalio/activity';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import { costUsd } from '../model/index.js';
+import {
+  LEDGER_WORKFLOW_TYPE,
+  ledgerWorkflowId,
+  type OverBudget,
+  type ReserveAnswer,
+  type ReserveRequest,
+  type SettleRequest,
+} from '../shared/budget-ledger.js';
+import type { LedgerRef } from '../shared/contracts.js';
+import { budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
+import type { Usage } from '../shared/types.js';
+import { KilnError } from '../shared/errors.js';
+
+/** What the activities ask of the ledger; tests pass one of their own in the activity deps. */
+export interface BudgetLedgerPort {
+  reserve(ref: LedgerRef, req: ReserveRequest): Promise<ReserveAnswer>;
+  settle(ref: LedgerRef, s: SettleRequest): Promise<void>;
+  release(ref: LedgerRef, key: string): Promise<void>;
+}
+
+/**
+ * A call the ledger did not let out: the turn hands this back and the run parks (awaiting_budget).
+ * It never leaves the activity; were it to, the same call again cannot fit until a person acts.
+ */
+export class OverBudgetError extends KilnError {
+  readonly retryable = false;
+  constructor(
+    readonly over: OverBudget,
+    /** what the turn's earlier calls (replies Kiln refused and asked again) were billed */
+    readonly usage: Usage,
+    readonly costUsd: number,
+  ) {
+    super(`over budget: ${over.scope} ${over.limit}`);
+  }
+}
+
+/** The worst a call may cost: its input as estimated, at the dearer of fresh and cache-write input, plus its whole output limit. */
+export function worstCase(model: string, inputTokens: number, maxTokens: number): { tokens: number; usd: number } {
+  const fresh = costUsd(model, { input: inputTokens, output: maxTokens, cacheRead: 0, cacheWrite: 0 });
+  const written = costUsd(model, { input: 0, output: maxTokens, cacheRead: 0, cacheWrite: inputTokens });
+  return { tokens: inputTokens + maxTokens, usd: Math.ceil(Math.max(fresh, written) * 1e6) / 1e6 };
+}
+
+/** The ledger through this worker's Temporal client (the activity's context has it). */
+export function temporalLedger(): BudgetLedgerPort {
+  return {
+    reserve: (ref, req) => send(ref, budgetReserveUpdate, req, `reserve:${req.key}`),
+    settle: async (ref, s) => void (await send(ref, budgetSettleUpdate, s, `settle:${s.message}`)),
+    release: (ref, key) => send(ref, budgetReleaseUpdate, key, `release:${key}`),
+  };
+}
+
+async function send<R, A>(ref: LedgerRef, def: UpdateDefinition<R, [A]>, arg: A, updateId: string): Promise<R> {
+  const ctx = Context.current();
+  return ctx.client.workflow.executeUpdateWithStart(def, {
+    args: [arg],
+    // the client's own retries of one request are one update; the same call asked again by another
+    // activity or attempt (after a release, a park) is a new one (the ledger's key map still holds a call once)
+    updateId: `${updateId}:${ctx.info.activityId}:${ctx.info.attempt}`,
+    startWorkflowOperation: new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, {
+      workflowId: ledgerWorkflowId(ref.tenant),
+      taskQueue: ref.taskQueue,
+      args: [{ tenant: ref.tenant }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+}
+
+/**
+ * The settles an activity has sent and not yet seen answered. A settle leaves as soon as the
+ * stream states the usage and is not waited for on the turn's path (it overlaps the rest of the
+ * turn: reading the reply, the tools, the next turn's request); the activity waits for all of
+ * them before it completes. Until then the call's worst case stays held, so the ledger only ever
+ * errs high. A worker that dies first leaves them to the retried activity, which settles every
+ * reply its stored turns were billed for again, from model-calls.jsonl (a message counts once).
+ */
+export class Settling {
+  private readonly pending: Array<Promise<void>> = [];
+  private failure: unknown;
+
+  add(p: Promise<void>): void {
+    // handled at once: a rejection nobody awaits yet must not end the worker
+    this.pending.push(p.then(undefined, (err: unknown) => void (this.failure ??= err)));
+  }
+
+  async done(): Promise<void> {
+    await Promise.all(this.pending);
+    if (this.failure !== undefined) throw this.failure;
+  }
+}

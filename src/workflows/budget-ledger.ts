@@ -1,0 +1,122 @@
+/**
+ * One tenant's budget ledger as a workflow of its own (id `kiln-budget-TENANT`), started by the
+ * first call that reserves (update-with-start): it lives in Temporal, so workers on any host reserve
+ * against the same numbers, and it survives a crash of any of them. Its handlers run one at a time,
+ * so two calls racing for the last dollar are decided in order; the state is the pure ledger
+ * (src/shared/budget-ledger.ts) and is carried across continue-as-new.
+ */
+import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  emptyLedger,
+  ledgerView,
+  limitChangeProblem,
+  release,
+  releaseRun,
+  reserve,
+  setLimit,
+  settle,
+  type LedgerState,
+  type ReserveRequest,
+  type SettleRequest,
+} from '../shared/budget-ledger.js';
+import { budgetLimitUpdate, budgetQuery, budgetReleaseRunSignal, budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
+
+/** History events before the ledger continues as new (each call adds a few). */
+export const LEDGER_HISTORY_EVENTS = 4000;
+
+export interface LedgerInput {
+  tenant: string;
+  carry?: LedgerState;
+}
+
+export async function kilnBudget(input: LedgerInput): Promise<void> {
+  const state = input.carry ?? emptyLedger(input.tenant);
+  // the workflow's clock: the same day on replay
+  const day = () => new Date().toISOString().slice(0, 10);
+  setHandler(
+    budgetReserveUpdate,
+    (r) => {
+      const answer = reserve(state, r, day());
+      showGauges(state, day(), r.repo);
+      return answer;
+    },
+    { validator: reserveProblem },
+  );
+  setHandler(
+    budgetSettleUpdate,
+    (s) => {
+      const counted = settle(state, s, day());
+      showGauges(state, day(), s.repo);
+      return counted;
+    },
+    { validator: settleProblem },
+  );
+  setHandler(budgetReleaseUpdate, (key) => release(state, key));
+  setHandler(budgetReleaseRunSignal, (runId) => {
+    if (typeof runId === 'string') releaseRun(state, runId);
+  });
+  setHandler(
+    budgetLimitUpdate,
+    (c) => {
+      setLimit(state, c);
+      showGauges(state, day(), c.scope === 'repo' ? c.name : undefined);
+      return ledgerView(state, day());
+    },
+    {
+      validator: (c) => {
+        const problem = limitChangeProblem(c);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(budgetQuery, () => ledgerView(state, day()));
+  const info = workflowInfo;
+  await condition(() => info().continueAsNewSuggested || info().historyLength > LEDGER_HISTORY_EVENTS || info().targetWorkerDeploymentVersionChanged);
+  await condition(allHandlersFinished);
+  const carry = { tenant: state.tenant, carry: state };
+  // a ledger never ends: on a versioned fleet it moves to the current build rather than hold the old one's workers forever
+  if (info().targetWorkerDeploymentVersionChanged) await makeContinueAsNewFunc<typeof kilnBudget>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(carry);
+  await continueAsNew<typeof kilnBudget>(carry);
+}
+
+const isCount = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+
+/** Refused before it reaches the history: a malformed request changes nothing. */
+function reserveProblem(r: ReserveRequest): void {
+  if (!r || typeof r.key !== 'string' || typeof r.runId !== 'string' || typeof r.repo !== 'string') throw new Error('a reservation needs key, runId and repo');
+  if (!isCount(r.tokens) || !isCount(r.usd)) throw new Error('a reservation needs tokens and usd ≥ 0');
+}
+
+function settleProblem(s: SettleRequest): void {
+  if (!s || typeof s.key !== 'string' || typeof s.message !== 'string' || typeof s.repo !== 'string')
+    throw new Error('a settlement needs key, message and repo');
+  const u = s.usage;
+  if (!u || ![u.input, u.output, u.cacheRead, u.cacheWrite, s.usd].every(isCount)) throw new Error('a settlement needs its usage and usd');
+}
+
+// created on first use: the meter exists only inside a workflow context
+let gauges:
+  | { billed: ReturnType<typeof metricMeter.createGauge>; held: ReturnType<typeof metricMeter.createGauge>; limit: ReturnType<typeof metricMeter.createGauge> }
+  | undefined;
+
+/**
+ * kiln_budget_billed_usd / _held_usd / _limit_usd {tenant, scope}, for the tenant, today and the
+ * repo a call just touched (a parallel run's scope is left out: one series per run is too many).
+ * The meter is silent on replay and recording issues no command. docs/metrics.md.
+ */
+function showGauges(state: LedgerState, today: string, repo?: string): void {
+  gauges ??= {
+    billed: metricMeter.createGauge('kiln_budget_billed_usd', 'float', 'USD', "what a budget ledger scope was billed (tenant, today's day, a repo)"),
+    held: metricMeter.createGauge('kiln_budget_held_usd', 'float', 'USD', "what model calls in flight hold of a scope's budget"),
+    limit: metricMeter.createGauge('kiln_budget_limit_usd', 'float', 'USD', "a scope's USD limit (absent: none)"),
+  };
+  const view = ledgerView(state, today);
+  const shown = new Set(['tenant', `day:${today}`, ...(repo ? [`repo:${repo}`] : [])]);
+  for (const s of view.scopes) {
+    if (!shown.has(s.scope)) continue;
+    const tags = { tenant: state.tenant, scope: s.scope.startsWith('day:') ? 'day' : s.scope };
+    gauges.billed.set(s.used.usd, tags);
+    gauges.held.set(s.held.usd, tags);
+    if (s.limit?.usd !== undefined) gauges.limit.set(s.limit.usd, tags);
+  }
+}
