@@ -211,9 +211,21 @@ export async function waitPropagated(conn: HasWorkflowService, namespace: string
   }
 }
 
+/**
+ * The open workflows PINNED to these builds of a deployment: what keeps a build from draining, as
+ * the server counts it. An AUTO_UPGRADE workflow (the budget ledger) shows the build of its last
+ * task too, but moves to the current build by itself, so it is left out.
+ */
+export function pinnedRunsQuery(deploymentName: string, buildIds: string[]): string {
+  const versions = buildIds.map((b) => `'${deploymentName}:${b}'`);
+  return `TemporalWorkerDeploymentVersion IN (${versions.join(', ')}) AND ${PINNED_OPEN}`;
+}
+
+const PINNED_OPEN = `TemporalWorkflowVersioningBehavior='Pinned' AND ExecutionStatus='Running'`;
+
 /** The visibility query for a deployment's open runs pinned to builds other than this one (system search attributes). */
 export function otherBuildsQuery(v: DeploymentVersion): string {
-  return `TemporalWorkerDeployment='${v.deploymentName}' AND TemporalWorkerDeploymentVersion!='${v.deploymentName}:${v.buildId}' AND ExecutionStatus='Running'`;
+  return `TemporalWorkerDeployment='${v.deploymentName}' AND TemporalWorkerDeploymentVersion!='${v.deploymentName}:${v.buildId}' AND ${PINNED_OPEN}`;
 }
 
 /** How many open runs are pinned to other builds: on a one-worker setup (`kiln dev`) they wait for a build that is gone. */

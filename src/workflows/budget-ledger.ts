@@ -5,7 +5,7 @@
  * so two calls racing for the last dollar are decided in order; the state is the pure ledger
  * (src/shared/budget-ledger.ts) and is carried across continue-as-new.
  */
-import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, metricMeter, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import {
   emptyLedger,
   ledgerView,
@@ -71,13 +71,19 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
   );
   setHandler(budgetQuery, () => ledgerView(state, day()));
   const info = workflowInfo;
-  await condition(() => info().continueAsNewSuggested || info().historyLength > LEDGER_HISTORY_EVENTS || info().targetWorkerDeploymentVersionChanged);
+  await condition(() => info().continueAsNewSuggested || info().historyLength > LEDGER_HISTORY_EVENTS);
   await condition(allHandlersFinished);
-  const carry = { tenant: state.tenant, carry: state };
-  // a ledger never ends: on a versioned fleet it moves to the current build rather than hold the old one's workers forever
-  if (info().targetWorkerDeploymentVersionChanged) await makeContinueAsNewFunc<typeof kilnBudget>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(carry);
-  await continueAsNew<typeof kilnBudget>(carry);
+  await continueAsNew<typeof kilnBudget>({ tenant: state.tenant, carry: state });
 }
+
+/*
+ * A ledger never ends, so it must not be pinned like a run: pinned, it would keep the build that
+ * started it from draining, and after a deploy every new run's reservation would wait for a worker
+ * of the old build. AUTO_UPGRADE moves it to the current build at its next task; the price is that
+ * every build must replay the ledger histories earlier builds wrote (the replay tier holds one, and
+ * a change to this file goes behind patched() like any workflow change).
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, kilnBudget);
 
 const isCount = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
 

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/temporal/dev-server.js';
 import { trustRepo } from '../../src/policy/trust.js';
 import { statusQuery } from '../../src/shared/messages.js';
+import { DEFAULT_TENANT, ledgerWorkflowId } from '../../src/shared/budget-ledger.js';
 import type { RunState } from '../../src/shared/types.js';
 import { findTemporalCli } from '../../src/temporal/binary.js';
 import { commitAll, exampleRepo } from '../helpers/repo.js';
@@ -119,10 +120,10 @@ describe.skipIf(!binary)('a setup command cannot reach the host through kiln dev
     expect(log).toMatch(/host marker: failed E(ROFS|NOENT|ACCES|PERM)/);
     expect(log).not.toMatch(/HTTP \d|CONNECTED|WRITTEN/);
 
-    // no foreign workflow on the server: only the run itself
+    // no foreign workflow on the server: only the run itself and the tenant's budget ledger its calls reserved through
     const ids: string[] = [];
     for await (const w of client.workflow.list()) ids.push(w.workflowId);
-    expect(ids).toEqual([id]);
+    expect(ids.sort()).toEqual([id, ledgerWorkflowId(DEFAULT_TENANT)].sort());
     // and nothing ran on the host
     expect(existsSync(marker)).toBe(false);
   }, 400_000);

@@ -20,6 +20,14 @@ export async function saveHistory(handle: RunHandle, dir: string, input: RunInpu
   writeFileSync(join(dir, name), historyToJSON(history));
 }
 
+/** With KILN_RECORD_HISTORIES set, saves the history of a workflow that never finishes (the budget ledger) as NAME.json. */
+export async function recordOpen(handle: WorkflowHandle, name: string): Promise<void> {
+  const dir = process.env.KILN_RECORD_HISTORIES;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.json`), historyToJSON(await handle.fetchHistory()));
+}
+
 /**
  * `KILN_RECORD_HISTORIES=dir npx vitest run tests/workflow` saves every finished run's history;
  * the replay tests keep a chosen few in tests/replay/histories/.

@@ -69,6 +69,7 @@ describe('replay of recorded histories', () => {
         'review-changes-requested.json',
         'fan-out-first-wins.json',
         'budget-park.json',
+        'budget-ledger.json',
       ]),
     );
   });

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createModelClient } from '../../src/model/index.js';
 import { startFaultServer, type FaultReply, type FaultServer } from '../../src/model/fault-server.js';
 import { approveUpdate } from '../../src/shared/messages.js';
-import { DEFAULT_TENANT, type LedgerView } from '../../src/shared/budget-ledger.js';
+import { DEFAULT_TENANT, ledgerWorkflowId, type LedgerView } from '../../src/shared/budget-ledger.js';
 import { budgetView, setBudgetLimit } from '../../src/client/budget.js';
 import { outcome } from '../../src/client/runs.js';
-import { workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
+import { recordOpen, workflowTestEnv, type RunHandle, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { repoWith } from '../helpers/repo.js';
 import { testInput } from '../helpers/run-input.js';
 import { servedTotal } from '../helpers/ledger.js';
@@ -29,6 +29,7 @@ beforeEach(() => {
   api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
 });
 afterAll(async () => {
+  if (t) await recordOpen(t.env.client.workflow.getHandle(ledgerWorkflowId(DEFAULT_TENANT)), 'budget-ledger');
   await t?.stop();
   await api?.close();
 });

@@ -11,7 +11,8 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcome } from '../../src/client/runs.js';
-import { openRunsOnOtherBuilds } from '../../src/temporal/deployment.js';
+import { openRunsOnOtherBuilds, pinnedRunsQuery } from '../../src/temporal/deployment.js';
+import { DEFAULT_TENANT, ledgerWorkflowId } from '../../src/shared/budget-ledger.js';
 import { approveSignal } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import type { kilnRun } from '../../src/workflows/run.js';
@@ -90,8 +91,9 @@ function kiln(...args: string[]) {
   });
 }
 
-/** the SDK's PINNED, as temporal.api.enums.v1.VersioningBehavior */
+/** the SDK's PINNED and AUTO_UPGRADE, as temporal.api.enums.v1.VersioningBehavior */
 const PINNED = 1;
+const AUTO_UPGRADE = 2;
 
 describe('upgrade-safe runs: two builds at once', () => {
   it('a run started on build A finishes on A after build B takes new runs, which run B’s code', async () => {
@@ -115,10 +117,11 @@ describe('upgrade-safe runs: two builds at once', () => {
     expect(status.stdout).toMatch(new RegExp(`\\* ${b.buildId}\\s+current`));
     expect(status.stdout).toMatch(new RegExp(`  ${a.buildId}\\s+draining — runs pinned to it are open`));
 
-    // the query docs/cluster.md gives for the runs that keep a build from draining
-    expect(await eventually(() => env.client.workflow.count(`TemporalWorkerDeploymentVersion='${queue}:${a.buildId}' AND ExecutionStatus='Running'`))).toEqual(
-      expect.objectContaining({ count: 1 }),
-    );
+    // the query docs/cluster.md gives for the runs that keep a build from draining: the run, not the ledger
+    expect(await eventually(() => env.client.workflow.count(pinnedRunsQuery(queue, [a.buildId])))).toEqual(expect.objectContaining({ count: 1 }));
+    // the tenant's budget ledger was started by A's run, yet holds no build: it moves with the current one
+    const ledger = env.client.workflow.getHandle(ledgerWorkflowId(DEFAULT_TENANT));
+    expect((await ledger.describe()).raw.workflowExecutionInfo?.versioningInfo?.behavior).toBe(AUTO_UPGRADE);
 
     // what `kiln dev` counts at start: runs a build other than its own holds
     expect(await openRunsOnOtherBuilds(env.connection, 'default', { deploymentName: queue, buildId: b.buildId })).toBe(1);
@@ -127,6 +130,13 @@ describe('upgrade-safe runs: two builds at once', () => {
     const r2 = await start();
     const st2 = await untilAsked(r2, 90_000);
     expect(await pinnedTo(r2)).toEqual({ behavior: PINNED, buildId: b.buildId, deploymentName: queue });
+    // B's run reserved its calls: B's worker answered the ledger, replaying what A's wrote, while A's run stays open
+    const ledgerBy = (await ledger.fetchHistory()).events!.flatMap((e) =>
+      e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId] : [],
+    );
+    expect(ledgerBy[0]).toBe(a.buildId);
+    expect(ledgerBy.at(-1)).toBe(b.buildId);
+    expect((await ledger.fetchHistory()).events!.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
 
     // the A run resumes after the switch: its next tasks still go to A, whose code matches its history
     await approve(r1, st1);

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline/promises';
 import { approverFor } from '../../client/signed-approver.js';
 import { handleFor, requestCancel } from '../../client/runs.js';
 import { strandedRuns, type StrandedRun } from '../../client/stranded.js';
-import type { DeploymentVersion } from '../../temporal/deployment.js';
+import { pinnedRunsQuery, type DeploymentVersion } from '../../temporal/deployment.js';
 import { refreshWorkflowTasks } from '../../temporal/redispatch.js';
 import { isKept, keepThisBuild, pruneKeptBuilds, startKeptWorker, type KeptWorker } from './kept-builds.js';
 
@@ -79,8 +79,7 @@ export async function handleStrandedRuns(o: {
 
 /** The open runs of the builds not kept, only: the kept builds' runs are finished on their own code. */
 function lostQuery(deploymentName: string, lost: StrandedRun[]): string {
-  const versions = [...new Set(lost.map((r) => `'${deploymentName}:${r.buildId}'`))];
-  return `TemporalWorkerDeploymentVersion IN (${versions.join(', ')}) AND ExecutionStatus='Running'`;
+  return pinnedRunsQuery(deploymentName, [...new Set(lost.map((r) => r.buildId))]);
 }
 
 async function ask(): Promise<StrandedChoice> {
@@ -127,7 +126,7 @@ async function cancelAll(client: Client, runs: StrandedRun[], out: (s: string) =
  * any of their workflow tasks the server keeps waiting although this worker polls.
  */
 async function drain(client: Client, address: string, deploymentName: string, w: KeptWorker, out: (s: string) => void): Promise<void> {
-  const query = `TemporalWorkerDeploymentVersion='${deploymentName}:${w.buildId}' AND ExecutionStatus='Running'`;
+  const query = pinnedRunsQuery(deploymentName, [w.buildId]);
   const handOver = new HandOver(client, address, out);
   while (w.child.exitCode === null && w.child.signalCode === null) {
     await new Promise((r) => setTimeout(r, 3000));
