@@ -43,6 +43,8 @@ export interface RunSuiteOptions {
   attempts?: number;
   /** the independent review of every run */
   review?: 'on' | 'required';
+  /** the reviewer's model for every run (default: the run's) */
+  reviewModel?: string;
 }
 
 export async function runSuite(o: RunSuiteOptions): Promise<EvalReport> {
@@ -99,6 +101,7 @@ async function runOne(env: Embedded, task: EvalTask, repeat: number, parallel: n
       approvalTimeout: APPROVAL_TIMEOUT,
       humanTimeout: HUMAN_TIMEOUT,
       ...(o.review ? { review: o.review } : {}),
+      ...(o.reviewModel ? { reviewModel: o.reviewModel } : {}),
       ...(parallel > 1 ? { attempts: String(parallel) } : {}),
       // a scripted task may give each attempt its own transcript; a real model varies by chance
       ...(parallel > 1 && !o.model && task.attemptScripts ? { attemptModel: task.attemptScripts.map((s) => `scripted:${s}`) } : {}),

@@ -98,4 +98,59 @@ describe('kiln eval --attempts', () => {
     },
     15 * 60_000,
   );
+
+  it(
+    "--review-model gives every run the reviewer it names: one that approves everything misses what the task's own reviewer caught",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), 'kiln-eval-review-model-'));
+      const reviewer = join(ROOT, 'tests', 'fixtures', 'reviewers', 'approves-everything.json');
+      const suite = join(ROOT, 'examples', 'eval-attempts');
+      const res = await execa(
+        'node',
+        [
+          join(ROOT, 'bin', 'kiln.js'),
+          'eval',
+          '--suite',
+          suite,
+          '--task',
+          'caught-outside-goal',
+          '--repeat',
+          '1',
+          '--review',
+          'on',
+          '--review-model',
+          `scripted:${reviewer}`,
+          '--json',
+          '--out',
+          join(home, 'report'),
+        ],
+        { cwd: ROOT, reject: false, env: { KILN_HOME: home, ANTHROPIC_API_KEY: '', KILN_MODEL: '' }, extendEnv: true },
+      );
+      expect(res.stdout).toMatch(/review on by scripted:.*approves-everything\.json/);
+      const lines = res.stdout.trim().split('\n');
+      const report = JSON.parse(lines[lines.length - 1]!) as EvalReport;
+      // the task's own reviewer asks for changes and the retry is approved (the first case); this one approves the first patch
+      const run = report.runs[0]!;
+      expect(run).toMatchObject({ task: 'caught-outside-goal', outcome: 'succeeded', asExpected: false, honest: false });
+      expect(run.reviews.map((j) => [j.decision, j.call])).toEqual([['approve', 'miss']]);
+      expect(report.reviews!.all).toMatchObject({ reviews: 1, catches: 0, misses: 1 });
+      expect(res.exitCode, 'a run that did not go as the task expects fails the eval').toBe(1);
+    },
+    10 * 60_000,
+  );
+
+  it('--review-model is refused without --review, and a real one without a key', async () => {
+    const kiln = (...args: string[]) =>
+      execa('node', [join(ROOT, 'bin', 'kiln.js'), 'eval', '--task', 'x', ...args], {
+        cwd: ROOT,
+        reject: false,
+        env: { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' },
+        extendEnv: true,
+      });
+    const alone = await kiln('--review-model', 'claude-opus-4-5');
+    expect([alone.exitCode, alone.stderr.trim()]).toEqual([2, 'kiln: --review-model names the reviewer: add --review on or --review required']);
+    const keyless = await kiln('--review', 'on', '--review-model', 'claude-opus-4-5');
+    expect(keyless.exitCode).toBe(2);
+    expect(keyless.stderr).toMatch(/--review-model claude-opus-4-5 needs ANTHROPIC_API_KEY/);
+  });
 });

@@ -25,6 +25,7 @@ export interface EvalFlags {
   task?: string[];
   attempts?: string;
   review?: string;
+  reviewModel?: string;
   json?: boolean;
 }
 
@@ -41,6 +42,12 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
     throw new UsageError(`--attempts ${o.attempts}: expected a whole number from 2 to 8 (every task also runs as one attempt, to compare)`);
   if (o.review !== undefined && o.review !== 'on' && o.review !== 'required') throw new UsageError(`--review ${o.review}: use on or required`);
   const review = o.review as 'on' | 'required' | undefined;
+  if (o.reviewModel !== undefined && !review) throw new UsageError('--review-model names the reviewer: add --review on or --review required');
+  if (o.reviewModel && !o.reviewModel.startsWith('scripted:') && !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_BASE_URL) {
+    throw new UsageError(
+      `--review-model ${o.reviewModel} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use --review-model scripted:FILE (its "reviews" answer)`,
+    );
+  }
   const suite = await loadSuite(o.suite ?? BUNDLED_SUITE, o.task);
   const noScript = suite.tasks.filter((t) => !t.script).map((t) => t.name);
   if (!o.model && noScript.length) throw new UsageError(`${noScript.join(', ')}: no "script" in task.json; pass --model to run them on a real model`);
@@ -50,10 +57,10 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   const concurrency = settings().evalConcurrency ?? 2;
 
   out(
-    `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat}${attempts ? ` × (1 attempt, ${attempts} at once)` : ''}${review ? ` · review ${review}` : ''} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
+    `kiln eval: suite ${suite.name} (${suite.dir}) · ${suite.tasks.length} task(s) × ${repeat}${attempts ? ` × (1 attempt, ${attempts} at once)` : ''}${review ? ` · review ${review}${o.reviewModel ? ` by ${o.reviewModel}` : ''}` : ''} · ${o.model ? `model ${o.model}` : "SCRIPTED: each task's transcript plays the model; everything else is real"}`,
   );
   out('the eval approves every approval and abandons every run that needs a person (both recorded per run)');
-  const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out, attempts, review });
+  const report = await runSuite({ suite, repeat, model: o.model, outDir, concurrency, log: out, attempts, review, reviewModel: o.reviewModel });
   const scripted = report.totals.scripted;
 
   const savings = await contextSavings(suite, report.runs);
@@ -61,7 +68,20 @@ export async function runEval(o: EvalFlags, out: (s: string) => void): Promise<b
   await writeFile(join(outDir, 'report.md'), md);
   await writeFile(
     join(outDir, 'results.json'),
-    JSON.stringify({ startedAt, suite: suite.dir, repeat, model: o.model ?? 'scripted', review: review ?? 'off', ...report, context: savings }, null, 2) + '\n',
+    JSON.stringify(
+      {
+        startedAt,
+        suite: suite.dir,
+        repeat,
+        model: o.model ?? 'scripted',
+        review: review ?? 'off',
+        ...(o.reviewModel ? { reviewModel: o.reviewModel } : {}),
+        ...report,
+        context: savings,
+      },
+      null,
+      2,
+    ) + '\n',
   );
   out('');
   out(formatTable(report.runs));

@@ -14,9 +14,20 @@ export function addEvalCommand(program: Command, out: (s: string) => void): void
     .option('--task <name>', 'only this task (repeatable)', collect)
     .option('--attempts <n>', 'also run every task as N attempts at once (2 to 8) and compare it with one attempt')
     .option('--review <mode>', 'the independent review of every run: on or required; the report judges the reviewer against the hidden checks')
+    .option('--review-model <m>', "the reviewer's model for every run (with --review; default the run's): a model id, or scripted:FILE whose reviews answer it")
     .option('--json', 'make the last line one JSON object with totals and runs')
     .action(
-      async (o: { suite?: string; repeat: string; model?: string; out?: string; task?: string[]; attempts?: string; review?: string; json?: boolean }) => {
+      async (o: {
+        suite?: string;
+        repeat: string;
+        model?: string;
+        out?: string;
+        task?: string[];
+        attempts?: string;
+        review?: string;
+        reviewModel?: string;
+        json?: boolean;
+      }) => {
         const { runEval } = await import('../actions/eval.js');
         const ok = await runEval(o, out);
         if (!ok) process.exitCode = 1;
