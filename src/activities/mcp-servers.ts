@@ -113,7 +113,16 @@ async function start(s: McpServerStart): Promise<LiveServer> {
   const client = new Client({ name: 'kiln', version: '0.1.0' });
   // the proxy stops with the server, whichever way it ends
   const stopProxy = () => void proxy?.close();
-  const live: LiveServer = { client, dead: false, stderr, close: () => client.close().catch(() => undefined).finally(stopProxy) };
+  const live: LiveServer = {
+    client,
+    dead: false,
+    stderr,
+    close: () =>
+      client
+        .close()
+        .catch(() => undefined)
+        .finally(stopProxy),
+  };
   client.onclose = () => {
     live.dead = true;
     stopProxy();

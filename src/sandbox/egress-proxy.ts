@@ -123,7 +123,11 @@ async function checkedAddresses(req: Request, o: EgressProxyOptions): Promise<st
   }
   for (const a of addrs) {
     const why = egressRefusal(a, o.allowNets);
-    if (why) throw new Refusal(403, `${req.host} resolves to ${a}, ${why}: not reachable from an MCP server (an operator may allow such networks: KILN_MCP_ALLOW_NETS)`);
+    if (why)
+      throw new Refusal(
+        403,
+        `${req.host} resolves to ${a}, ${why}: not reachable from an MCP server (an operator may allow such networks: KILN_MCP_ALLOW_NETS)`,
+      );
   }
   return addrs;
 }

@@ -255,12 +255,12 @@ describe('where a server may run', () => {
   }, 60_000);
 });
 
-describe('a server given a host list reaches those hosts only, through the worker\'s proxy', () => {
+describe("a server given a host list reaches those hosts only, through the worker's proxy", () => {
   /** `localhost` where it resolves to 127.0.0.1 alone (as the operator's allowed network below), else the address itself */
   const loopbackName = async () => ((await lookup('localhost', { all: true })).every((a) => a.address === '127.0.0.1') ? 'localhost' : '127.0.0.1');
   const events = (repo: string, runId: string) => readFileSync(join(repo, '.kiln', 'runs', runId, 'events.jsonl'), 'utf8');
 
-  it('with the operator allowing loopback: a listed host answers (tunnel and plain HTTP); an unlisted one, a look-alike, Temporal\'s port and a direct connection do not', async () => {
+  it("with the operator allowing loopback: a listed host answers (tunnel and plain HTTP); an unlisted one, a look-alike, Temporal's port and a direct connection do not", async () => {
     const name = await loopbackName();
     process.env.KILN_MCP_ALLOW_NETS = '127.0.0.1/32';
     try {
@@ -291,7 +291,9 @@ describe('a server given a host list reaches those hosts only, through the worke
       const outside = await approved('mcp__net__connect', { host: '1.1.1.1', port: 443 });
       expect(outside.status === 'done' && outside.summary).toMatch(/failed: (ENETUNREACH|EHOSTUNREACH|timeout)/);
       // every refusal is in the run's events
-      expect(events(repo, input.runId)).toContain(`"server":"net","refused":"127.0.0.1:${port}","why":"127.0.0.1:${port} is not in this MCP server's network.hosts"`);
+      expect(events(repo, input.runId)).toContain(
+        `"server":"net","refused":"127.0.0.1:${port}","why":"127.0.0.1:${port} is not in this MCP server's network.hosts"`,
+      );
       expect(events(repo, input.runId)).toContain('"refused":"evil-example.org:443"');
     } finally {
       delete process.env.KILN_MCP_ALLOW_NETS;

@@ -21,7 +21,7 @@ describe('which addresses the proxy may connect to', () => {
     for (const ip of ['93.184.215.14', '1.1.1.1', '2606:2800:220:1::1', '::ffff:93.184.215.14']) expect(egressRefusal(ip, [], OWN), ip).toBeUndefined();
   });
 
-  it('attack: loopback, private, link-local, reserved, the host\'s own, and IPv6 spellings of them', () => {
+  it("attack: loopback, private, link-local, reserved, the host's own, and IPv6 spellings of them", () => {
     const cases: [string, RegExp][] = [
       ['127.0.0.1', /loopback/],
       ['127.8.9.10', /loopback/],
@@ -161,11 +161,17 @@ describe('the proxy', () => {
   });
 
   it("the operator's network makes a private address reachable, that network only", async () => {
-    const sock = await start([`db.example.org:${upPort}`, `other.example.org:${upPort}`], { 'db.example.org': ['127.0.0.1'], 'other.example.org': ['127.0.0.2'] }, {
-      allowNets: ['127.0.0.1/32'],
-    });
+    const sock = await start(
+      [`db.example.org:${upPort}`, `other.example.org:${upPort}`],
+      { 'db.example.org': ['127.0.0.1'], 'other.example.org': ['127.0.0.2'] },
+      {
+        allowNets: ['127.0.0.1/32'],
+      },
+    );
     expect(await ask(sock, `CONNECT db.example.org:${upPort} HTTP/1.1\r\n\r\n`, tunnelGet)).toContain('upstream GET /x');
-    expect(await ask(sock, `CONNECT other.example.org:${upPort} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 403 .*\r\n\r\nkiln: other.example.org resolves to 127.0.0.2, loopback/s);
+    expect(await ask(sock, `CONNECT other.example.org:${upPort} HTTP/1.1\r\n\r\n`)).toMatch(
+      /^HTTP\/1.1 403 .*\r\n\r\nkiln: other.example.org resolves to 127.0.0.2, loopback/s,
+    );
   });
 
   it('attack: what is not a listed host:port is refused before any lookup; what is not a proxy request is a 400', async () => {
