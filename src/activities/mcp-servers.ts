@@ -3,7 +3,7 @@
  * its own (sandbox/server-launch.ts), a streamable HTTP server by its URL. A server is started on
  * first use, kept while the run calls it, stopped when idle, and started anew after it died.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -56,7 +56,8 @@ export class McpServerError extends KilnError {
 
 /** The server's way to the hosts its config lists: a proxy on a socket in a folder of the worker's own. */
 async function egressProxy(s: McpServerStart, hosts: readonly string[]): Promise<{ socket: string; proxy: EgressProxy }> {
-  const dir = ownedTempDir('kiln-egress-');
+  // as a real path: the sandbox binds only a path that is what it says
+  const dir = realpathSync(ownedTempDir('kiln-egress-'));
   const socket = join(dir, 'proxy.sock');
   try {
     const proxy = await startEgressProxy({

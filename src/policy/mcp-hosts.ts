@@ -51,6 +51,8 @@ export function parseHostEntry(entry: string): HostEntry | { problem: string } {
  */
 export function hostListAllows(entries: readonly string[], host: string, port: number, tunnel: boolean): boolean {
   const h = host.toLowerCase();
+  // only a name an entry could be: nothing a resolver might read another way gets past a wildcard
+  if (nameProblem(h, false)) return false;
   return entries.some((raw) => {
     const e = parseHostEntry(raw);
     if ('problem' in e) return false;

@@ -72,6 +72,8 @@ function readHead(socket: Socket): Promise<{ head: string; rest: Buffer }> {
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('end', onEnd);
+      // what the client sends while the name is resolved (a body, a TLS hello sent ahead) waits for the pipe
+      socket.pause();
       if (err) reject(err);
       else resolve(value!);
     };

@@ -69,6 +69,10 @@ describe('what a request matches', () => {
       ['10.1.2.3', 443],
       ['10.1.2.30', 5000],
       ['', 443],
+      ['a\0.example.org', 443],
+      ['a b.example.org', 443],
+      ['evil.com#.example.org', 443],
+      ['a..example.org', 443],
     ] as const)
       expect(hostListAllows(list, host, port, true), `${host}:${port}`).toBe(false);
     // the default port of a tunnel is not that of plain HTTP

@@ -81,7 +81,8 @@ describe('the proxy', () => {
   });
 
   /** A proxy whose list is `hosts` and whose resolver answers from `names`. */
-  async function start(hosts: string[], names: Record<string, string[]>, o: Partial<EgressProxyOptions> = {}): Promise<string> {
+  async function start(hosts: string[], names: Record<string, string[]>, o: Partial<EgressProxyOptions> & { delayMs?: number } = {}): Promise<string> {
+    const { delayMs = 0, ...options } = o;
     const socketPath = join(dir, `p${Math.random().toString(36).slice(2)}.sock`);
     proxy = await startEgressProxy({
       socketPath,
@@ -90,11 +91,12 @@ describe('the proxy', () => {
       refused: (target, why) => refused.push(`${target}: ${why}`),
       lookup: async (h) => {
         lookups.push(h);
+        await new Promise((r) => setTimeout(r, delayMs));
         const a = names[h];
         if (!a) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
         return a.map((address) => ({ address }));
       },
-      ...o,
+      ...options,
     });
     return socketPath;
   }
@@ -137,6 +139,20 @@ describe('the proxy', () => {
     );
     expect(got).toMatch(/^HTTP\/1.1 200 OK/);
     expect(got).toContain(`upstream GET /p?q=1 host=svc.example.org:${upPort}`);
+  });
+
+  it('control: what the client sends ahead of the tunnel, while the name is resolved, reaches the host', async () => {
+    const sock = await start([`slow.example.org:${upPort}`], { 'slow.example.org': ['127.0.0.1'] }, { allowNets: ['127.0.0.1/32'], delayMs: 100 });
+    const got = await new Promise<string>((resolve, reject) => {
+      const s = connect({ path: sock });
+      let b = '';
+      s.on('data', (d) => (b += d.toString()));
+      s.on('end', () => resolve(b));
+      s.on('error', reject);
+      s.write(`CONNECT slow.example.org:${upPort} HTTP/1.1\r\n\r\n`);
+      setTimeout(() => s.write('GET /ahead HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'), 30);
+    });
+    expect(got).toContain('upstream GET /ahead');
   });
 
   it('attack: a listed name that resolves to a private, link-local or loopback address is refused, and so is one with any such address among public ones', async () => {
