@@ -5,7 +5,7 @@
  * redaction, caps) as a turn's calls do. Each attack sits next to the control that must still work.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer } from 'node:http';
@@ -13,11 +13,12 @@ import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
 import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
 import { runMcpTools } from '../../../src/activities/mcp-catalog.js';
 import { callPath, resultPath, startedPath } from '../../../src/activities/tool-results.js';
+import { processTag } from '../../../src/process/owned-dirs.js';
 import { registerKnownSecrets } from '../../../src/redact/index.js';
 import { loadRun, writeJsonAtomic } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
@@ -316,6 +317,19 @@ describe("a server given a host list reaches those hosts only, through the worke
       expect(modelText('toolu_own')).toMatch(new RegExp(`^proxy 403: kiln: ${own.replace(/\./g, '\\.')} resolves to .*(the host's own address|reserved)`));
     }
     expect(events(repo, input.runId)).toMatch(/"server":"net","refused":"[^"]+","why":"[^"]+ resolves to 127\.0\.0\.1, loopback/);
+  }, 60_000);
+
+  it('the proxy stops with its server: a server that dies between calls takes its socket along, and the next call starts both afresh', async () => {
+    const mine = () => readdirSync(tmpdir()).filter((d) => d.startsWith(`kiln-egress-${processTag(process.pid)}-`)).length;
+    const before = mine();
+    const { approved, modelText } = await runWith({ servers: { net: hostile({ network: { hosts: ['example.org'] } }) }, rules: allowAll });
+    expect(mine()).toBe(before + 1);
+    expect(await approved('mcp__net__die_soon', {})).toMatchObject({ status: 'done', ok: true });
+    // no call is out: only the server's own end can stop its proxy
+    await vi.waitFor(() => expect(mine()).toBe(before), { timeout: 5000 });
+    await approved('mcp__net__tunnel', { target: 'evil-example.org:443', path: '/' }, 'toolu_again');
+    expect(modelText('toolu_again')).toMatch(/^proxy 403: kiln: evil-example.org:443 is not in/);
+    expect(mine()).toBe(before + 1);
   }, 60_000);
 
   it('a server without a host list gets no proxy: the variables are unset and nothing answers on the port', async () => {
