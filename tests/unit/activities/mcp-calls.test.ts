@@ -6,9 +6,10 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -81,6 +82,8 @@ let port = 0;
 // a web service a server's host list may name, on every address of this machine
 let web: ReturnType<typeof createHttpServer>;
 let webPort = 0;
+let tlsWeb: ReturnType<typeof createHttpsServer>;
+let tlsPort = 0;
 beforeAll(async () => {
   // a service on the host's loopback, like the Temporal UI: no sandboxed server may reach it
   listener = createServer((s) => s.end('secret\n'));
@@ -89,10 +92,20 @@ beforeAll(async () => {
   web = createHttpServer((req, res) => res.end(`hello from the listed host, ${req.method} ${req.url}\n`));
   await new Promise<void>((r) => web.listen(0, '0.0.0.0', r));
   webPort = (web.address() as { port: number }).port;
+  // the same over TLS, with a certificate made for the test (openssl is needed)
+  const certDir = mkdtempSync(join(tmpdir(), 'kiln-mcp-cert-'));
+  const [key, cert] = [join(certDir, 'key.pem'), join(certDir, 'cert.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', key, '-out', cert], {
+    stdio: 'ignore',
+  });
+  tlsWeb = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => res.end(`hello over TLS, ${req.method} ${req.url}\n`));
+  await new Promise<void>((r) => tlsWeb.listen(0, '0.0.0.0', r));
+  tlsPort = (tlsWeb.address() as { port: number }).port;
 });
 afterAll(async () => {
   listener?.close();
   web?.close();
+  tlsWeb?.close();
   await deps.mcp.stopAll();
 });
 
@@ -261,17 +274,19 @@ describe("a server given a host list reaches those hosts only, through the worke
   const loopbackName = async () => ((await lookup('localhost', { all: true })).every((a) => a.address === '127.0.0.1') ? 'localhost' : '127.0.0.1');
   const events = (repo: string, runId: string) => readFileSync(join(repo, '.kiln', 'runs', runId, 'events.jsonl'), 'utf8');
 
-  it("with the operator allowing loopback: a listed host answers (tunnel and plain HTTP); an unlisted one, a look-alike, Temporal's port and a direct connection do not", async () => {
+  it("with the operator allowing loopback: a listed host answers (HTTPS and HTTP tunnelled, plain HTTP); an unlisted one, a look-alike, Temporal's port and a direct connection do not", async () => {
     const name = await loopbackName();
     process.env.KILN_MCP_ALLOW_NETS = '127.0.0.1/32';
     try {
       const { approved, modelText, repo, input } = await runWith({
-        servers: { net: hostile({ network: { hosts: [`${name}:${webPort}`, '*.example.org'] } }) },
+        servers: { net: hostile({ network: { hosts: [`${name}:${webPort}`, `${name}:${tlsPort}`, '*.example.org'] } }) },
         rules: allowAll,
       });
       // control: the listed host, by the name the host resolves
       await approved('mcp__net__tunnel', { target: `${name}:${webPort}`, path: '/through' }, 'toolu_ok');
       expect(modelText('toolu_ok')).toBe('through: HTTP/1.1 200 OK hello from the listed host, GET /through');
+      await approved('mcp__net__tunnel', { target: `${name}:${tlsPort}`, path: '/secure', tls: true }, 'toolu_tls');
+      expect(modelText('toolu_tls')).toMatch(/^through TLS TLSv1\.[23]: HTTP\/1.1 200 OK hello over TLS, GET \/secure$/);
       await approved('mcp__net__plain_http', { url: `http://${name}:${webPort}/plain` }, 'toolu_plain');
       expect(modelText('toolu_plain')).toBe('status 200: hello from the listed host, GET /plain');
       // attack: the host's loopback service (Temporal's port stands in), the same host by another spelling, a look-alike of the wildcard
