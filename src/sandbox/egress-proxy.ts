@@ -51,6 +51,8 @@ class Refusal extends Error {
   constructor(
     readonly status: 403 | 400 | 502,
     message: string,
+    /** nothing was asked (the connection went before a request): not worth an event */
+    readonly quiet = false,
   ) {
     super(message);
   }
@@ -72,6 +74,7 @@ function readHead(socket: Socket): Promise<{ head: string; rest: Buffer }> {
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('end', onEnd);
+      socket.off('close', onEnd);
       // what the client sends while the name is resolved (a body, a TLS hello sent ahead) waits for the pipe
       socket.pause();
       if (err) reject(err);
@@ -83,10 +86,11 @@ function readHead(socket: Socket): Promise<{ head: string; rest: Buffer }> {
       if (at >= 0) done(undefined, { head: buf.subarray(0, at).toString('latin1'), rest: buf.subarray(at + 4) });
       else if (buf.length > HEAD_MAX_BYTES) done(new Refusal(400, `a request head larger than ${HEAD_MAX_BYTES} bytes`));
     };
-    const onEnd = () => done(new Refusal(400, 'the connection ended before a request'));
+    const onEnd = () => done(new Refusal(400, 'the connection ended before a request', true));
     const timer = setTimeout(() => done(new Refusal(400, 'no request within 10 s')), HEAD_TIMEOUT_MS);
     socket.on('data', onData);
     socket.on('end', onEnd);
+    socket.on('close', onEnd);
   });
 }
 
@@ -191,7 +195,7 @@ async function serve(client: Socket, o: EgressProxyOptions, report: (target: str
     pipeBoth(client, server);
   } catch (err) {
     const r = err instanceof Refusal ? err : new Refusal(502, (err as Error).message);
-    if (r.status !== 502) report(target, r.message);
+    if (r.status !== 502 && !r.quiet) report(target, r.message);
     if (!client.destroyed) answer(client, r.status, r.message);
   }
 }

@@ -199,6 +199,16 @@ describe('the proxy', () => {
     expect(await ask(sock, 'CONNECT [::1]:443 HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1.1 400 .*IPv6/s);
     expect(await ask(sock, 'SSH-2.0-OpenSSH\r\n\r\n')).toMatch(/^HTTP\/1.1 400 .*not an HTTP\/1 request/s);
     expect(await ask(sock, Buffer.alloc(20_000, 'a'))).toMatch(/^HTTP\/1.1 400 .*larger than/s);
+    // a connection that goes before it asks anything is not a refusal to record
+    const counted = refused.length;
+    await new Promise<void>((r) =>
+      connect({ path: sock }).on('connect', function (this: ReturnType<typeof connect>) {
+        this.end();
+        r();
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    expect(refused).toHaveLength(counted);
   });
 
   it('a server that keeps trying fills the events with at most 100 refusals and one line saying more were left out', async () => {
