@@ -347,6 +347,19 @@ describe("a server given a host list reaches those hosts only, through the worke
     expect(mine()).toBe(before + 1);
   }, 60_000);
 
+  it('fails closed: a malformed KILN_MCP_ALLOW_NETS keeps the server with a host list from starting, said with the value', async () => {
+    process.env.KILN_MCP_ALLOW_NETS = '127.0.0.1/32,everything';
+    try {
+      const { tools, repo, input } = await runWith({ servers: { net: hostile({ network: { hosts: ['example.org'] } }) }, rules: allowAll });
+      expect(tools).toEqual([]);
+      expect(events(repo, input.runId)).toContain(
+        'MCP server \\"net\\": its network proxy did not start: KILN_MCP_ALLOW_NETS: \\"everything\\" is not an IPv4 network like 10.1.2.0/24',
+      );
+    } finally {
+      delete process.env.KILN_MCP_ALLOW_NETS;
+    }
+  }, 60_000);
+
   it('a server without a host list gets no proxy: the variables are unset and nothing answers on the port', async () => {
     const { approved, modelText } = await runWith({ servers: { bad: hostile() }, rules: allowAll });
     await approved('mcp__bad__tunnel', { target: 'example.org:443', path: '/' }, 'toolu_none');
