@@ -1,7 +1,8 @@
 /**
  * What an MCP server costs a run: the start of `@modelcontextprotocol/server-everything` (spawn,
- * `initialize`, `tools/list`) in its own bubblewrap sandbox and without one, and one `echo` call
- * once it runs. Median of `starts` starts and of 20 calls on each.
+ * `initialize`, `tools/list`) in its own bubblewrap sandbox, in one with a host list (the worker's
+ * proxy and the forwarder in front of the server) and without one, and one `echo` call once it
+ * runs. Median of `starts` starts and of 20 calls on each.
  *
  *   npm run build && node dist/bench/mcp-start.js [--starts 5]
  */
@@ -18,8 +19,8 @@ const CALLS = 20;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function measure(mode: 'bwrap' | 'off', starts: number): Promise<string> {
-  const sandbox = await createSandbox({ mode });
+async function measure(mode: 'bwrap' | 'bwrap+hosts' | 'off', starts: number): Promise<string> {
+  const sandbox = await createSandbox({ mode: mode === 'off' ? 'off' : 'bwrap' });
   const servers = new McpServers();
   const started: number[] = [];
   const calls: number[] = [];
@@ -31,11 +32,20 @@ async function measure(mode: 'bwrap' | 'off', starts: number): Promise<string> {
     const s = await servers.get({
       runId: `bench-${i}`,
       name: 'everything',
-      config: { command: ['node', EVERYTHING, 'stdio'], env: {}, worktree: 'none', readOnlyPaths: [NODE_MODULES], readOnlyTools: [], timeoutMs: 60_000 },
+      config: {
+        command: ['node', EVERYTHING, 'stdio'],
+        env: {},
+        worktree: 'none',
+        readOnlyPaths: [NODE_MODULES],
+        readOnlyTools: [],
+        timeoutMs: 60_000,
+        ...(mode === 'bwrap+hosts' ? { network: { hosts: ['registry.npmjs.org'] } } : {}),
+      },
       worktree: dir,
       stateDir: dir,
       sandbox: async () => sandbox,
       warn: () => undefined,
+      refused: () => undefined,
     });
     await s.client.listTools();
     started.push(performance.now() - t0);
@@ -52,5 +62,5 @@ async function measure(mode: 'bwrap' | 'off', starts: number): Promise<string> {
 
 const at = process.argv.indexOf('--starts');
 const starts = at > 0 ? Number(process.argv[at + 1]) : 5;
-for (const mode of ['bwrap', 'off'] as const) console.log(await measure(mode, starts));
+for (const mode of ['bwrap', 'bwrap+hosts', 'off'] as const) console.log(await measure(mode, starts));
 process.exit(0);

@@ -63,8 +63,19 @@ const list = (v: string | undefined, sep: string): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const LOG_LEVELS = z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']);
 const CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+/** Comma-separated IPv4 networks; a malformed one is an error, not ignored. */
+const cidrs = raw.transform((v, ctx) => {
+  const nets = list(v, ',');
+  const bad = nets.find((n) => {
+    const m = CIDR.exec(n);
+    return !m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32;
+  });
+  if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IPv4 network like 10.1.2.0/24` });
+  return nets;
+});
+
+const LOG_LEVELS = z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']);
 
 const DEFS = {
   // where Kiln keeps things
@@ -250,15 +261,15 @@ const DEFS = {
     default: 'none',
     who: 'operator',
     doc: 'Private networks setup commands may reach (a registry mirror), besides the internet.',
-    parse: raw.transform((v, ctx) => {
-      const nets = list(v, ',');
-      const bad = nets.find((n) => {
-        const m = CIDR.exec(n);
-        return !m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32;
-      });
-      if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `"${bad}" is not an IPv4 network like 10.1.2.0/24` });
-      return nets;
-    }),
+    parse: cidrs,
+  }),
+  mcpAllowNets: setting({
+    name: 'KILN_MCP_ALLOW_NETS',
+    type: 'IPv4 CIDRs, `,`-separated',
+    default: 'none',
+    who: 'operator',
+    doc: "Private, loopback or the host's own addresses that the hosts an MCP server's `network.hosts` lists may resolve to (docs/mcp.md).",
+    parse: cidrs,
   }),
   keepReaderSandbox: setting({
     name: 'KILN_KEEP_READER_SANDBOX',

@@ -33,6 +33,7 @@ export function serverStart(deps: ActivityDeps, rec: RunRecord, name: string): M
     sandbox: () => deps.sandbox(rec.input.sandbox),
     ...(rec.policy ? { sensitive: sandboxSensitive(rec.policy) } : {}),
     warn: (text) => void appendEvent(repo, runId, { type: 'mcp', warning: text }).catch(() => undefined),
+    refused: (target, why) => void appendEvent(repo, runId, { type: 'mcp', server: name, refused: redact(target), why: redact(why) }).catch(() => undefined),
   };
 }
 

@@ -3,15 +3,19 @@
  * its own (sandbox/server-launch.ts), a streamable HTTP server by its URL. A server is started on
  * first use, kept while the run calls it, stopped when idle, and started anew after it died.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig } from '../policy/mcp.js';
+import { hostListAllows } from '../policy/mcp-hosts.js';
+import { ownedTempDir } from '../process/owned-dirs.js';
 import { KilnError } from '../shared/errors.js';
 import { redact, registerKnownSecrets } from '../redact/index.js';
+import { mcpAllowNets } from '../sandbox/egress-addresses.js';
+import { startEgressProxy, type EgressProxy } from '../sandbox/egress-proxy.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** How long a server may take to start and answer `initialize`. */
@@ -32,6 +36,8 @@ export interface McpServerStart {
   sensitive?: { sensitive: string[]; allowSensitive: string[] };
   /** said once when a stdio server starts without a sandbox */
   warn(text: string): void;
+  /** a request of the server's that its proxy refused (not in its host list, or a private address) */
+  refused(target: string, why: string): void;
 }
 
 export interface LiveServer {
@@ -48,37 +54,79 @@ export class McpServerError extends KilnError {
   readonly retryable = true;
 }
 
-async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport; stderr: () => string }> {
+/** The server's way to the hosts its config lists: a proxy on a socket in a folder of the worker's own. */
+async function egressProxy(s: McpServerStart, hosts: readonly string[]): Promise<{ socket: string; proxy: EgressProxy }> {
+  // as a real path: the sandbox binds only a path that is what it says
+  const dir = realpathSync(ownedTempDir('kiln-egress-'));
+  const socket = join(dir, 'proxy.sock');
+  try {
+    const proxy = await startEgressProxy({
+      socketPath: socket,
+      allows: (host, port, tunnel) => hostListAllows(hosts, host, port, tunnel),
+      allowNets: mcpAllowNets(),
+      refused: (target, why) => s.refused(target, why),
+    });
+    return { socket, proxy: { close: () => proxy.close().finally(() => rmSync(dir, { recursive: true, force: true })) } };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new McpServerError(`MCP server "${s.name}": its network proxy did not start: ${(err as Error).message}`);
+  }
+}
+
+async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport; stderr: () => string; proxy?: EgressProxy }> {
   const sandbox = await s.sandbox();
   const scratch = join(s.stateDir, 'mcp', s.name);
   mkdirSync(scratch, { recursive: true });
-  const launch = await sandbox.serverLaunch({
-    argv: s.config.command!,
-    scratch,
-    ...(s.config.worktree === 'read-only' ? { worktree: s.worktree } : {}),
-    readOnlyPaths: s.config.readOnlyPaths,
-    ...(s.sensitive ? { sensitive: s.sensitive } : {}),
-    env: s.config.env,
-  });
-  if (!launch.sandboxed) s.warn(`MCP server "${s.name}" runs WITHOUT a sandbox (the run's sandbox is off): it has the worker's access to files and network`);
+  const egress = s.config.network ? await egressProxy(s, s.config.network.hosts) : undefined;
+  let launch;
+  try {
+    launch = await sandbox.serverLaunch({
+      argv: s.config.command!,
+      scratch,
+      ...(s.config.worktree === 'read-only' ? { worktree: s.worktree } : {}),
+      readOnlyPaths: s.config.readOnlyPaths,
+      ...(s.sensitive ? { sensitive: s.sensitive } : {}),
+      env: s.config.env,
+      ...(egress ? { egressSocket: egress.socket } : {}),
+    });
+  } catch (err) {
+    await egress?.proxy.close();
+    throw err;
+  }
+  if (!launch.sandboxed) {
+    await egress?.proxy.close();
+    s.warn(`MCP server "${s.name}" runs WITHOUT a sandbox (the run's sandbox is off): it has the worker's access to files and network`);
+  }
   const transport = new StdioClientTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, stderr: 'pipe' });
   let tail = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
   });
-  return { transport, stderr: () => redact(tail) };
+  return { transport, stderr: () => redact(tail), ...(egress && launch.sandboxed ? { proxy: egress.proxy } : {}) };
 }
 
 async function start(s: McpServerStart): Promise<LiveServer> {
   // a server's environment may hold its own token: masked in everything Kiln records, like the worker's
   registerKnownSecrets(Object.values(s.config.env).filter((v) => v.length >= 8));
-  const { transport, stderr } = s.config.url
-    ? { transport: new StreamableHTTPClientTransport(new URL(s.config.url)) as Transport, stderr: () => '' }
+  const { transport, stderr, proxy } = s.config.url
+    ? { transport: new StreamableHTTPClientTransport(new URL(s.config.url)) as Transport, stderr: () => '', proxy: undefined }
     : await stdioTransport(s);
   const client = new Client({ name: 'kiln', version: '0.1.0' });
-  const live: LiveServer = { client, dead: false, stderr, close: () => client.close().catch(() => undefined) };
+  // the proxy stops with the server, whichever way it ends
+  const stopProxy = () => void proxy?.close();
+  const live: LiveServer = {
+    client,
+    dead: false,
+    stderr,
+    close: () =>
+      client
+        .close()
+        .catch(() => undefined)
+        .finally(stopProxy),
+  };
   client.onclose = () => {
     live.dead = true;
+    stopProxy();
   };
   try {
     await client.connect(transport, { timeout: START_TIMEOUT_MS });

@@ -7,6 +7,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { canonicalJson } from './canonical.js';
+import { MCP_HOSTS_MAX, parseHostEntry } from './mcp-hosts.js';
 import type { PolicyContext } from './types.js';
 import { ask, deny, mostSevere, allow, type Verdict } from './verdict.js';
 
@@ -31,6 +32,11 @@ const pattern = z
     }
   });
 
+const hostEntry = z.string().superRefine((entry, ctx) => {
+  const e = parseHostEntry(entry);
+  if ('problem' in e) ctx.addIssue({ code: 'custom', message: `host ${JSON.stringify(entry.slice(0, 100))}: ${e.problem}` });
+});
+
 export const mcpServerSchema = z
   .strictObject({
     /** a stdio server: the program and its arguments, started in a sandbox of its own */
@@ -50,8 +56,13 @@ export const mcpServerSchema = z
     readOnlyTools: z.array(z.string()).default([]),
     /** a call that has no answer by then is reported as timed out and the server restarted */
     timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
+    /** what a stdio server may reach: these hosts only, through a proxy on the worker (sandbox/egress-proxy.ts); absent: no network */
+    network: z.strictObject({ hosts: z.array(hostEntry).min(1).max(MCP_HOSTS_MAX) }).optional(),
   })
-  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of "command" (stdio) or "url" (streamable HTTP)' });
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of "command" (stdio) or "url" (streamable HTTP)' })
+  .refine((s) => s.network === undefined || s.command !== undefined, {
+    message: '"network" is for a stdio server ("command"): a streamable HTTP server has whatever network it runs with',
+  });
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 

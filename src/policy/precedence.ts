@@ -10,7 +10,7 @@ import type { ApprovalMode } from '../shared/types.js';
 import { BUILTIN_PROTECTED } from '../checks/protected.js';
 import { stricterPatchRule } from './approvals.js';
 import { defaultPolicyConfig, loadPolicyConfig, parsePolicyConfigText, type PolicyConfig } from './config.js';
-import { mergeMcp } from './mcp.js';
+import { mergeMcp, type McpServerConfig } from './mcp.js';
 import { checksFromAgentsMd, loadRepoConfig, type RepoConfig } from './repo-config.js';
 import { repoTrust, type TrustState } from './trust.js';
 
@@ -209,7 +209,9 @@ export function describeRunSettings(s: RunSettings): string[] {
     `setup:  ${s.setup.length ? s.setup.join(' · ') : '(none)'}  [from ${s.from.setup}]`,
   ];
   const servers = Object.entries(s.policy.mcp?.servers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  if (servers.length) lines.push(`mcp:    ${servers.map(([name, c]) => `${name} (${c.url ? `HTTP ${c.url}` : 'stdio'})`).join(' · ')}`);
+  // the hosts are shown where the repo's configuration is trusted and at every start: what its servers may reach
+  const kind = (c: McpServerConfig) => (c.url ? `HTTP ${c.url}` : c.network ? `stdio, network: ${c.network.hosts.join(', ')}` : 'stdio');
+  if (servers.length) lines.push(`mcp:    ${servers.map(([name, c]) => `${name} (${kind(c)})`).join(' · ')}`);
   if (s.trust !== 'trusted')
     lines.push(`repo configuration: ${s.trust === 'changed' ? 'CHANGED since it was trusted' : 'not trusted'} — it may tighten, not loosen`);
   for (const i of s.ignored) lines.push(`IGNORED ${i}`);

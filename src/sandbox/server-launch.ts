@@ -6,6 +6,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { bwrapArgs } from './bwrap-args.js';
+import { egressEnv, forwardedCommand } from './egress-forwarder.js';
 import { commandEnv } from './env.js';
 import { nprocArgs, type SandboxLimits } from './limits.js';
 import type { RunnerConfig } from './run-command.js';
@@ -28,6 +29,11 @@ export interface ServerLaunchSpec {
   /** the run's sensitive-file policy: such files in the worktree are masked */
   sensitive?: SensitiveConfig;
   env?: Record<string, string>;
+  /**
+   * the worker's proxy for this server (egress-proxy.ts): bound in, with a forwarder on the
+   * sandbox's loopback and the proxy variables set; absent, the server has no network at all
+   */
+  egressSocket?: string;
 }
 
 export interface ServerLaunch {
@@ -48,6 +54,7 @@ function limited(limits: SandboxLimits): string[] {
 export async function serverLaunch(config: RunnerConfig, spec: ServerLaunchSpec): Promise<ServerLaunch> {
   const scratch = realpathSync(spec.scratch);
   const env = commandEnv(spec.env, scratch);
+  // without the sandbox the server has the worker's network, and no forwarder to point it at
   if (config.mode !== 'bwrap') {
     const [command, ...args] = [...dieWithParent('SIGKILL'), ...spec.argv];
     return { command: command!, args, env, cwd: scratch, sandboxed: false };
@@ -61,10 +68,10 @@ export async function serverLaunch(config: RunnerConfig, spec: ServerLaunchSpec)
     ...bwrapArgs({
       workspace: scratch,
       network: 'none',
-      env,
+      env: spec.egressSocket ? { ...env, ...egressEnv() } : env,
       home: scratch,
       shell: findShell(),
-      command: `exec ${shellJoin(spec.argv)}`,
+      command: spec.egressSocket ? forwardedCommand(spec.argv, spec.egressSocket) : `exec ${shellJoin(spec.argv)}`,
       tmpfsBytes: config.limits.tmpfsBytes,
       shmBytes: config.limits.shmBytes,
       system: systemMounts(hidden.skipped),
@@ -72,7 +79,11 @@ export async function serverLaunch(config: RunnerConfig, spec: ServerLaunchSpec)
       sensitive: worktree ? sensitiveEntries(worktree, spec.sensitive) : { files: [], dirs: [] },
       emptyFile: emptyFile(),
       gitView: 'none',
-      readOnlyPaths: withoutSensitive([...(worktree ? [worktree] : []), ...(spec.readOnlyPaths ?? [])], spec.sensitive),
+      readOnlyPaths: [
+        ...withoutSensitive([...(worktree ? [worktree] : []), ...(spec.readOnlyPaths ?? [])], spec.sensitive),
+        // the socket alone, at its own path (its folder is the worker's)
+        ...(spec.egressSocket ? [spec.egressSocket] : []),
+      ],
       ...(config.userns ? { userns: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {} } : {}),
       ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
     }),

@@ -53,10 +53,10 @@ export const SETUP_BLOCKED_NETS = [
 ];
 const SLIRP_GATEWAY = '10.0.2.2';
 
-/** The host's own IPv4 addresses but loopback: a listener bound to 0.0.0.0 answers on each. */
-function hostAddresses(): string[] {
+/** The host's own addresses but loopback: a listener bound to 0.0.0.0 (or ::) answers on each. */
+export function hostAddresses(family: 'IPv4' | 'IPv6' = 'IPv4'): string[] {
   const out: string[] = [];
-  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) out.push(a.address);
+  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === family && !a.internal) out.push(a.address);
   return out;
 }
 

@@ -5,17 +5,21 @@
  * redaction, caps) as a turn's calls do. Each attack sits next to the control that must still work.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
 import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
 import { runMcpTools } from '../../../src/activities/mcp-catalog.js';
 import { callPath, resultPath, startedPath } from '../../../src/activities/tool-results.js';
+import { processTag } from '../../../src/process/owned-dirs.js';
 import { registerKnownSecrets } from '../../../src/redact/index.js';
 import { loadRun, writeJsonAtomic } from '../../../src/store/run-files.js';
 import { repoWith } from '../../helpers/repo.js';
@@ -75,14 +79,33 @@ const hostile = (extra: Record<string, unknown> = {}) => ({
 
 let listener: ReturnType<typeof createServer>;
 let port = 0;
+// a web service a server's host list may name, on every address of this machine
+let web: ReturnType<typeof createHttpServer>;
+let webPort = 0;
+let tlsWeb: ReturnType<typeof createHttpsServer>;
+let tlsPort = 0;
 beforeAll(async () => {
   // a service on the host's loopback, like the Temporal UI: no sandboxed server may reach it
   listener = createServer((s) => s.end('secret\n'));
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
   port = (listener.address() as { port: number }).port;
+  web = createHttpServer((req, res) => res.end(`hello from the listed host, ${req.method} ${req.url}\n`));
+  await new Promise<void>((r) => web.listen(0, '0.0.0.0', r));
+  webPort = (web.address() as { port: number }).port;
+  // the same over TLS, with a certificate made for the test (openssl is needed)
+  const certDir = mkdtempSync(join(tmpdir(), 'kiln-mcp-cert-'));
+  const [key, cert] = [join(certDir, 'key.pem'), join(certDir, 'cert.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', key, '-out', cert], {
+    stdio: 'ignore',
+  });
+  tlsWeb = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => res.end(`hello over TLS, ${req.method} ${req.url}\n`));
+  await new Promise<void>((r) => tlsWeb.listen(0, '0.0.0.0', r));
+  tlsPort = (tlsWeb.address() as { port: number }).port;
 });
 afterAll(async () => {
   listener?.close();
+  web?.close();
+  tlsWeb?.close();
   await deps.mcp.stopAll();
 });
 
@@ -243,5 +266,105 @@ describe('where a server may run', () => {
     } finally {
       http.kill();
     }
+  }, 60_000);
+});
+
+describe("a server given a host list reaches those hosts only, through the worker's proxy", () => {
+  /** `localhost` where it resolves to 127.0.0.1 alone (as the operator's allowed network below), else the address itself */
+  const loopbackName = async () => ((await lookup('localhost', { all: true })).every((a) => a.address === '127.0.0.1') ? 'localhost' : '127.0.0.1');
+  const events = (repo: string, runId: string) => readFileSync(join(repo, '.kiln', 'runs', runId, 'events.jsonl'), 'utf8');
+
+  it("with the operator allowing loopback: a listed host answers (HTTPS and HTTP tunnelled, plain HTTP); an unlisted one, a look-alike, Temporal's port and a direct connection do not", async () => {
+    const name = await loopbackName();
+    process.env.KILN_MCP_ALLOW_NETS = '127.0.0.1/32';
+    try {
+      const { approved, modelText, repo, input } = await runWith({
+        servers: { net: hostile({ network: { hosts: [`${name}:${webPort}`, `${name}:${tlsPort}`, '*.example.org'] } }) },
+        rules: allowAll,
+      });
+      // control: the listed host, by the name the host resolves
+      await approved('mcp__net__tunnel', { target: `${name}:${webPort}`, path: '/through' }, 'toolu_ok');
+      expect(modelText('toolu_ok')).toBe('through: HTTP/1.1 200 OK hello from the listed host, GET /through');
+      await approved('mcp__net__tunnel', { target: `${name}:${tlsPort}`, path: '/secure', tls: true }, 'toolu_tls');
+      expect(modelText('toolu_tls')).toMatch(/^through TLS TLSv1\.[23]: HTTP\/1.1 200 OK hello over TLS, GET \/secure$/);
+      await approved('mcp__net__plain_http', { url: `http://${name}:${webPort}/plain` }, 'toolu_plain');
+      expect(modelText('toolu_plain')).toBe('status 200: hello from the listed host, GET /plain');
+      // attack: the host's loopback service (Temporal's port stands in), the same host by another spelling, a look-alike of the wildcard
+      for (const [id, target] of [
+        ['toolu_temporal', `127.0.0.1:${port}`],
+        ['toolu_7233', '127.0.0.1:7233'],
+        ['toolu_other_port', `${name}:${port}`],
+        ...(name === 'localhost' ? [['toolu_literal', `127.0.0.1:${webPort}`]] : []),
+        ['toolu_lookalike', 'evil-example.org:443'],
+        ['toolu_bare', 'example.org:443'],
+      ] as const) {
+        await approved('mcp__net__tunnel', { target, path: '/' }, id);
+        expect(modelText(id), target).toBe(`proxy 403: kiln: ${target} is not in this MCP server's network.hosts`);
+      }
+      // attack: around the proxy there is no way: the host's loopback is not the sandbox's, the outside has no route
+      const direct = await approved('mcp__net__connect', { host: '127.0.0.1', port: webPort });
+      expect(direct.status === 'done' && direct.summary).toMatch(/failed: ECONNREFUSED/);
+      const outside = await approved('mcp__net__connect', { host: '1.1.1.1', port: 443 });
+      expect(outside.status === 'done' && outside.summary).toMatch(/failed: (ENETUNREACH|EHOSTUNREACH|timeout)/);
+      // every refusal is in the run's events
+      expect(events(repo, input.runId)).toContain(
+        `"server":"net","refused":"127.0.0.1:${port}","why":"127.0.0.1:${port} is not in this MCP server's network.hosts"`,
+      );
+      expect(events(repo, input.runId)).toContain('"refused":"evil-example.org:443"');
+    } finally {
+      delete process.env.KILN_MCP_ALLOW_NETS;
+    }
+  }, 90_000);
+
+  it("attack: by default the same listed loopback host is refused, and so is the host's own address, each said why", async () => {
+    const name = await loopbackName();
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a?.family === 'IPv4' && !a.internal)?.address;
+    const hosts = [`${name}:${webPort}`, ...(own ? [`${own}:${webPort}`] : [])];
+    const { approved, modelText, repo, input } = await runWith({ servers: { net: hostile({ network: { hosts } }) }, rules: allowAll });
+    await approved('mcp__net__tunnel', { target: `${name}:${webPort}`, path: '/' }, 'toolu_lo');
+    expect(modelText('toolu_lo')).toMatch(new RegExp(`^proxy 403: kiln: ${name} resolves to 127.0.0.1, loopback: not reachable from an MCP server`));
+    await approved('mcp__net__plain_http', { url: `http://${name}:${webPort}/` }, 'toolu_lo_plain');
+    expect(modelText('toolu_lo_plain')).toMatch(/^status 403: kiln: .* resolves to 127.0.0.1, loopback/);
+    if (own) {
+      await approved('mcp__net__tunnel', { target: `${own}:${webPort}`, path: '/' }, 'toolu_own');
+      expect(modelText('toolu_own')).toMatch(new RegExp(`^proxy 403: kiln: ${own.replace(/\./g, '\\.')} resolves to .*(the host's own address|reserved)`));
+    }
+    expect(events(repo, input.runId)).toMatch(/"server":"net","refused":"[^"]+","why":"[^"]+ resolves to 127\.0\.0\.1, loopback/);
+  }, 60_000);
+
+  it('the proxy stops with its server: a server that dies between calls takes its socket along, and the next call starts both afresh', async () => {
+    const mine = () => readdirSync(tmpdir()).filter((d) => d.startsWith(`kiln-egress-${processTag(process.pid)}-`)).length;
+    const before = mine();
+    const { approved, modelText } = await runWith({ servers: { net: hostile({ network: { hosts: ['example.org'] } }) }, rules: allowAll });
+    expect(mine()).toBe(before + 1);
+    expect(await approved('mcp__net__die_soon', {})).toMatchObject({ status: 'done', ok: true });
+    // no call is out: only the server's own end can stop its proxy
+    await vi.waitFor(() => expect(mine()).toBe(before), { timeout: 5000 });
+    await approved('mcp__net__tunnel', { target: 'evil-example.org:443', path: '/' }, 'toolu_again');
+    expect(modelText('toolu_again')).toMatch(/^proxy 403: kiln: evil-example.org:443 is not in/);
+    expect(mine()).toBe(before + 1);
+  }, 60_000);
+
+  it('fails closed: a malformed KILN_MCP_ALLOW_NETS keeps the server with a host list from starting, said with the value', async () => {
+    process.env.KILN_MCP_ALLOW_NETS = '127.0.0.1/32,everything';
+    try {
+      const { tools, repo, input } = await runWith({ servers: { net: hostile({ network: { hosts: ['example.org'] } }) }, rules: allowAll });
+      expect(tools).toEqual([]);
+      expect(events(repo, input.runId)).toContain(
+        'MCP server \\"net\\": its network proxy did not start: KILN_MCP_ALLOW_NETS: \\"everything\\" is not an IPv4 network like 10.1.2.0/24',
+      );
+    } finally {
+      delete process.env.KILN_MCP_ALLOW_NETS;
+    }
+  }, 60_000);
+
+  it('a server without a host list gets no proxy: the variables are unset and nothing answers on the port', async () => {
+    const { approved, modelText } = await runWith({ servers: { bad: hostile() }, rules: allowAll });
+    await approved('mcp__bad__tunnel', { target: 'example.org:443', path: '/' }, 'toolu_none');
+    expect(modelText('toolu_none')).toBe('failed: ECONNREFUSED');
+    const forwarder = await approved('mcp__bad__connect', { host: '127.0.0.1', port: 3128 });
+    expect(forwarder.status === 'done' && forwarder.summary).toMatch(/failed: ECONNREFUSED/);
   }, 60_000);
 });

@@ -123,4 +123,32 @@ describe('who may declare servers and loosen rules', () => {
     expect(s.policy.mcp.rules).toHaveLength(2);
     expect(describeRunSettings(s)).toContain('mcp:    evil (stdio) · mine (stdio)');
   });
+
+  it("a repo's host list: granted only with the trust that starts its server, gone when it changes, never added to the user's server of a name", async () => {
+    const { writeFileSync } = await import('node:fs');
+    const repoMcp = (hosts: string[]) => ({
+      mcp: {
+        servers: {
+          fetcher: { command: ['fetcher'], network: { hosts } },
+          mine: { command: ['repo-version'], network: { hosts: ['*.evil.example'] } },
+        },
+      },
+    });
+    writeFileSync(join(home, 'policy.json'), JSON.stringify({ mcp: { servers: { mine: { command: ['user-version'] } } } }));
+    repo.file('.kiln/policy.json', JSON.stringify(repoMcp(['api.example.com'])));
+    // untrusted: the server does not start, so its hosts are no one's
+    expect((await loadRunSettings(repo.dir, { home, approvalMode: 'default' })).policy.mcp.servers.fetcher).toBeUndefined();
+    trustRepo(repo.dir, home);
+    const s = await loadRunSettings(repo.dir, { home, approvalMode: 'default' });
+    expect(s.policy.mcp.servers.fetcher!.network).toEqual({ hosts: ['api.example.com'] });
+    // the user's server of the same name is the user's, network and all
+    expect(s.policy.mcp.servers.mine!.network).toBeUndefined();
+    expect(describeRunSettings(s)).toContain('mcp:    fetcher (stdio, network: api.example.com) · mine (stdio)');
+    // attack: widening the list after trust untrusts the repo, and the server is not started
+    repo.file('.kiln/policy.json', JSON.stringify(repoMcp(['api.example.com', 'exfil.example.net'])));
+    const changed = await loadRunSettings(repo.dir, { home, approvalMode: 'default' });
+    expect(changed.trust).toBe('changed');
+    expect(changed.policy.mcp.servers.fetcher).toBeUndefined();
+    expect(changed.ignored.join('\n')).toMatch(/mcp server "fetcher": not started/);
+  });
 });
