@@ -73,7 +73,7 @@ async function egressProxy(s: McpServerStart, hosts: readonly string[]): Promise
   }
 }
 
-async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport; stderr: () => string; proxy?: EgressProxy }> {
+async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport; stderr: () => string; release: () => Promise<void> }> {
   const sandbox = await s.sandbox();
   const scratch = join(s.stateDir, 'mcp', s.name);
   mkdirSync(scratch, { recursive: true });
@@ -102,18 +102,20 @@ async function stdioTransport(s: McpServerStart): Promise<{ transport: Transport
   transport.stderr?.on('data', (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
   });
-  return { transport, stderr: () => redact(tail), ...(egress && launch.sandboxed ? { proxy: egress.proxy } : {}) };
+  const proxy = egress && launch.sandboxed ? egress.proxy : undefined;
+  // what the server leaves goes with it: its cgroup's processes killed, its proxy stopped
+  const release = () => Promise.all([launch.release().catch(() => undefined), proxy?.close()]).then(() => undefined);
+  return { transport, stderr: () => redact(tail), release };
 }
 
 async function start(s: McpServerStart): Promise<LiveServer> {
   // a server's environment may hold its own token: masked in everything Kiln records, like the worker's
   registerKnownSecrets(Object.values(s.config.env).filter((v) => v.length >= 8));
-  const { transport, stderr, proxy } = s.config.url
-    ? { transport: new StreamableHTTPClientTransport(new URL(s.config.url)) as Transport, stderr: () => '', proxy: undefined }
+  const { transport, stderr, release } = s.config.url
+    ? { transport: new StreamableHTTPClientTransport(new URL(s.config.url)) as Transport, stderr: () => '', release: async () => {} }
     : await stdioTransport(s);
   const client = new Client({ name: 'kiln', version: '0.1.0' });
-  // the proxy stops with the server, whichever way it ends
-  const stopProxy = () => void proxy?.close();
+  // its processes, cgroup and proxy go with the server, whichever way it ends
   const live: LiveServer = {
     client,
     dead: false,
@@ -122,11 +124,11 @@ async function start(s: McpServerStart): Promise<LiveServer> {
       client
         .close()
         .catch(() => undefined)
-        .finally(stopProxy),
+        .then(release),
   };
   client.onclose = () => {
     live.dead = true;
-    stopProxy();
+    void release();
   };
   try {
     await client.connect(transport, { timeout: START_TIMEOUT_MS });

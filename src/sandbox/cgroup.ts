@@ -180,9 +180,22 @@ export function createRunCgroup(limits: SandboxLimits, deps: CgroupDeps = defaul
     killAll: () => killAll(dirs),
     remove: async () => {
       await killAll(dirs);
-      for (const d of dirs) rmdirQuiet(d);
+      for (const d of dirs) await rmdirWhenReaped(d);
     },
   };
+}
+
+/** A killed member holds its cgroup until its parent reaps it (a server's orphan, reaped by the sandbox's init): a moment more, at most ~1 s. */
+async function rmdirWhenReaped(dir: string): Promise<void> {
+  for (let round = 0; round < 40; round++) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EBUSY') return;
+    }
+    await sleep(25);
+  }
 }
 
 function rmdirQuiet(dir: string): void {

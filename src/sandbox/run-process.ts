@@ -9,6 +9,15 @@ export const KILL_GRACE_MS = 500;
 /** How long to wait for the output pipe to drain after the command exited. */
 export const DRAIN_MS = 1000;
 
+/** Joins the cgroups its arguments name (a count, then the files): the shell moves itself, and what it execs stays. */
+export const JOIN_CGROUPS = [
+  'n=$1; shift',
+  'while [ "$n" -gt 0 ]; do',
+  '  echo 0 > "$1" || { echo "kiln: cannot join cgroup $1" >&2; exit 125; }',
+  '  shift; n=$((n-1))',
+  'done',
+];
+
 /**
  * Joins the run's cgroups (before exec, so not a single child escapes the limits), sets the
  * rlimits, merges stderr into stdout (one pipe keeps the two interleaved in the order they were
@@ -18,11 +27,7 @@ export const DRAIN_MS = 1000;
  */
 const LAUNCHER = [
   'exec 2>&1',
-  'n=$1; shift',
-  'while [ "$n" -gt 0 ]; do',
-  '  echo 0 > "$1" || { echo "kiln: cannot join cgroup $1"; exit 125; }',
-  '  shift; n=$((n-1))',
-  'done',
+  ...JOIN_CGROUPS,
   'n=$1; shift',
   'while [ "$n" -gt 0 ]; do',
   '  ulimit "$1" "$2" || { echo "kiln: cannot set the limit ulimit $1 $2"; exit 125; }',

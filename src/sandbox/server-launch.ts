@@ -1,6 +1,6 @@
 /*
  * How a long-lived program (an MCP server over stdio) is started in a sandbox of its own: the
- * same bubblewrap walls as a command (no network, the host's private files masked, the root
+ * same bubblewrap walls and cgroups as a command (no network, the host's private files masked, the root
  * read-only), with its own scratch folder as the only writable place and the run's worktree
  * either absent or bound read-only. The caller spawns the argv and talks over its stdin/stdout.
  */
@@ -11,6 +11,8 @@ import { commandEnv } from './env.js';
 import { nprocArgs, type SandboxLimits } from './limits.js';
 import type { RunnerConfig } from './run-command.js';
 import { SANDBOX_UID } from './run-command.js';
+import { createRunCgroup } from './cgroup.js';
+import { JOIN_CGROUPS } from './run-process.js';
 import { emptyFile } from './scratch-files.js';
 import { sensitiveEntries, withoutSensitive, type SensitiveConfig } from './sensitive-files.js';
 import { shellJoin } from './shell-quote.js';
@@ -43,9 +45,13 @@ export interface ServerLaunch {
   cwd: string;
   /** false only when the sandbox is off: the server then runs with the worker's access */
   sandboxed: boolean;
+  /** the limits its cgroup holds it to (memory, processes), when the host gives one */
+  cgroupLimits?: string[];
+  /** kills whatever the server left and removes its cgroup: called once it has stopped, whichever way */
+  release(): Promise<void>;
 }
 
-/** Without a pids cgroup (a long-lived process gets none), the process count is held by RLIMIT_NPROC. */
+/** Where the host gives no pids cgroup, the process count is still held, by RLIMIT_NPROC. */
 function limited(limits: SandboxLimits): string[] {
   const prlimit = findSystemBinary('prlimit');
   return prlimit ? [prlimit, ...nprocArgs(limits), '--'] : [];
@@ -57,7 +63,7 @@ export async function serverLaunch(config: RunnerConfig, spec: ServerLaunchSpec)
   // without the sandbox the server has the worker's network, and no forwarder to point it at
   if (config.mode !== 'bwrap') {
     const [command, ...args] = [...dieWithParent('SIGKILL'), ...spec.argv];
-    return { command: command!, args, env, cwd: scratch, sandboxed: false };
+    return { command: command!, args, env, cwd: scratch, sandboxed: false, release: async () => {} };
   }
   if (!config.bwrapPath) throw new Error('no bwrap path configured');
   const hidden = await privateEntries();
@@ -88,6 +94,19 @@ export async function serverLaunch(config: RunnerConfig, spec: ServerLaunchSpec)
       ...(config.extraReadOnly ? { extraReadOnly: config.extraReadOnly } : {}),
     }),
   ];
-  const [command, ...args] = argv;
-  return { command: command!, args, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: scratch, sandboxed: true };
+  // a cgroup of its own, as a command gets: resident memory and processes bound, and every process it leaves found
+  const cgroup = createRunCgroup(config.limits, config.cgroupDeps);
+  const launched = cgroup
+    ? ['/bin/sh', '-c', [...JOIN_CGROUPS, 'exec "$@"'].join('\n'), 'kiln-server', String(cgroup.joinFiles.length), ...cgroup.joinFiles, ...argv]
+    : argv;
+  const [command, ...args] = launched;
+  return {
+    command: command!,
+    args,
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    cwd: scratch,
+    sandboxed: true,
+    ...(cgroup ? { cgroupLimits: cgroup.limits } : {}),
+    release: async () => cgroup?.remove(),
+  };
 }

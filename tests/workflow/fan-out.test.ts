@@ -3,9 +3,10 @@
  * real example repo; each child's model is its own script (a test double for the model only).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownCgroups } from '../helpers/cgroups.js';
 import { statusQuery } from '../../src/shared/messages.js';
 import type { RunState } from '../../src/shared/types.js';
 import { exampleRepo, writeScript } from '../helpers/repo.js';
@@ -44,19 +45,6 @@ function pgrep(marker: string): string {
   }
 }
 
-/** the per-command cgroups this process made (sandbox/cgroup.ts names them kiln-PID-…) that still exist */
-function ownCgroups(): string[] {
-  const roots = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
-  return roots.flatMap((r) => {
-    try {
-      return readdirSync(r)
-        .filter((d) => d.startsWith(`kiln-${process.pid}-`))
-        .map((d) => join(r, d));
-    } catch {
-      return [];
-    }
-  });
-}
 const childState = (id: string) => child(id).query(statusQuery) as Promise<RunState>;
 
 describe('parallel attempts', () => {

@@ -16,7 +16,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities, defaultDeps, type ActivityDeps } from '../../../src/activities/index.js';
-import { SandboxUnavailableError } from '../../../src/sandbox/index.js';
+import { createSandbox, SandboxUnavailableError } from '../../../src/sandbox/index.js';
+import { McpServers } from '../../../src/activities/mcp-servers.js';
+import { ownCgroups } from '../../helpers/cgroups.js';
 import { runMcpTools } from '../../../src/activities/mcp-catalog.js';
 import { callPath, resultPath, startedPath } from '../../../src/activities/tool-results.js';
 import { processTag } from '../../../src/process/owned-dirs.js';
@@ -70,6 +72,26 @@ async function runWith(mcp: Record<string, unknown>, d: ActivityDeps = deps) {
 }
 
 const allowAll = [{ tool: '*', decision: 'allow' }];
+const MiB = 1024 * 1024;
+/** the pids of processes whose command line holds `marker` */
+const pgrep = (marker: string): string[] => {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+const members = (cgroup: string): string[] => {
+  try {
+    return readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+async function until(pred: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
 const hostile = (extra: Record<string, unknown> = {}) => ({
   command: ['node', join(FIXTURES, 'hostile-server.mjs'), SDK],
   readOnlyPaths: [NODE_MODULES, FIXTURES],
@@ -220,6 +242,38 @@ describe('a hostile MCP server is contained', () => {
     expect(modelText('toolu_flood')).toMatch(/stopped during the call/);
     expect(await approved('mcp__slow__scratch', {})).toMatchObject({ status: 'done', ok: true });
   }, 60_000);
+
+  it("attack: a server's processes are held by a cgroup of its own: past its memory it is killed and the call reported; a child it left in a session of its own dies with it", async () => {
+    // a worker whose sandbox allows 256 MiB of resident memory, so the attack needs no more than that
+    const small: ActivityDeps = {
+      ...defaultDeps(),
+      hostQueue: 'unit-host',
+      mcp: new McpServers(),
+      sandbox: (mode) => createSandbox({ mode, limits: { memoryBytes: 256 * MiB } }),
+    };
+    try {
+      const { approved, modelText } = await runWith({ servers: { bad: hostile() }, rules: allowAll }, small);
+      expect(await approved('mcp__bad__allocate', { mb: 64 }, 'toolu_some')).toMatchObject({ status: 'done', ok: true });
+      expect(modelText('toolu_some')).toContain('holding 64 MB');
+      const marker = `kiln-mcp-orphan-${process.pid}`;
+      expect(await approved('mcp__bad__orphan', { marker }, 'toolu_orphan')).toMatchObject({ status: 'done', ok: true });
+      expect(pgrep(marker), 'the orphan runs while its server does').not.toEqual([]);
+      // the cgroups the server and its orphan are in (the run's kept sandbox has its own)
+      const held = ownCgroups().filter((c) => members(c).some((pid) => pgrep(marker).includes(pid)));
+      if (process.getuid?.() === 0) expect(held.length, 'the server runs in cgroups of its own').toBeGreaterThan(0);
+      const big = await approved('mcp__bad__allocate', { mb: 1024 }, 'toolu_big');
+      expect(big).toMatchObject({ status: 'done', ok: false });
+      expect(modelText('toolu_big')).toMatch(/stopped during the call/);
+      // the server is gone, and with it everything it started, wherever it went
+      await until(() => pgrep(marker).length === 0 && held.every((c) => !existsSync(c)), 10_000);
+      expect(pgrep(marker)).toEqual([]);
+      expect(held.filter((c) => existsSync(c))).toEqual([]);
+      // the next call gets a fresh server
+      expect(await approved('mcp__bad__allocate', { mb: 16 }, 'toolu_again')).toMatchObject({ status: 'done', ok: true });
+    } finally {
+      await small.mcp.stopAll();
+    }
+  }, 90_000);
 
   it('after a crash mid-call: a writing call is refused, not sent twice; a tool the config names read-only is sent again', async () => {
     const { approved, modelText, repo, input } = await runWith({ servers: { bad: hostile({ readOnlyTools: ['read'] }) }, rules: allowAll });
