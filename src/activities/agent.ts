@@ -88,10 +88,14 @@ async function takeTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurn
 }
 
 async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
-  await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-  const rec = await loadRun(inp.repo, inp.runId);
   const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
-  const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
+  // at once: each is a trip through the thread pool, and a fast turn is mostly such trips
+  const [, rec, storedConvo] = await Promise.all([
+    writeWorkflowEvents(inp.repo, inp.runId, inp.events),
+    loadRun(inp.repo, inp.runId),
+    readJsonKept<Conversation>(file),
+  ]);
+  const convo = storedConvo ?? (await startConversation(rec));
   const stored = convo.replies[String(inp.turn)];
   if (stored) return stored;
   // off the model request's path: no tool runs while the model thinks, so the worktree the
@@ -170,8 +174,14 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
   // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
   await writeJsonKept(file, next);
   deps.unsaved.delete(key);
-  await recordTurnMetrics(inp, result);
-  await appendEvent(inp.repo, inp.runId, {
+  // the reply is stored: what follows are the record's copies, written side by side
+  await Promise.all([recordTurnMetrics(inp, result), turnEvent(inp, result, calls, asked)]);
+  return result;
+}
+
+function turnEvent(inp: AgentTurnInput, result: AgentTurnResult, calls: ToolCallView[], asked: Asked): Promise<void> {
+  const { res, usage, costUsd } = asked;
+  return appendEvent(inp.repo, inp.runId, {
     type: 'turn',
     turn: inp.turn,
     attempt: inp.attempt,
@@ -182,7 +192,6 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnR
     costUsd,
     scripted: asked.scripted,
   });
-  return result;
 }
 
 /** Older turns folded once the conversation passes COMPACT_AT of the model's window. */
