@@ -32,18 +32,7 @@ import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
-import {
-  appendEvent,
-  appendJsonl,
-  loadRun,
-  readJsonKept,
-  runDir,
-  stateDir,
-  writeJsonAtomic,
-  writeJsonKept,
-  writeWorkflowEvents,
-  type RunRecord,
-} from '../store/run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJsonKept, runDir, stateDir, writeJsonKept, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
 import { MAX_INPUT_ERROR_CHARS, askModel, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
@@ -226,7 +215,8 @@ async function recordCalls(
     if (block.type === 'text') texts.push(block.text);
     if (block.type !== 'tool_use') continue;
     const call: StoredCall = { id: block.id, name: block.name, input: block.input };
-    await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
+    // kept: runTool reads it next, in this process as a rule (a stat instead of a read and a parse)
+    await writeJsonKept(callPath(inp.repo, inp.runId, block.id), call, { pretty: true });
     const parsed = parseCall(block.name, block.input, mcpTools);
     const fingerprint = createHash('sha256')
       .update(`${block.name}\0${JSON.stringify(block.input)}`)

@@ -10,7 +10,7 @@ import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { RunRef, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
-import { appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
+import { appendJsonl, loadRun, readJson, readJsonKept, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import {
   COMMAND_TOOLS,
   TOOL_CATALOG,
@@ -90,7 +90,7 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
   // thread pool, and a fast turn is mostly such trips (docs/bench.md)
   const stored = ahead(readStoredResult(inp.repo, inp.runId, inp.toolUseId));
   const recRead = ahead(loadRun(inp.repo, inp.runId));
-  const callRead = ahead(readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)));
+  const callRead = ahead(readJsonKept<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)));
   const finishedRead = ahead(readFinished(inp.repo, inp.runId, inp.toolUseId));
   const done = await stored;
   if (done) return done.view;
