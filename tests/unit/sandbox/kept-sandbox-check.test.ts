@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { tmpdir } from 'node:os';
-import { CHECK_WAIT_MS, KeptSandbox } from '../../../src/sandbox/kept-sandbox.js';
+import { CHECK_WAIT_MS, KeptSandbox, keptSandbox } from '../../../src/sandbox/kept-sandbox.js';
 
 const HELPER = `while IFS= read -r -d '' n <&6 && IFS= read -r -d '' c <&6; do eval "$c"; done`;
 
@@ -15,13 +15,13 @@ afterEach(() => {
   for (const s of made.splice(0)) s.discard();
 });
 
-function standIn(): KeptSandbox {
+function standIn(onGone: (s: KeptSandbox) => void = () => undefined): KeptSandbox {
   const s = new KeptSandbox(
     'key',
     'marks',
     { pids: false, memory: false },
     { argv: ['/bin/bash', '-c', HELPER], env: { PATH: '/usr/bin:/bin' }, cwd: tmpdir(), bwrapStatus: false },
-    () => undefined,
+    onGone,
   );
   made.push(s);
   return s;
@@ -40,6 +40,24 @@ describe("the kept sandbox's check after a command", () => {
     await s.whenChecked();
     expect(s.available).toBe(true);
     expect(await run(s, `printf '\\0kiln-kept %s 0\\n\\0kiln-checked %s 1\\n' "$n" "$n"`)).toMatchObject({ exitCode: 0 });
+  });
+
+  test('the next reader of the worktree waits for the check and gets the same sandbox, not a new one', async () => {
+    const workspace = `/kiln-test-worktree-${process.pid}`;
+    const made: KeptSandbox[] = [];
+    const take = () =>
+      keptSandbox(
+        workspace,
+        () => ({ key: 'key', marks: 'marks' }),
+        (onGone) => {
+          made.push(standIn(onGone));
+          return made[made.length - 1]!;
+        },
+      );
+    const first = (await take())!;
+    await run(first, `printf '\\0kiln-kept %s 0\\n' "$n"; sleep 0.3; printf '\\0kiln-checked %s 1\\n' "$n"`);
+    expect(await take()).toBe(first);
+    expect(made).toHaveLength(1);
   });
 
   test('attack: a check that says unclean lets the sandbox go', async () => {
