@@ -35,18 +35,7 @@ import { OverBudgetError, Settling } from './budget.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
-import {
-  appendEvent,
-  appendJsonl,
-  loadRun,
-  readJsonKept,
-  runDir,
-  stateDir,
-  writeJsonAtomic,
-  writeJsonKept,
-  writeWorkflowEvents,
-  type RunRecord,
-} from '../store/run-files.js';
+import { appendEvent, appendJsonl, loadRun, readJsonKept, runDir, stateDir, writeJsonKept, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
 import { MAX_INPUT_ERROR_CHARS, askModel, settleCall, assistantContent, boundedJson, type Asked, type Conversation } from './model-call.js';
@@ -94,10 +83,14 @@ async function takeTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling
 }
 
 async function oneTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling): Promise<AgentTurnResult> {
-  await writeWorkflowEvents(inp.repo, inp.runId, inp.events);
-  const rec = await loadRun(inp.repo, inp.runId);
   const file = join(stateDir(inp.repo, inp.runId), 'conversation.json');
-  const convo = (await readJsonKept<Conversation>(file)) ?? (await startConversation(rec));
+  // at once: each is a trip through the thread pool, and a fast turn is mostly such trips
+  const [, rec, storedConvo] = await Promise.all([
+    writeWorkflowEvents(inp.repo, inp.runId, inp.events),
+    loadRun(inp.repo, inp.runId),
+    readJsonKept<Conversation>(file),
+  ]);
+  const convo = storedConvo ?? (await startConversation(rec));
   const stored = convo.replies[String(inp.turn)];
   if (stored) {
     // its settles may not have reached the ledger before the worker that took it died
@@ -185,8 +178,14 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling)
   // compact, not pretty-printed: it is rewritten every turn and grows with the conversation
   await writeJsonKept(file, next);
   deps.unsaved.delete(key);
-  await recordTurnMetrics(inp, result);
-  await appendEvent(inp.repo, inp.runId, {
+  // the reply is stored: what follows are the record's copies, written side by side
+  await Promise.all([recordTurnMetrics(inp, result), turnEvent(inp, result, calls, asked)]);
+  return result;
+}
+
+function turnEvent(inp: AgentTurnInput, result: AgentTurnResult, calls: ToolCallView[], asked: Asked): Promise<void> {
+  const { res, usage, costUsd } = asked;
+  return appendEvent(inp.repo, inp.runId, {
     type: 'turn',
     turn: inp.turn,
     attempt: inp.attempt,
@@ -197,7 +196,6 @@ async function oneTurn(deps: AgentDeps, inp: AgentTurnInput, settling: Settling)
     costUsd,
     scripted: asked.scripted,
   });
-  return result;
 }
 
 /** Older turns folded once the conversation passes COMPACT_AT of the model's window. */
@@ -232,7 +230,8 @@ async function recordCalls(
     if (block.type === 'text') texts.push(block.text);
     if (block.type !== 'tool_use') continue;
     const call: StoredCall = { id: block.id, name: block.name, input: block.input };
-    await writeJsonAtomic(callPath(inp.repo, inp.runId, block.id), call);
+    // kept: runTool reads it next, in this process as a rule (a stat instead of a read and a parse)
+    await writeJsonKept(callPath(inp.repo, inp.runId, block.id), call, { pretty: true });
     const parsed = parseCall(block.name, block.input, mcpTools);
     const fingerprint = createHash('sha256')
       .update(`${block.name}\0${JSON.stringify(block.input)}`)

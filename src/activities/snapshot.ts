@@ -199,9 +199,10 @@ export async function rememberWorktreeTree(stateDir: string, tree: string, chang
  * command's "before" with no git at all (four git processes a command, most of a quick turn).
  */
 export async function knownSnapshot(stateDir: string): Promise<{ tree: string; changed: string[] } | undefined> {
-  const tree = await knownWorktreeTree(stateDir);
+  // both at once; the memo counts only for the tree it names
+  const [tree, memoText] = await Promise.all([knownWorktreeTree(stateDir), readFile(join(stateDir, SEEN_CHANGED_FILE), 'utf8').catch(() => 'null')]);
   if (!tree) return undefined;
-  const memo = JSON.parse(await readFile(join(stateDir, SEEN_CHANGED_FILE), 'utf8').catch(() => 'null')) as { tree?: unknown; changed?: unknown } | null;
+  const memo = JSON.parse(memoText) as { tree?: unknown; changed?: unknown } | null;
   return memo?.tree === tree && Array.isArray(memo.changed) && memo.changed.every((p) => typeof p === 'string')
     ? { tree, changed: memo.changed as string[] }
     : undefined;

@@ -12,6 +12,7 @@ import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { CommandOptions, CommandResult } from '../sandbox/types.js';
 import type { RunToolResult } from '../shared/contracts.js';
+import { ahead } from '../shared/ahead.js';
 import { runDir, stateDir, writeJsonAtomic, writeJsonDurable, readJson, type RunRecord } from '../store/run-files.js';
 import type { ActivityDeps, ToolDeps } from './deps.js';
 import { heartbeating, stopIfCancelled } from './heartbeat.js';
@@ -67,7 +68,7 @@ export async function lookNow(rec: RunRecord, state: string): Promise<Seen> {
  * A command's completion, journaled as soon as it ended and its log was closed: a retry after
  * the worker died reports this outcome to the model instead of running it again.
  */
-interface Finished {
+export interface Finished {
   command: string;
   /** the output redacted; the rest of the sandbox's result as it was */
   res: CommandResult;
@@ -83,9 +84,19 @@ function finishedPath(repo: string, runId: string, id: string): string {
   return join(stateDir(repo, runId), 'journal', `${id}.finished.json`);
 }
 
-/** A command call whose completion was journaled before its worker died: its result, from the journal. */
-export async function reportJournaledCommand(deps: ToolDeps, rec: RunRecord, call: StoredCall, summary: string): Promise<RunToolResult | undefined> {
-  const done = await readJson<Finished>(finishedPath(rec.input.repo, rec.input.runId, call.id));
+/** The completion journaled for a command call, if it ended before its worker died. */
+export function readFinished(repo: string, runId: string, id: string): Promise<Finished | undefined> {
+  return readJson<Finished>(finishedPath(repo, runId, id));
+}
+
+/** A command call whose completion was journaled before its worker died: its result, from the journal (readFinished). */
+export async function reportJournaledCommand(
+  deps: ToolDeps,
+  rec: RunRecord,
+  call: StoredCall,
+  summary: string,
+  done: Finished | undefined,
+): Promise<RunToolResult | undefined> {
   if (!done) return undefined;
   deps.decided.set(call.id, done.decision);
   return reportCommand(deps, rec, call, summary, done, undefined);
@@ -104,6 +115,8 @@ export async function runCommand(
   const { repo, runId } = rec.input;
   const sp = startedPath(repo, runId, call.id);
   const isCheck = rec.checks.includes(command.trim());
+  // read beside the mark below: what the command runs with moves nothing on disk
+  const baseRead = ahead(heartbeating(() => commandBase(rec, deps)));
   if (await readJson<Started>(sp)) {
     if (!(decision.safeToRepeat || isCheck)) {
       const text =
@@ -133,7 +146,7 @@ export async function runCommand(
   // until the look after the command, nobody may take the worktree for the tree seen last
   if (!readOnly) await forgetWorktreeTree(state);
   const before = seenBefore?.tree;
-  const base = await heartbeating(() => commandBase(rec, deps));
+  const base = await baseRead;
   const limit = Math.min(timeoutMs ?? rec.input.commandTimeoutMs, rec.input.commandTimeoutMs);
   const rel = `outputs/${call.id}.log`;
   const log = await openOutputLog(join(runDir(repo, runId), rel), `the run's ${rel}`, `$ ${command}\n`, outputLogCap(deps.env));

@@ -7,7 +7,7 @@ import { COMMAND_TOOLS, capText, type PreparedEdit } from '../tools/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { RunToolResult, ToolEffect } from '../shared/contracts.js';
-import { appendEvent, readJson, runDir, stateDir, writeJsonAtomic, writeTextAtomic, type RunRecord } from '../store/run-files.js';
+import { appendEvent, readJsonKept, runDir, stateDir, writeJsonKept, writeTextAtomic, type RunRecord } from '../store/run-files.js';
 import type { ToolDeps } from './deps.js';
 import { isDiskFull } from './disk.js';
 import { MAX_CHANGED_PATHS } from './snapshot.js';
@@ -106,7 +106,8 @@ export async function record(
   const stored: StoredResult = { content: redact(result.content), isError: result.isError, view };
   const file = resultPath(repo, runId, call.id);
   try {
-    await writeJsonAtomic(file, stored);
+    // kept: the next turn reads it to answer the call, in this process as a rule
+    await writeJsonKept(file, stored, { pretty: true });
     unsavedResults.delete(file);
   } catch (err) {
     if (!isDiskFull(err)) throw err;
@@ -145,7 +146,7 @@ const unsavedResults = new Map<string, StoredResult>();
 /** A call's stored result, from disk or from memory when the disk was full. */
 export async function readStoredResult(repo: string, runId: string, id: string): Promise<StoredResult | undefined> {
   const file = resultPath(repo, runId, id);
-  return unsavedResults.get(file) ?? (await readJson<StoredResult>(file));
+  return unsavedResults.get(file) ?? (await readJsonKept<StoredResult>(file));
 }
 
 function firstLines(text: string): string {

@@ -10,7 +10,7 @@ import type { PolicyDecision } from '../policy/types.js';
 import { redact } from '../redact/index.js';
 import type { RunRef, RunToolInput, RunToolResult } from '../shared/contracts.js';
 import { PRE_APPROVAL_MAX_CHARS } from '../shared/types.js';
-import { appendJsonl, loadRun, readJson, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
+import { appendJsonl, loadRun, readJson, readJsonKept, runDir, stateDir, writeJsonAtomic, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import {
   COMMAND_TOOLS,
   TOOL_CATALOG,
@@ -31,6 +31,7 @@ import {
   type ToolHost,
 } from '../tools/index.js';
 import { MCP_PREFIX } from '../policy/mcp.js';
+import { ahead } from '../shared/ahead.js';
 import { approvalPreview, mcpArgsPreview } from './approval-preview.js';
 import { knownMcpTools } from './mcp-catalog.js';
 import { runMcpCall } from './tool-mcp.js';
@@ -39,7 +40,7 @@ import { isDiskFull } from './disk.js';
 import { heartbeating } from './heartbeat.js';
 import { runPolicy } from './run-policy.js';
 import { changedAtMost, forgetWorktreeTreeForEdit, knownSnapshot, lookAfterEdit } from './snapshot.js';
-import { lookNow, reportJournaledCommand, runCommand, type Seen } from './tool-command.js';
+import { lookNow, readFinished, reportJournaledCommand, runCommand, type Seen } from './tool-command.js';
 import { HISTORY_SUMMARY_MAX_CHARS, callPath, finishResult, readStoredResult, record, startedPath, type Started, type StoredCall } from './tool-results.js';
 
 /**
@@ -85,11 +86,17 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
   await writeWorkflowEvents(inp.repo, inp.runId, inp.events).catch((err: unknown) => {
     if (!isDiskFull(err)) throw err;
   });
-  const done = await readStoredResult(inp.repo, inp.runId, inp.toolUseId);
+  // the call's files are read at once, not one after another: each read is a trip through the
+  // thread pool, and a fast turn is mostly such trips (docs/bench.md)
+  const stored = ahead(readStoredResult(inp.repo, inp.runId, inp.toolUseId));
+  const recRead = ahead(loadRun(inp.repo, inp.runId));
+  const callRead = ahead(readJsonKept<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId)));
+  const finishedRead = ahead(readFinished(inp.repo, inp.runId, inp.toolUseId));
+  const done = await stored;
   if (done) return done.view;
 
-  const rec = await loadRun(inp.repo, inp.runId);
-  const call = await readJson<StoredCall>(callPath(inp.repo, inp.runId, inp.toolUseId));
+  const rec = await recRead;
+  const call = await callRead;
   if (!call) throw new Error(`no recorded tool call ${inp.toolUseId} in run ${inp.runId}`);
   if (call.name.startsWith(MCP_PREFIX)) return runMcpToolOnce(deps, rec, call, inp);
   const parsed = parseToolInput(call.name, call.input);
@@ -104,12 +111,13 @@ async function runToolOnce(deps: ToolDeps, inp: RunToolInput): Promise<RunToolRe
 
   const runsCommand = COMMAND_TOOLS.has(call.name);
   // a command that ended before its worker died is reported as it ended, not judged or run again
-  const finished = runsCommand ? await reportJournaledCommand(deps, rec, call, describeCall(parsed)) : undefined;
+  const st = stateDir(rec.input.repo, rec.input.runId);
+  const knownRead = runsCommand ? ahead(knownSnapshot(st)) : undefined;
+  const finished = runsCommand ? await reportJournaledCommand(deps, rec, call, describeCall(parsed), await finishedRead) : undefined;
   if (finished) return finished;
   // a command is judged on the files this run changed, and the same look is its "before"
-  const st = stateDir(rec.input.repo, rec.input.runId);
   // with no look since the edit tools wrote, the paths changed at most (a superset: stricter)
-  const known = runsCommand ? await knownSnapshot(st) : undefined;
+  const known = await knownRead;
   const atMost = runsCommand && !known ? await changedAtMost(st) : undefined;
   const snap: Seen | undefined = !runsCommand || atMost ? undefined : known ? { ...known, remembered: true } : await lookNow(rec, st);
   const { decision, needs } = await decide(deps, rec, call, snap?.changed ?? atMost);

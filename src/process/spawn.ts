@@ -14,9 +14,11 @@ import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'n
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
+import type { Socket } from 'node:net';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { dieWithParent } from './system-paths.js';
+import { HandedPipe } from './handed-pipe.js';
 import type { FromSpawner, StdioSpec, ToSpawner } from './protocol.js';
 
 export type { StdioSpec } from './protocol.js';
@@ -32,6 +34,8 @@ export interface CommandOptions {
   killSignal?: NodeJS.Signals;
   /** per fd; a missing fd is not opened */
   stdio: StdioSpec[];
+  /** pipes the worker reads and writes itself when the command goes through the spawner (see HandedPipe) */
+  handOver?: number[];
 }
 
 type Stream = Readable | Writable | Duplex | null | undefined;
@@ -154,7 +158,7 @@ class Spawner {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}) };
     this.child = spawn(file, args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     this.pid = this.child.pid;
-    this.child.on('message', (m: FromSpawner) => this.running.get(m.id)?.receive(m));
+    this.child.on('message', (m: FromSpawner, handle?: Socket) => this.running.get(m.id)?.receive(m, handle));
     this.child.on('error', (err) => this.died(`could not be started: ${err.message}`));
     this.child.on('exit', (code, signal) => this.died(signal ? `was killed by ${signal}` : `exited with code ${code}`));
     this.idle();
@@ -164,7 +168,7 @@ class Spawner {
     const id = this.nextId++;
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.env ?? process.env)) if (v !== undefined) env[k] = v;
-    const p = new RemoteProcess(id, file, o.stdio, (m) => this.send(m));
+    const p = new RemoteProcess(id, file, o.stdio, (m) => this.send(m), new Set(o.handOver));
     this.running.set(id, p);
     p.once('close', () => {
       this.running.delete(id);
@@ -182,6 +186,7 @@ class Spawner {
       ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),
       ...(o.killSignal !== undefined ? { killSignal: o.killSignal } : {}),
       stdio: o.stdio,
+      ...(o.handOver?.length ? { handOver: o.handOver } : {}),
     });
     return p;
   }
@@ -234,9 +239,10 @@ class RemoteProcess extends EventEmitter implements CommandProcess {
     private readonly file: string,
     spec: readonly StdioSpec[],
     private readonly send: (m: ToSpawner) => void,
+    handOver: ReadonlySet<number>,
   ) {
     super();
-    this.stdio = spec.map((s, fd) => (s === 'pipe' ? this.stream(fd) : null));
+    this.stdio = spec.map((s, fd) => (s === 'pipe' ? (handOver.has(fd) ? new HandedPipe() : this.stream(fd)) : null));
   }
 
   get stdin(): Writable | null {
@@ -266,8 +272,14 @@ class RemoteProcess extends EventEmitter implements CommandProcess {
     } else if (!this.closed) this.send({ t: 'kill', id: this.id, signal: sig });
   }
 
-  receive(m: FromSpawner): void {
+  receive(m: FromSpawner, handle?: Socket): void {
     switch (m.t) {
+      case 'handle': {
+        const pipe = this.stdio[m.fd];
+        if (pipe instanceof HandedPipe && handle) pipe.attach(handle);
+        else handle?.destroy();
+        return;
+      }
       case 'spawned':
         this.pid = m.pid;
         this.emit('spawn');
@@ -308,6 +320,8 @@ class RemoteProcess extends EventEmitter implements CommandProcess {
       }
     }
     this.emit('error', new Error(`${why} while ${this.file} was running; it was not waited for (the next command starts a new spawner)`));
+    // a handed pipe may be held by what the command left: it is not waited for either
+    for (const s of this.stdio) if (s instanceof HandedPipe) s.destroy();
     this.finish(null, 'SIGKILL');
   }
 
@@ -315,7 +329,8 @@ class RemoteProcess extends EventEmitter implements CommandProcess {
     if (this.closed) return;
     this.closed = true;
     const readers = this.stdio.filter((s, fd): s is Readable | Duplex => s !== null && fd !== 0);
-    for (const s of readers) if (!s.readableEnded) s.push(null);
+    // a handed pipe ends when its socket does (output may still be in it); one never handed, here
+    for (const s of readers) if (!s.readableEnded && !(s instanceof HandedPipe && s.attached)) s.push(null);
     // 'close' after the output is read, as Node's: callers read their last chunk before it
     const pending = readers.filter((s) => s.readableFlowing === true && !s.readableEnded && !s.destroyed);
     if (pending.length === 0) return void process.nextTick(() => this.emit('close', code, signal));

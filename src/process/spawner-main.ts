@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import type { FromSpawner, SpawnRequest, ToSpawner } from './protocol.js';
 
@@ -63,10 +64,12 @@ function start(r: SpawnRequest): void {
   children.set(r.id, child);
   if (r.detached) leaders.add(child);
   if (child.pid !== undefined) send({ t: 'spawned', id: r.id, pid: child.pid });
+  const handOver = new Set(r.handOver ?? []);
   r.stdio.forEach((s, fd) => {
     const stream = child.stdio[fd];
     if (s !== 'pipe' || !stream) return;
     stream.on('error', () => undefined); // EPIPE on a command that stopped reading is its business
+    if (handOver.has(fd)) return hand(r.id, fd, stream as Socket);
     if (fd === 0) return;
     const readable = stream as Readable;
     readable.on('data', (data: Buffer) => {
@@ -85,6 +88,13 @@ function start(r: SpawnRequest): void {
     children.delete(r.id);
     send({ t: 'close', id: r.id, code, signal });
   });
+}
+
+/** The pipe goes to the worker whole; the spawner lets go of its own copy once it is sent (the child's 'close' waits for that). */
+function hand(id: number, fd: number, socket: Socket): void {
+  const m: FromSpawner = { t: 'handle', id, fd };
+  if (!process.connected) return void socket.destroy();
+  process.send!(m, socket, undefined, () => socket.destroy());
 }
 
 function signal(child: ChildProcess, sig: string): void {

@@ -13,8 +13,10 @@
  * Between commands the helper kills whatever the command left running (kill -9 -1 reaches every
  * process in the sandbox's PID namespace but its init and the helper) and checks that no process
  * is left and that /tmp, /dev/shm and HOME hold what they held at start. If either is not so, it
- * says so, and the sandbox is let go after that command: the next command starts as clean as a
- * sandbox of its own would.
+ * says so, and the sandbox is let go: the next command starts as clean as a sandbox of its own
+ * would. The check runs after the command's result is told, beside the rest of its turn, and
+ * the next command waits for it (a sandbox whose check does not come within CHECK_WAIT_MS is let
+ * go): only a command's exit code waits for the command.
  *
  * Each command's output ends with a line that carries a nonce the worker drew for that command:
  * output cannot end a command early or give it another exit code without the nonce, which only
@@ -38,17 +40,20 @@ export const KEPT_IDLE_MS = 30_000;
 export const MAX_KEPT = 64;
 /** Commands longer than this start their own sandbox: bash's `read` takes a pipe a byte at a time. */
 export const MAX_KEPT_COMMAND_BYTES = 64 * 1024;
+/** A kept sandbox whose check after a command has not come in this long is let go (its helper may have been stopped). */
+export const CHECK_WAIT_MS = 5_000;
 /** the helper's commands come on the fd the network handshake uses elsewhere (never both) */
 const COMMAND_FD = GO_FD;
 
 /**
  * The helper, run by bash as the sandbox's command. It reads a nonce and a command, each ended by
  * a NUL, from COMMAND_FD, and runs the command in a subshell that has neither the fd nor its own
- * variables, with bash's default glob options. Then it kills what is left, checks the sandbox is
- * as it started (only init and itself in /proc; the same entries in /tmp, /dev/shm and HOME), and
- * ends the command's output with `\0kiln-kept <nonce> <exit code> <1 if clean, else 0>\n`. A
- * killed process is gone once the sandbox's init has reaped it: 200 quick looks cover an idle
- * host, then ~1 s of looks 5 ms apart a loaded one; one still there after that makes it unclean.
+ * variables, with bash's default glob options. It ends the command's output with
+ * `\0kiln-kept <nonce> <exit code>\n`; then it kills what is left, checks the sandbox is as it
+ * started (only init and itself in /proc; the same entries in /tmp, /dev/shm and HOME), and says
+ * `\0kiln-checked <nonce> <1 if clean, else 0>\n` before it reads the next command. A killed
+ * process is gone once the sandbox's init has reaped it: 200 quick looks cover an idle host, then
+ * ~1 s of looks 5 ms apart a loaded one; one still there after that makes it unclean.
  */
 export const KEPT_HELPER = [
   'shopt -s nullglob dotglob',
@@ -57,6 +62,7 @@ export const KEPT_HELPER = [
   `while IFS= read -r -d '' kiln_nonce <&${COMMAND_FD} && IFS= read -r -d '' kiln_command <&${COMMAND_FD}; do`,
   `  ( exec ${COMMAND_FD}<&-; shopt -u nullglob dotglob; unset kiln_nonce kiln_procs kiln_files kiln_rc kiln_clean kiln_n kiln_seen; eval "unset kiln_command; $kiln_command" )`,
   '  kiln_rc=$?',
+  `  printf '\\0kiln-kept %s %s\\n' "$kiln_nonce" "$kiln_rc"`,
   '  kiln_clean=0',
   '  for ((kiln_n = 0; kiln_n < 400; kiln_n++)); do',
   '    kill -9 -1 2>/dev/null',
@@ -67,7 +73,7 @@ export const KEPT_HELPER = [
   '  done',
   '  kiln_seen=(/tmp/* /dev/shm/* "$HOME"/*)',
   '  [ "${kiln_seen[*]}" = "$kiln_files" ] || kiln_clean=0',
-  `  printf '\\0kiln-kept %s %s %s\\n' "$kiln_nonce" "$kiln_rc" "$kiln_clean"`,
+  `  printf '\\0kiln-checked %s %s\\n' "$kiln_nonce" "$kiln_clean"`,
   'done',
 ].join('\n');
 
@@ -77,6 +83,7 @@ export function keepable(command: string, shell: string): boolean {
 }
 
 interface InFlight {
+  nonce: string;
   marker: Buffer;
   capped: CappedOutput;
   chunker: LineChunker | undefined;
@@ -98,6 +105,8 @@ export class KeptSandbox {
   private exited = false;
   private gone = false;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** the helper's check after the last command, until it has said how it went */
+  private checking: { marker: Buffer; carry: Buffer; timer: NodeJS.Timeout; done: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     /** the launcher's argv and environment, as one string: equal only for the same sandbox */
@@ -126,7 +135,12 @@ export class KeptSandbox {
   }
 
   get available(): boolean {
-    return this.usable && !this.busy && !this.exited;
+    return this.usable && !this.busy && !this.exited && !this.checking;
+  }
+
+  /** Resolves once the helper's check after the last command has come in (or the sandbox is gone). */
+  whenChecked(): Promise<void> {
+    return this.checking?.done ?? Promise.resolve();
   }
 
   /** let go or ended, and no command of it still to settle */
@@ -148,6 +162,7 @@ export class KeptSandbox {
         this.kill();
       };
       const flight: InFlight = {
+        nonce,
         marker: Buffer.from(`\0kiln-kept ${nonce} `),
         capped: new CappedOutput(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
         chunker: opts.onOutput ? new LineChunker(opts.onOutput) : undefined,
@@ -161,7 +176,7 @@ export class KeptSandbox {
           flight.chunker?.end();
           this.current = undefined;
           this.busy = false;
-          if (this.usable) this.idle();
+          if (this.usable && !this.checking) this.idle();
           if (r instanceof Error) reject(r);
           else resolve(r);
         },
@@ -189,6 +204,8 @@ export class KeptSandbox {
 
   private kill(): void {
     this.usable = false;
+    // a check still to come no longer matters: the sandbox goes
+    this.endCheck(true);
     signalGroup(this.child, 'SIGKILL');
     void this.spec.cgroup?.killAll();
     this.onGone(this);
@@ -209,6 +226,7 @@ export class KeptSandbox {
   }
 
   private output(chunk: Buffer): void {
+    if (this.checking) return this.checkOutput(chunk);
     const f = this.current;
     // output between commands: something outlived its command; this sandbox is done
     if (!f) return this.discard();
@@ -229,10 +247,45 @@ export class KeptSandbox {
       f.carry = Buffer.from(buf.subarray(at));
       return;
     }
-    const [code, clean] = rest.subarray(0, eol).toString('latin1').split(' ');
-    // anything after the marker was written by something that outlived the command
-    if (clean !== '1' || eol + 1 < rest.length) this.discard();
-    f.settle(this.result(f, Number(code), null));
+    const code = Number(rest.subarray(0, eol).toString('latin1'));
+    this.startCheck(f.nonce);
+    f.settle(this.result(f, code, null));
+    if (eol + 1 < rest.length) this.checkOutput(rest.subarray(eol + 1));
+  }
+
+  private startCheck(nonce: string): void {
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    const timer = setTimeout(() => this.endCheck(false), CHECK_WAIT_MS);
+    timer.unref();
+    this.checking = { marker: Buffer.from(`\0kiln-checked ${nonce} `), carry: Buffer.alloc(0), timer, done, resolve };
+  }
+
+  /**
+   * Output after a command's end must be exactly the helper's line saying its check: anything
+   * else was written by something that outlived the command, and the sandbox is let go.
+   */
+  private checkOutput(chunk: Buffer): void {
+    const c = this.checking!;
+    const buf = c.carry.length ? Buffer.concat([c.carry, chunk]) : chunk;
+    const want = c.marker.length + 2;
+    const head = Math.min(buf.length, c.marker.length);
+    if (!buf.subarray(0, head).equals(c.marker.subarray(0, head)) || buf.length > want) return this.endCheck(false);
+    if (buf.length < want) {
+      c.carry = Buffer.from(buf);
+      return;
+    }
+    this.endCheck(buf[c.marker.length] === 0x31 && buf[c.marker.length + 1] === 0x0a);
+  }
+
+  private endCheck(clean: boolean): void {
+    const c = this.checking;
+    if (!c) return;
+    clearTimeout(c.timer);
+    this.checking = undefined;
+    if (!clean) this.discard();
+    else if (this.usable && !this.busy) this.idle();
+    c.resolve();
   }
 
   private take(f: InFlight, bytes: Buffer): void {
@@ -264,6 +317,7 @@ export class KeptSandbox {
     clearTimeout(this.idleTimer);
     if (wasUsable) this.onGone(this);
     void this.spec.cgroup?.remove();
+    this.endCheck(true);
     const f = this.current;
     if (!f) return;
     const cut = f.carry.indexOf(f.marker);
@@ -283,11 +337,13 @@ const kept = new Map<string, KeptSandbox>();
  * starts a sandbox of its own), else the one kept if `describe` (with that sandbox's cgroups)
  * gives its key and marks now, else a new one from `make`, replacing it.
  */
-export function keptSandbox(
+export async function keptSandbox(
   workspace: string,
   describe: (cgroups: { pids: boolean; memory: boolean }) => { key: string; marks: string },
   make: (onGone: (s: KeptSandbox) => void) => KeptSandbox,
-): KeptSandbox | undefined {
+): Promise<KeptSandbox | undefined> {
+  // the helper's check after the last command is still going: a few ms, far less than a new sandbox
+  await kept.get(workspace)?.whenChecked();
   // its run has ended: a sandbox made ready beside its last turn would only outlive it
   if (ended.has(workspace)) return undefined;
   const k = kept.get(workspace);

@@ -149,7 +149,7 @@ async function runOnce(config: RunnerConfig, command: string, opts: CommandOptio
     const plan = await bwrapPlan(config, opts, workspace, network, shell);
     // a reader runs in the worktree's kept sandbox (kept-sandbox.ts) when it may
     if (!tracer && opts.workspaceReadOnly && network === 'none' && keepReaders() && keepable(command, shell)) {
-      const kept = readerSandbox(config, plan, workspace);
+      const kept = await readerSandbox(config, plan, workspace);
       if (kept) return { ...(await kept.run(command, runOpts)), sandboxed: true, workspaceReadOnly: true };
     }
 
@@ -249,7 +249,7 @@ function traced(argv: string[], bwrapPath: string, tracer: string[] | undefined)
 }
 
 /** The worktree's kept sandbox for readers as `plan` describes it (kept or new), or none while it is busy. */
-function readerSandbox(config: RunnerConfig, plan: BwrapPlan, workspace: string): KeptSandbox | undefined {
+function readerSandbox(config: RunnerConfig, plan: BwrapPlan, workspace: string): Promise<KeptSandbox | undefined> {
   const describe = (cgroups: CgroupKinds) => {
     const argv = plan.argvFor(cgroups, KEPT_HELPER);
     return { argv, key: JSON.stringify(plan.specFor(argv, undefined, cgroups)), marks: mountMarks(argv) };
@@ -274,7 +274,7 @@ export async function keepReaderSandboxReady(config: RunnerConfig, workspace: st
   if (hasKeptSandbox(real) || !keepable('', shell)) return;
   const opts = { ...(await options()), workspaceReadOnly: true };
   if (resolveWorkspace(opts.workspace) !== real || hasKeptSandbox(real)) return;
-  readerSandbox(config, await bwrapPlan(config, opts, real, 'none', shell), real);
+  await readerSandbox(config, await bwrapPlan(config, opts, real, 'none', shell), real);
 }
 
 /**

@@ -2,13 +2,14 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { appendFile, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
 import { registerRunSecrets } from './secrets.js';
+import { appendKept } from './kept-appends.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { deepFreeze } from '../shared/freeze.js';
@@ -179,7 +180,7 @@ export async function saveRun(rec: RunRecord): Promise<void> {
 /** One redacted JSON line per event. */
 export async function appendJsonl(path: string, entry: Record<string, unknown>): Promise<void> {
   const line = redact(JSON.stringify(entry)) + '\n';
-  await inDir(path, () => appendFile(path, line));
+  await inDir(path, () => appendKept(path, line));
 }
 
 /**
@@ -195,7 +196,7 @@ export async function writeWorkflowEvents(repo: string, runId: string, lines: Lo
   // one write for the lot: a turn hands several lines, each its own open/append/close before
   const text = fresh.map((l) => redact(JSON.stringify({ at: l.at, type: l.kind, seq: l.seq, text: l.text })) + '\n').join('');
   const events = join(runDir(repo, runId), 'events.jsonl');
-  await inDir(events, () => appendFile(events, text));
+  await inDir(events, () => appendKept(events, text));
   await writeTextAtomic(seqFile, String(fresh[fresh.length - 1]!.seq));
 }
 

@@ -130,6 +130,24 @@ describe.each([
     expect((await done).stdout.toString()).toBe('got go\n');
   });
 
+  test('pipes handed over to this process (a kept sandbox): written at once, read whole before close, 1 MB and more', async () => {
+    const file = join(dir, 'big-handed');
+    const data = randomBytes(2 * 1024 * 1024 + 3);
+    writeFileSync(file, data);
+    const child = spawnCommand('/bin/sh', ['-c', 'read line <&6; echo "got $line"; cat "$1"', 'sh', file], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ignore', 'ignore', 'ignore', 'pipe'],
+      handOver: [1, 6],
+    });
+    const done = ended(child);
+    // before the spawner could have sent the fd: the write waits for it
+    (child.stdio[6] as NodeJS.WritableStream).write('go\n');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stdout.subarray(0, 7).toString()).toBe('got go\n');
+    expect(r.stdout.subarray(7).equals(data)).toBe(true);
+    expect(r.events).toEqual(['spawn', 'exit', 'close']);
+  });
+
   test('a program that does not exist is an error with its code, then close', async () => {
     const r = await ended(spawnCommand('/nonexistent/kiln-no-such-program', [], piped));
     expect((r.error as NodeJS.ErrnoException).code).toBe('ENOENT');
