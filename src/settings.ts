@@ -302,6 +302,14 @@ const DEFS = {
     doc: 'A model stream silent for this long is given up and tried again.',
     parse: count(),
   }),
+  openaiCompatibleUrls: setting({
+    name: 'KILN_OPENAI_COMPATIBLE_URLS',
+    type: 'URLs, `,`-separated',
+    default: 'none',
+    who: 'operator',
+    doc: 'Comma-separated base URLs of OpenAI-compatible servers this worker may call for `openai-compatible@URL:MODEL` models (e.g. `http://localhost:11434/v1`); a run naming any other URL is refused, so a run request cannot point the worker, or `OPENAI_COMPATIBLE_API_KEY`, at a host of its choosing.',
+    parse: raw.transform((v) => list(v, ',').map((u) => u.replace(/\/+$/, ''))),
+  }),
   turnsAheadMs: setting({
     name: 'KILN_TURNS_AHEAD_MS',
     type: 'ms',
