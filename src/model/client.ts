@@ -3,7 +3,9 @@ import { anthropicClient, billedOf, toResult } from './anthropic-client.js';
 import { ModelError, toModelError } from './errors.js';
 import { parseModelSpec, SCRIPTED_MODEL } from './models.js';
 import { chatEndpoint, openAIChatClient } from './openai-chat.js';
-import { DEFAULT_TIMEOUT_MS, keyHeader, type CreateModelClientOptions, type ModelClient } from './provider.js';
+import { DEFAULT_TIMEOUT_MS, keyHeader, type CreateModelClientOptions, type ModelClient, type ModelRole } from './provider.js';
+import { costUsd } from './pricing.js';
+import { settingsFrom } from '../settings.js';
 import { buildMessageParams } from './request.js';
 import { loadScript, ScriptError } from './script.js';
 import { ROLE_HEADER, RUN_HEADER, SCRIPT_HEADER, startScriptedServer, TURN_HEADER, type ScriptedServer } from './scripted-server.js';
@@ -48,17 +50,30 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
       throw err;
     }
     const server = await sharedScriptedServer();
+    // URI-encoded: header values must be Latin-1, paths and run ids need not be
+    const headers = { [SCRIPT_HEADER]: encodeURIComponent(parsed.scriptPath), [RUN_HEADER]: encodeURIComponent(opts.runId) };
+    const perCall = (turn: number, role?: ModelRole) => ({ [TURN_HEADER]: String(turn), ...(role === 'reviewer' ? { [ROLE_HEADER]: role } : {}) });
+    if ((opts.scriptedWire ?? settingsFrom(env).scriptedWire) === 'openai')
+      return openAIChatClient(
+        SCRIPTED_MODEL,
+        {
+          baseURL: `${server.url}/v1`,
+          apiKey: 'scripted',
+          keyName: 'the scripted model',
+          label: SCRIPTED_MODEL,
+          openai: false,
+          price: costUsd,
+          scripted: { headers, perCall },
+        },
+        { timeout, stall },
+      );
     const sdk = new Anthropic({
       apiKey: 'scripted',
       baseURL: server.url,
       maxRetries: 0,
       timeout,
       fetch: stallGuardedFetch(stall),
-      // URI-encoded: header values must be Latin-1, paths and run ids need not be
-      defaultHeaders: {
-        [SCRIPT_HEADER]: encodeURIComponent(parsed.scriptPath),
-        [RUN_HEADER]: encodeURIComponent(opts.runId),
-      },
+      defaultHeaders: headers,
     });
     return {
       scripted: true,
@@ -67,7 +82,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
         try {
           const message = await sdk.messages.create(buildMessageParams(SCRIPTED_MODEL, req), {
             signal: signal ?? null,
-            headers: { [TURN_HEADER]: String(turn), ...(role === 'reviewer' ? { [ROLE_HEADER]: role } : {}), ...keyHeader(idempotencyKey) },
+            headers: { ...perCall(turn, role), ...keyHeader(idempotencyKey) },
           });
           await onBilled?.(billedOf(message, SCRIPTED_MODEL, true));
           return toResult(message, SCRIPTED_MODEL);

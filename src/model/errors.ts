@@ -115,7 +115,7 @@ export interface StatusReply {
   quota: boolean;
   /** the variable that holds this provider's key, named in a 401's message */
   keyName: string;
-  /** a provider whose overload is a 503, not Anthropic's 529 */
+  /** a provider whose overload is a 503, besides Anthropic's 529 */
   overloadStatus?: number;
   cause: unknown;
 }
@@ -146,7 +146,7 @@ export function statusError(r: StatusReply): ModelError {
       },
     );
   if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${text}`, true);
-  if (status === (r.overloadStatus ?? 529)) return make('overloaded', `the model API is overloaded (${status}): ${text}`, true);
+  if (status === 529 || status === r.overloadStatus) return make('overloaded', `the model API is overloaded (${status}): ${text}`, true);
   if (status === 408) return make('timeout', `the model API timed out the request (408): ${text}`, true);
   if (status === 409) return make('server', `the model API reported a conflict (409): ${text}`, true);
   if (status >= 500) return make('server', `the model API failed (${status}): ${text}`, true);

@@ -1,6 +1,6 @@
 /** The openai package's errors as Kiln's ModelError classes (errors.ts decides the classes for every provider). */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAIError } from 'openai';
-import { ModelError, QUOTA, statusError } from './errors.js';
+import { ModelError, QUOTA, SCRIPT_ERROR_TYPE, statusError } from './errors.js';
 import { findStall } from './stall.js';
 
 /** The message the API gave (its error object's, when it sent one), bounded. */
@@ -32,5 +32,7 @@ export function toModelErrorOpenAI(err: unknown, keyName: string): unknown {
   if (err instanceof APIConnectionError) return new ModelError('connection', `could not reach the model API: ${err.message}`, { retryable: true, cause: err });
   // an error event inside a stream that had already said 200: the server failed mid-reply
   if (err.status === undefined) return new ModelError('server', `the model API failed during its reply: ${detail(err)}`, { retryable: true, cause: err });
+  if (err.status === 400 && err.type === (SCRIPT_ERROR_TYPE as string))
+    return new ModelError('script', detail(err), { retryable: false, status: 400, cause: err });
   return statusError({ status: err.status, headers: err.headers, detail: detail(err), quota: isQuota(err), keyName, overloadStatus: 503, cause: err });
 }

@@ -64,6 +64,8 @@ export interface CreateModelClientOptions {
   cwd?: string;
   /** first-byte and idle-stream limits; from KILN_MODEL_FIRST_BYTE_MS / KILN_MODEL_IDLE_MS by default */
   stall?: StallTimeouts;
+  /** the wire a scripted model speaks: the Messages API (default), or Chat Completions through the OpenAI provider (KILN_SCRIPTED_WIRE) */
+  scriptedWire?: 'anthropic' | 'openai';
 }
 
 /** The SDK's own 10-minute default, set explicitly so large max_tokens are not refused. */
