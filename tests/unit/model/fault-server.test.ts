@@ -161,6 +161,17 @@ describe('tool-call quirks of OpenAI-compatible servers', () => {
     }
   });
 
+  it('keeps a call whose arguments are a JSON string that does not parse, and the tool layer answers it with an error naming it', async () => {
+    server.push({ content: [{ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path":"b.txt","content":"unterminated' }] });
+    const res = await client.create(firstRequest(), { turn: 1 });
+    const [use] = uses(res.content);
+    expect(res.stopReason).toBe('tool_use');
+    expect(parseToolInput(use!.name, use!.input)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/create_file call is not valid JSON: .*unterminated/),
+    });
+  });
+
   it('gives a call with no name a name the tool layer answers as unknown, naming the tools there are', async () => {
     server.push({ content: [{ type: 'tool_use', name: '', input: { path: 'a' } }] });
     const [use] = uses((await client.create(firstRequest(), { turn: 1 })).content);
