@@ -60,6 +60,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
           baseURL: `${server.url}/v1`,
           apiKey: 'scripted',
           keyName: 'the scripted model',
+          api: 'chat',
           label: SCRIPTED_MODEL,
           openai: false,
           price: costUsd,

@@ -71,3 +71,49 @@ export function openAIErrorBody(status: number, type: string, message: string): 
 
 /** A keep-alive while the model thinks: an SSE comment, which clients skip. */
 export const OPENAI_PING = ': keep-alive\n\n';
+
+/** The events of one reply on the Responses API: the usage comes with response.completed (or incomplete, for a max_tokens cut), last. */
+export function responsesEvents(reply: FaultReply, seq: number, model: string): OpenAIStream {
+  const id = `resp_fault_${seq}`;
+  let n = 0;
+  const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...data })}\n\n`;
+  const body = [ev('response.created', { response: { id, object: 'response', model, status: 'in_progress', output: [] } })];
+  reply.content.forEach((b, output_index) => {
+    const item_id = `item_${seq}_${output_index}`;
+    if (b.type === 'text') {
+      body.push(
+        ev('response.output_item.added', { output_index, item: { type: 'message', id: item_id, role: 'assistant', status: 'in_progress', content: [] } }),
+      );
+      body.push(ev('response.output_text.delta', { item_id, output_index, content_index: 0, delta: b.text, logprobs: [] }));
+      return;
+    }
+    const callId = b.id === null ? {} : { call_id: b.id ?? `call_fault_${seq}_${output_index}` };
+    body.push(
+      ev('response.output_item.added', {
+        output_index,
+        item: { type: 'function_call', id: item_id, ...callId, name: b.name, arguments: '', status: 'in_progress' },
+      }),
+    );
+    body.push(ev('response.function_call_arguments.delta', { item_id, output_index, delta: b.rawInput ?? JSON.stringify(b.input) }));
+  });
+  const told = { input: reply.usage?.input_tokens ?? 100, output: reply.usage?.output_tokens ?? 20 };
+  const cut = reply.stop_reason === 'max_tokens';
+  const usage = ev(cut ? 'response.incomplete' : 'response.completed', {
+    response: {
+      id,
+      object: 'response',
+      model,
+      status: cut ? 'incomplete' : 'completed',
+      incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
+      output: [],
+      usage: {
+        input_tokens: told.input,
+        output_tokens: told.output,
+        total_tokens: told.input + told.output,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
+    },
+  });
+  return { body, usage, done: '', told };
+}

@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import type Anthropic from '@anthropic-ai/sdk';
-import { OPENAI_PING, openAIChunks, openAIErrorBody } from './fault-server-openai.js';
+import { OPENAI_PING, openAIChunks, openAIErrorBody, responsesEvents } from './fault-server-openai.js';
 
 export type FaultReplyBlock =
   | { type: 'text'; text: string }
@@ -218,15 +218,15 @@ function sseEvents(reply: FaultReply, msg: Anthropic.Message): string[] {
   return out;
 }
 
-/** Which API the server plays: Anthropic's Messages API, or OpenAI's Chat Completions. */
-export type FaultWire = 'anthropic' | 'openai';
+/** Which API the server plays: Anthropic's Messages API, OpenAI's Chat Completions, or OpenAI's Responses API. */
+export type FaultWire = 'anthropic' | 'openai' | 'openai-responses';
 
-/** The same faults in Chat Completions' shape: OpenAI's error bodies, its 503 for overload, its chunks and keep-alives. */
-function answerOpenAI(res: http.ServerResponse, step: FaultStep, seq: number, recorded: RecordedRequest): void {
+/** The same faults in OpenAI's shapes: its error bodies, its 503 for overload, its chunks or events (`render`) and keep-alives. */
+function answerOpenAI(res: http.ServerResponse, step: FaultStep, seq: number, recorded: RecordedRequest, render: typeof openAIChunks): void {
   const model = String(recorded.body.model ?? 'model');
   const sse = () => res.writeHead(200, { 'content-type': 'text/event-stream' });
   if (!isFault(step)) {
-    const s = openAIChunks(step, seq, model);
+    const s = render(step, seq, model);
     sse();
     recorded.served = s.told;
     return void res.end([...s.body, s.usage, s.done].join(''));
@@ -245,7 +245,7 @@ function answerOpenAI(res: http.ServerResponse, step: FaultStep, seq: number, re
   const reply = (step.fault === 'slow' || step.fault === 'unreadable' || step.fault === 'held' ? step.reply : undefined) ?? {
     content: [{ type: 'text', text: 'a reply that never arrives whole' }],
   };
-  const s = openAIChunks(reply, seq, model);
+  const s = render(reply, seq, model);
   sse();
   // a stall sends the start of the stream; unreadable and held the whole reply but its usage (OpenAI tells it last)
   if (step.fault === 'stall') return void res.write(s.body[0]);
@@ -298,7 +298,8 @@ export async function startFaultServer(opts: { port?: number; wire?: FaultWire }
       recorded.answer = !step ? 'empty' : isFault(step) ? step.fault : 'reply';
       open.add(res);
       res.on('close', () => open.delete(res));
-      if (step && opts.wire === 'openai') return answerOpenAI(res, step, ++seq, recorded);
+      if (step && opts.wire && opts.wire !== 'anthropic')
+        return answerOpenAI(res, step, ++seq, recorded, opts.wire === 'openai' ? openAIChunks : responsesEvents);
       if (!step) {
         res.writeHead(500, { 'content-type': 'application/json' });
         return res.end(errorBody('api_error', 'the fault server had no answer queued for this request'));

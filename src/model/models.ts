@@ -15,7 +15,7 @@ const SCRIPTED_PREFIX = 'scripted:';
 
 /**
  * What a run names its model by: `scripted:/path/to/script.json` (the offline scripted server),
- * `anthropic:claude-…` or a bare Anthropic id, `openai:gpt-…` (OpenAI's Chat Completions API), or
+ * `anthropic:claude-…` or a bare Anthropic id, `openai:gpt-…` (OpenAI's Responses API), or
  * `openai-compatible@http://host:port/v1:model` (a server that speaks Chat Completions: vLLM,
  * Ollama, LM Studio…).
  */

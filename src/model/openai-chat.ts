@@ -1,7 +1,7 @@
 /**
- * The OpenAI provider over Chat Completions, through the official openai package: `openai:MODEL`
- * (OpenAI itself) and `openai-compatible@URL:MODEL` (a server that copies the API). Streamed, as the
- * Anthropic provider is, so the stall guard tells a hang from a long answer.
+ * The OpenAI provider, through the official openai package: `openai:MODEL` over OpenAI's Responses
+ * API, `openai-compatible@URL:MODEL` over Chat Completions (what servers that copy the API speak).
+ * Streamed, as the Anthropic provider is, so the stall guard tells a hang from a long answer.
  */
 import OpenAI from 'openai';
 import { settingsFrom } from '../settings.js';
@@ -9,7 +9,8 @@ import type { Usage } from '../shared/types.js';
 import { ModelError } from './errors.js';
 import type { ParsedModelSpec } from './models.js';
 import { buildChatParams } from './openai-request.js';
-import { chatReplyOf, type ChatReply } from './openai-stream.js';
+import { chatReplyOf } from './openai-stream.js';
+import { buildResponsesParams, responsesReplyOf } from './openai-responses.js';
 import { toModelErrorOpenAI } from './openai-errors.js';
 import { openaiCostUsd } from './openai-pricing.js';
 import { keyHeader, type BilledReply, type ModelClient, type ModelResult, type ModelRole } from './provider.js';
@@ -26,6 +27,8 @@ export interface ChatEndpoint {
   label: string;
   /** true: OpenAI itself (max_completion_tokens, reasoning models' rules); false: a server that copies it */
   openai: boolean;
+  /** OpenAI's own Responses API, or Chat Completions (what servers that copy OpenAI speak) */
+  api: 'responses' | 'chat';
   price: (model: string, usage: Usage) => number;
   /** the scripted server: which script and run (sent on every request), and the turn and role of each */
   scripted?: { headers: Record<string, string>; perCall: (turn: number, role?: ModelRole) => Record<string, string> };
@@ -46,7 +49,7 @@ export function chatEndpoint(parsed: ApiSpec, env: NodeJS.ProcessEnv): ChatEndpo
         },
       );
     const baseURL = env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1';
-    return { baseURL, apiKey, keyName: 'OPENAI_API_KEY', label: `openai:${parsed.model}`, openai: true, price: openaiCostUsd };
+    return { baseURL, apiKey, keyName: 'OPENAI_API_KEY', label: `openai:${parsed.model}`, openai: true, api: 'responses', price: openaiCostUsd };
   }
   if (parsed.provider !== 'openai-compatible') throw new TypeError(`not a Chat Completions model: ${parsed.provider}`);
   const allowed = settingsFrom(env).openaiCompatibleUrls ?? [];
@@ -63,6 +66,7 @@ export function chatEndpoint(parsed: ApiSpec, env: NodeJS.ProcessEnv): ChatEndpo
     keyName: 'OPENAI_COMPATIBLE_API_KEY',
     label: `openai-compatible@${parsed.baseURL}:${parsed.model}`,
     openai: false,
+    api: 'chat',
     // a server of one's own bills nothing Kiln can know: token budgets still hold, USD ones count 0
     price: () => 0,
   };
@@ -93,11 +97,11 @@ function sdkFor(e: ChatEndpoint, timeout: number, stall: StallTimeouts): OpenAI 
   return sdk;
 }
 
-function billedOf(reply: ChatReply, usage: Usage, cost: number): BilledReply {
-  return { message: reply.id, usage, costUsd: cost };
+function billedOf(message: string, usage: Usage, cost: number): BilledReply {
+  return { message, usage, costUsd: cost };
 }
 
-/** A client for one run over Chat Completions. Retries are Temporal's: the SDK's are off. */
+/** A client for one run over the endpoint's API. Retries are Temporal's: the SDK's are off. */
 export function openAIChatClient(model: string, e: ChatEndpoint, o: { timeout: number; stall: StallTimeouts }): ModelClient {
   const sdk = sdkFor(e, o.timeout, o.stall);
   const none: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -105,12 +109,13 @@ export function openAIChatClient(model: string, e: ChatEndpoint, o: { timeout: n
     scripted: e.scripted !== undefined,
     model: e.label,
     async create(req, { signal, turn, idempotencyKey, role, onBilled }): Promise<ModelResult> {
+      const options = { signal: signal ?? null, headers: { ...keyHeader(idempotencyKey), ...(e.scripted?.perCall(turn, role) ?? {}) } };
+      const bill = onBilled && ((r: { id: string; usage?: Usage | undefined }) => onBilled(billedOf(r.id, r.usage ?? none, e.price(model, r.usage ?? none))));
       try {
-        const chunks = await sdk.chat.completions.create(buildChatParams(model, req, { openai: e.openai }), {
-          signal: signal ?? null,
-          headers: { ...keyHeader(idempotencyKey), ...(e.scripted?.perCall(turn, role) ?? {}) },
-        });
-        const reply = await chatReplyOf(chunks, onBilled && ((r) => onBilled(billedOf(r, r.usage ?? none, e.price(model, r.usage ?? none)))));
+        const reply =
+          e.api === 'responses'
+            ? await responsesReplyOf(await sdk.responses.create(buildResponsesParams(model, req), options), bill)
+            : await chatReplyOf(await sdk.chat.completions.create(buildChatParams(model, req, { openai: e.openai }), options), bill);
         const usage = reply.usage ?? none;
         return { content: reply.content, stopReason: reply.stopReason, usage, model: reply.model || model, costUsd: e.price(model, usage) };
       } catch (err) {

@@ -18,7 +18,7 @@ function textOf(block: Block): string {
   return `[${block.type} omitted: this model API takes text only]`;
 }
 
-function resultText(block: Anthropic.ToolResultBlockParam): string {
+export function resultText(block: Anthropic.ToolResultBlockParam): string {
   const content = block.content;
   const text = typeof content === 'string' ? content : (content ?? []).map((b) => textOf(b as Block)).join('\n');
   // Chat Completions has no is_error flag: the model reads it in the text
@@ -26,16 +26,21 @@ function resultText(block: Anthropic.ToolResultBlockParam): string {
 }
 
 /** The arguments as the model sent them: a call Kiln could not parse goes back as its own raw text. */
-function argumentsOf(input: unknown): string {
+export function argumentsOf(input: unknown): string {
   const raw = input && typeof input === 'object' ? (input as Record<string, unknown>)[UNPARSED_INPUT] : undefined;
   return typeof raw === 'string' ? raw : JSON.stringify(input ?? {});
 }
 
-function assistantMessage(content: Block[]): ChatMessage {
-  const text = content
-    .map((b) => (b.type === 'tool_use' ? '' : textOf(b)))
+/** The text of blocks that are not tool calls or results, one paragraph a block. */
+export function contentText(blocks: Block[]): string {
+  return blocks
+    .map((b) => (b.type === 'tool_use' || b.type === 'tool_result' ? '' : textOf(b)))
     .filter((t) => t !== '')
     .join('\n');
+}
+
+function assistantMessage(content: Block[]): ChatMessage {
+  const text = contentText(content);
   const calls = content
     .filter((b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use')
     .map((b) => ({ id: b.id, type: 'function' as const, function: { name: b.name, arguments: argumentsOf(b.input) } }));
@@ -46,11 +51,7 @@ function assistantMessage(content: Block[]): ChatMessage {
 function userMessages(content: Block[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const b of content) if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: resultText(b) });
-  const text = content
-    .filter((b) => b.type !== 'tool_result')
-    .map(textOf)
-    .filter((t) => t !== '')
-    .join('\n');
+  const text = contentText(content);
   if (text) out.push({ role: 'user', content: text });
   return out;
 }
@@ -70,7 +71,7 @@ export function chatMessages(req: Pick<ModelRequest, 'system' | 'rules' | 'messa
  * Reasoning models (o-series, gpt-5) answer a temperature other than the default with a 400, as
  * Anthropic's newest models do; other ids keep it.
  */
-function takesTemperature(model: string): boolean {
+export function takesTemperature(model: string): boolean {
   return !/^(o\d|gpt-5)/i.test(model);
 }
 

@@ -18,11 +18,13 @@ type ToolDelta = OpenAI.Chat.ChatCompletionChunk.Choice.Delta.ToolCall;
 /** The name a call without one is given: the tool layer answers it as an unknown tool, naming the tools there are. */
 export const UNNAMED_TOOL = 'unnamed_tool';
 
-interface Call {
+/** A tool call as a stream sent it, whole once the stream has ended. */
+export interface ToolCall {
   id: string | undefined;
   name: string;
   args: string;
 }
+type Call = ToolCall;
 
 export interface ChatReply {
   id: string;
@@ -65,17 +67,21 @@ function applyToolDelta(calls: Call[], open: Map<number, Call>, d: ToolDelta): v
   else if (args !== undefined && args !== null) call.args = JSON.stringify(args);
 }
 
+/** The calls as tool_use blocks: one with no id gets one made up, one with no name UNNAMED_TOOL, arguments that are not JSON stay raw. */
+export function toolCallBlocks(calls: ToolCall[]): Anthropic.ContentBlock[] {
+  return calls.map(
+    (call) =>
+      ({
+        type: 'tool_use',
+        id: call.id || `call_kiln_${randomBytes(6).toString('hex')}`,
+        name: call.name || UNNAMED_TOOL,
+        input: toolInput(call.args),
+      }) as Anthropic.ToolUseBlock,
+  );
+}
+
 function blocksOf(text: string, calls: Call[]): Anthropic.ContentBlock[] {
-  const blocks: Anthropic.ContentBlock[] = text ? [{ type: 'text', text, citations: null }] : [];
-  for (const call of calls) {
-    blocks.push({
-      type: 'tool_use',
-      id: call.id || `call_kiln_${randomBytes(6).toString('hex')}`,
-      name: call.name || UNNAMED_TOOL,
-      input: toolInput(call.args),
-    } as Anthropic.ToolUseBlock);
-  }
-  return blocks;
+  return [...(text ? [{ type: 'text' as const, text, citations: null }] : []), ...toolCallBlocks(calls)];
 }
 
 /**

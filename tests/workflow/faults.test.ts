@@ -34,12 +34,14 @@ import { formatStatus } from '../../src/cli/actions/status.js';
 let t: WorkflowTestEnv;
 /** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
 let oneTurn: WorkflowTestEnv;
-/** a worker like t whose runs name an OpenAI model: the OpenAI provider's path, Chat Completions */
+/** a worker like t for the runs that name an OpenAI model (the OpenAI provider's path) */
 let chat: WorkflowTestEnv;
 /** the fault server of the wire format under test (the Anthropic one unless a block sets it) */
 let api: FaultServer;
 let anthropicApi: FaultServer;
+/** Chat Completions (an OpenAI-compatible server), and OpenAI's Responses API */
 let openaiApi: FaultServer;
+let responsesApi: FaultServer;
 /** the model the runs under test name, and the variable holding its key */
 let MODEL = 'claude-sonnet-4-6';
 let KEY = 'ANTHROPIC_API_KEY';
@@ -51,7 +53,14 @@ const atPoint = new Map<CrashPoint, () => void>();
 beforeAll(async () => {
   anthropicApi = await startFaultServer();
   openaiApi = await startFaultServer({ wire: 'openai' });
-  Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: anthropicApi.url, OPENAI_API_KEY: 'sk-fault', OPENAI_BASE_URL: openaiApi.url });
+  responsesApi = await startFaultServer({ wire: 'openai-responses' });
+  Object.assign(modelEnv, {
+    ANTHROPIC_API_KEY: 'sk-fault',
+    ANTHROPIC_BASE_URL: anthropicApi.url,
+    OPENAI_API_KEY: 'sk-fault',
+    OPENAI_BASE_URL: responsesApi.url,
+    KILN_OPENAI_COMPATIBLE_URLS: openaiApi.url,
+  });
   const model = (spec: string, runId: string) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } });
   const crash = (point: CrashPoint) => atPoint.get(point)?.();
   t = await workflowTestEnv('kiln-fault-tests', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
@@ -62,7 +71,7 @@ beforeEach(() => {
   useWire('anthropic');
   // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
   atPoint.clear();
-  for (const server of [anthropicApi, openaiApi]) {
+  for (const server of [anthropicApi, openaiApi, responsesApi]) {
     server.clear();
     server.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
   }
@@ -73,17 +82,26 @@ afterAll(async () => {
   await t?.stop();
   await anthropicApi?.close();
   await openaiApi?.close();
+  await responsesApi?.close();
 });
 
-type Wire = 'anthropic' | 'openai';
+type Wire = 'anthropic' | 'openai' | 'openai-responses';
+/** The fault server, model name and worker setting a run on this wire format needs: a key, or leave to call a compatible server. */
 function useWire(wire: Wire): void {
-  api = wire === 'openai' ? openaiApi : anthropicApi;
-  MODEL = wire === 'openai' ? 'openai:gpt-4.1' : 'claude-sonnet-4-6';
-  KEY = wire === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY';
+  const pick = {
+    anthropic: [anthropicApi, 'claude-sonnet-4-6', 'ANTHROPIC_API_KEY'],
+    openai: [openaiApi, `openai-compatible@${openaiApi.url}:qwen3-coder`, 'KILN_OPENAI_COMPATIBLE_URLS'],
+    'openai-responses': [responsesApi, 'openai:gpt-4.1', 'OPENAI_API_KEY'],
+  } as const;
+  [api, MODEL, KEY] = pick[wire];
 }
 const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
-const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
+/** What Kiln said last: the last message's content, or on the Responses API the last input item's (a tool output's `output`). */
+const lastUserText = (r: RecordedRequest) => {
+  const last = ((r.body.input as unknown[] | undefined) ?? r.body.messages)?.at(-1) as { content?: unknown; output?: unknown } | undefined;
+  return JSON.stringify(last?.content ?? last?.output ?? '');
+};
 /** The last steps of a run that succeeds: the model adds b.txt, runs the check and finishes. */
 function addsB(): void {
   api.push(reply(use('create_file', { path: 'b.txt', content: 'b\n' })));
@@ -104,7 +122,8 @@ const gaps = (reqs: RecordedRequest[]) => reqs.slice(1).map((q, i) => (q.at - re
 const MODES: Array<{ mode: string; worker: () => WorkflowTestEnv; wire: Wire }> = [
   { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t, wire: 'anthropic' },
   { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn, wire: 'anthropic' },
-  { mode: 'Chat Completions (an openai: model), turns ahead', worker: () => chat, wire: 'openai' },
+  { mode: 'Chat Completions (an openai-compatible server), turns ahead', worker: () => chat, wire: 'openai' },
+  { mode: 'the Responses API (an openai: model), turns ahead', worker: () => chat, wire: 'openai-responses' },
 ];
 
 /** Neither wire format may carry an assistant message with nothing in it. */
@@ -147,7 +166,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     for (const req of mine) {
       // never an assistant message without content; never two results for one id
       for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(hasContent(m)).toBe(true);
-      const ids = JSON.stringify(req.body.messages).match(/"tool_(?:use|call)_id":"[^"]+"/g) ?? [];
+      const ids = JSON.stringify(req.body.messages ?? req.body.input).match(/"tool_(?:use|call)_id":"[^"]+"|"function_call_output","call_id":"[^"]+"/g) ?? [];
       expect(new Set(ids).size).toBe(ids.length);
     }
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('refused_reply');
@@ -247,7 +266,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     );
   });
 
-  it('a worker without the API key blocks the run at once, saying what is missing', async () => {
+  it('a worker without the API key (for a compatible server: leave to call it) blocks the run at once, saying what is missing', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const key = modelEnv[KEY];
     delete modelEnv[KEY];
@@ -333,7 +352,7 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker, wire }) =>
     const { r, answer } = await addsBAfter(repo);
     expect(r.state).toBe('succeeded');
     // Chat Completions has no is_error flag: the tool message says it
-    expect(answer).toMatch(wire === 'openai' ? /^"Error: The input/ : /is_error\\?":true/);
+    expect(answer).toMatch(wire === 'anthropic' ? /is_error\\?":true/ : /^"Error: The input/);
     expect(answer).toMatch(/create_file call is not valid JSON.*content: b/);
     expect(api.requests.length - asked).toBe(4);
   });

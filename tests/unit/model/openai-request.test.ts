@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildChatParams, chatMessages } from '../../../src/model/openai-request.js';
 import { openaiCostUsd, openaiPriceFor } from '../../../src/model/openai-pricing.js';
+import { buildResponsesParams } from '../../../src/model/openai-responses.js';
 import { UNPARSED_INPUT } from '../../../src/shared/unparsed-input.js';
 import { firstRequest } from './helpers.js';
 
@@ -56,6 +57,30 @@ describe('the conversation in Chat Completions shape', () => {
     const local = buildChatParams('llama3.1:8b', req, { openai: false });
     expect(local).toMatchObject({ max_tokens: 4096, temperature: 0.2 });
     expect(local.tools?.[0]).toMatchObject({ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } });
+  });
+});
+
+describe('the conversation as Responses API input', () => {
+  it('sends system and rules as instructions, calls and their outputs by call_id, nothing stored at OpenAI', () => {
+    const params = buildResponsesParams('gpt-5', {
+      ...firstRequest(),
+      temperature: 0.2,
+      messages: [
+        { role: 'user', content: 'fix it' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'read_file', input: { path: 'a' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'boom', is_error: true }] },
+      ],
+    });
+    expect(params).toMatchObject({ model: 'gpt-5', stream: true, store: false, max_output_tokens: 4096 });
+    expect(params.instructions).toContain('You are Kiln');
+    expect(params.instructions).toContain('Project rules');
+    expect(params).not.toHaveProperty('temperature');
+    expect(params.input).toEqual([
+      { role: 'user', content: 'fix it' },
+      { type: 'function_call', call_id: 'c1', name: 'read_file', arguments: '{"path":"a"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'Error: boom' },
+    ]);
+    expect(params.tools?.[0]).toMatchObject({ type: 'function', name: 'read_file', strict: false });
   });
 });
 
