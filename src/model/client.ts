@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { anthropicClient, billedOf, toResult } from './anthropic-client.js';
 import { ModelError, toModelError } from './errors.js';
 import { parseModelSpec, SCRIPTED_MODEL } from './models.js';
-import { chatEndpoint, openAIChatClient } from './openai-chat.js';
+import { chatEndpoint, openAIClient } from './openai-client.js';
 import { DEFAULT_TIMEOUT_MS, keyHeader, type CreateModelClientOptions, type ModelClient, type ModelRole } from './provider.js';
 import { costUsd } from './pricing.js';
 import { settingsFrom } from '../settings.js';
@@ -54,7 +54,7 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
     const headers = { [SCRIPT_HEADER]: encodeURIComponent(parsed.scriptPath), [RUN_HEADER]: encodeURIComponent(opts.runId) };
     const perCall = (turn: number, role?: ModelRole) => ({ [TURN_HEADER]: String(turn), ...(role === 'reviewer' ? { [ROLE_HEADER]: role } : {}) });
     if ((opts.scriptedWire ?? settingsFrom(env).scriptedWire) === 'openai')
-      return openAIChatClient(
+      return openAIClient(
         SCRIPTED_MODEL,
         {
           baseURL: `${server.url}/v1`,
@@ -95,5 +95,5 @@ export async function createModelClient(opts: CreateModelClientOptions): Promise
   }
 
   if (parsed.provider === 'anthropic') return anthropicClient(parsed.model, { env, timeout, stall });
-  return openAIChatClient(parsed.model, chatEndpoint(parsed, env), { timeout, stall });
+  return openAIClient(parsed.model, chatEndpoint(parsed, env), { timeout, stall });
 }

@@ -102,7 +102,7 @@ function billedOf(message: string, usage: Usage, cost: number): BilledReply {
 }
 
 /** A client for one run over the endpoint's API. Retries are Temporal's: the SDK's are off. */
-export function openAIChatClient(model: string, e: ChatEndpoint, o: { timeout: number; stall: StallTimeouts }): ModelClient {
+export function openAIClient(model: string, e: ChatEndpoint, o: { timeout: number; stall: StallTimeouts }): ModelClient {
   const sdk = sdkFor(e, o.timeout, o.stall);
   const none: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   return {
