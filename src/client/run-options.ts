@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { loadRepoConfig } from '../policy/repo-config.js';
 // the modules themselves, not the packages' indexes: `kiln run` must not load the model SDK or
 // the shell parser just to check its options
-import { DEFAULT_MODEL, isScriptedSpec, parseModelSpec } from '../model/models.js';
+import { DEFAULT_MODEL, isScriptedSpec, ModelSpecError, parseModelSpec } from '../model/models.js';
 import { loadScript } from '../model/script.js';
 import { loadPolicyConfig } from '../policy/config.js';
 import type { RunInput } from '../shared/types.js';
@@ -168,7 +168,16 @@ async function modelSpecOf(model: string, flag: string, env: NodeJS.ProcessEnv):
     }
     return model;
   }
-  if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
+  let parsed: ReturnType<typeof parseModelSpec>;
+  try {
+    parsed = parseModelSpec(model);
+  } catch (err) {
+    throw err instanceof ModelSpecError ? new UsageError(`${flag}: ${err.message}`) : err;
+  }
+  // an OpenAI-compatible server's key, if it takes one, and the worker's leave to call it are the worker's
+  if (parsed.kind === 'api' && parsed.provider === 'openai' && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL)
+    throw new UsageError(`${flag} ${model} needs OPENAI_API_KEY (or OPENAI_BASE_URL); offline, use ${flag} scripted:FILE`);
+  if (parsed.kind === 'api' && parsed.provider === 'anthropic' && !env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
     throw new UsageError(`${flag} ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use ${flag} scripted:FILE`);
   return model;
 }

@@ -28,6 +28,17 @@ describe('run options', () => {
     await expect(buildRunInput({ repo, goal: 'g', model: 'scripted:/nope/missing.json' })).rejects.toThrow(/missing\.json/);
   });
 
+  it('--model and --review-model take provider:model names: a bad one or a missing key is said before anything starts', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    await expect(buildRunInput({ repo, goal: 'g', model: 'gemini:gemini-3' }, {})).rejects.toThrow(
+      /--model: model "gemini:gemini-3": no provider named "gemini"/,
+    );
+    await expect(buildRunInput({ repo, goal: 'g', model: 'openai:gpt-5' }, {})).rejects.toThrow(/--model openai:gpt-5 needs OPENAI_API_KEY/);
+    expect(await buildRunInput({ repo, goal: 'g', model: 'openai:gpt-5' }, { OPENAI_API_KEY: 'sk-x' })).toMatchObject({ model: 'openai:gpt-5' });
+    const local = 'openai-compatible@http://localhost:11434/v1:llama3.1:8b';
+    expect(await buildRunInput({ repo, goal: 'g', model, review: 'on', reviewModel: local }, {})).toMatchObject({ model, reviewModel: local });
+  });
+
   it('--review and --review-model: each bad combination names what to fix; a reviewer script is made absolute', async () => {
     const repo = repoWith({ 'a.txt': 'x' });
     expect(await buildRunInput({ repo, goal: 'g', model })).not.toHaveProperty('review');

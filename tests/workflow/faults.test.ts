@@ -35,36 +35,74 @@ import { formatStatus } from '../../src/cli/actions/status.js';
 let t: WorkflowTestEnv;
 /** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
 let oneTurn: WorkflowTestEnv;
+/** a worker like t for the runs that name an OpenAI model (the OpenAI provider's path) */
+let chat: WorkflowTestEnv;
+/** the fault server of the wire format under test (the Anthropic one unless a block sets it) */
 let api: FaultServer;
+let anthropicApi: FaultServer;
+/** Chat Completions (an OpenAI-compatible server), and OpenAI's Responses API */
+let openaiApi: FaultServer;
+let responsesApi: FaultServer;
+/** the model the runs under test name, and the variable holding its key */
+let MODEL = 'claude-sonnet-4-6';
+let KEY = 'ANTHROPIC_API_KEY';
 /** the worker's model environment: a test may take the key away */
 const modelEnv: NodeJS.ProcessEnv = {};
 /** what a test does when an activity reaches one of its test points (testing-hooks.ts), in place of a crash */
 const atPoint = new Map<CrashPoint, () => void>();
 
 beforeAll(async () => {
-  api = await startFaultServer();
-  Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url });
+  anthropicApi = await startFaultServer();
+  openaiApi = await startFaultServer({ wire: 'openai' });
+  responsesApi = await startFaultServer({ wire: 'openai-responses' });
+  Object.assign(modelEnv, {
+    ANTHROPIC_API_KEY: 'sk-fault',
+    ANTHROPIC_BASE_URL: anthropicApi.url,
+    OPENAI_API_KEY: 'sk-fault',
+    OPENAI_BASE_URL: responsesApi.url,
+    KILN_OPENAI_COMPATIBLE_URLS: openaiApi.url,
+  });
   const model = (spec: string, runId: string) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } });
   const crash = (point: CrashPoint) => atPoint.get(point)?.();
   t = await workflowTestEnv('kiln-fault-tests', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
   oneTurn = await workflowTestEnv('kiln-fault-tests-one-turn', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
+  chat = await workflowTestEnv('kiln-fault-tests-openai', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } }, { server: t.env });
 });
 beforeEach(() => {
+  useWire('anthropic');
   // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
-  api.clear();
   atPoint.clear();
-  api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
+  for (const server of [anthropicApi, openaiApi, responsesApi]) {
+    server.clear();
+    server.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
+  }
 });
 afterAll(async () => {
+  await chat?.stop();
   await oneTurn?.stop();
   await t?.stop();
-  await api?.close();
+  await anthropicApi?.close();
+  await openaiApi?.close();
+  await responsesApi?.close();
 });
 
-const MODEL = 'claude-sonnet-4-6';
+type Wire = 'anthropic' | 'openai' | 'openai-responses';
+/** The fault server, model name and worker setting a run on this wire format needs: a key, or leave to call a compatible server. */
+function useWire(wire: Wire): void {
+  const pick = {
+    anthropic: [anthropicApi, 'claude-sonnet-4-6', 'ANTHROPIC_API_KEY'],
+    openai: [openaiApi, `openai-compatible@${openaiApi.url}:qwen3-coder`, 'KILN_OPENAI_COMPATIBLE_URLS'],
+    'openai-responses': [responsesApi, 'openai:gpt-4.1', 'OPENAI_API_KEY'],
+  } as const;
+  [api, MODEL, KEY] = pick[wire];
+}
 const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
-const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
+/** What Kiln said last: the last message's content, or on the Responses API the last input item's (a tool output's `output`). */
+const lastUserText = (r: RecordedRequest) => {
+  const last = ((r.body.input as unknown[] | undefined) ?? r.body.messages)?.at(-1) as { content?: unknown; output?: unknown } | undefined;
+  return JSON.stringify(last?.content ?? last?.output ?? '');
+};
 /** The last steps of a run that succeeds: the model adds b.txt, runs the check and finishes. */
 function addsB(): void {
   api.push(reply(use('create_file', { path: 'b.txt', content: 'b\n' })));
@@ -82,12 +120,19 @@ const gaps = (reqs: RecordedRequest[]) => reqs.slice(1).map((q, i) => (q.at - re
  * Every fault of the model path, with the turn activity taking turns ahead (the default) and one
  * turn each: a fault costs the same model calls and the same waits either way.
  */
-const MODES = [
-  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t },
-  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn },
+const MODES: Array<{ mode: string; worker: () => WorkflowTestEnv; wire: Wire }> = [
+  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t, wire: 'anthropic' },
+  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn, wire: 'anthropic' },
+  { mode: 'Chat Completions (an openai-compatible server), turns ahead', worker: () => chat, wire: 'openai' },
+  { mode: 'the Responses API (an openai: model), turns ahead', worker: () => chat, wire: 'openai-responses' },
 ];
 
-describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
+/** Neither wire format may carry an assistant message with nothing in it. */
+const hasContent = (m: { content?: unknown; tool_calls?: unknown[] }) =>
+  (Array.isArray(m.content) || typeof m.content === 'string' ? m.content.length : 0) + (m.tool_calls?.length ?? 0) > 0;
+
+describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }) => {
+  beforeEach(() => useWire(wire));
   it('duplicate tool_use ids and a call cut by max_tokens are refused, the model asked again, and nothing half-done ships', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const first = api.requests.length;
@@ -121,8 +166,8 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     expect(mine).toHaveLength(5);
     for (const req of mine) {
       // never an assistant message without content; never two results for one id
-      for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(m.content.length).toBeGreaterThan(0);
-      const ids = JSON.stringify(req.body.messages).match(/"tool_use_id":"[^"]+"/g) ?? [];
+      for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(hasContent(m)).toBe(true);
+      const ids = JSON.stringify(req.body.messages ?? req.body.input).match(/"tool_(?:use|call)_id":"[^"]+"|"function_call_output","call_id":"[^"]+"/g) ?? [];
       expect(new Set(ids).size).toBe(ids.length);
     }
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('refused_reply');
@@ -222,20 +267,20 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     );
   });
 
-  it('a worker without ANTHROPIC_API_KEY blocks the run at once, saying what is missing', async () => {
+  it('a worker without the API key (for a compatible server: leave to call it) blocks the run at once, saying what is missing', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
-    const key = modelEnv.ANTHROPIC_API_KEY;
-    delete modelEnv.ANTHROPIC_API_KEY;
+    const key = modelEnv[KEY];
+    delete modelEnv[KEY];
     try {
       const first = api.requests.length;
       const t0 = Date.now();
       const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
       expect(r.state).toBe('blocked');
-      expect(r.reason).toContain('ANTHROPIC_API_KEY');
+      expect(r.reason).toContain(KEY);
       expect(Date.now() - t0).toBeLessThan(15_000);
       expect(api.requests.length).toBe(first);
     } finally {
-      modelEnv.ANTHROPIC_API_KEY = key;
+      modelEnv[KEY] = key;
     }
   });
 
@@ -282,7 +327,8 @@ describe('cancellation', () => {
   });
 });
 
-describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
+describe.each(MODES)('tool input that is not JSON, $mode', ({ worker, wire }) => {
+  beforeEach(() => useWire(wire));
   /** After the reply queued first, the model adds b.txt, runs the check and finishes; what Kiln answered that reply. */
   async function addsBAfter(repo: string): Promise<{ r: RunResult; answer: string }> {
     let answer = '';
@@ -302,7 +348,8 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
     api.push(reply({ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path": "b.txt", content: b}' }));
     const { r, answer } = await addsBAfter(repo);
     expect(r.state).toBe('succeeded');
-    expect(answer).toMatch(/is_error\\?":true/);
+    // Chat Completions has no is_error flag: the tool message says it
+    expect(answer).toMatch(wire === 'anthropic' ? /is_error\\?":true/ : /^"Error: The input/);
     expect(answer).toMatch(/create_file call is not valid JSON.*content: b/);
     expect(api.requests.length - asked).toBe(4);
   });
@@ -318,7 +365,8 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
   });
 });
 
-describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => {
+describe.each(MODES)('cancellation during a model call, $mode', ({ worker, wire }) => {
+  beforeEach(() => useWire(wire));
   it('ends cancelled, not blocked: who cancelled, the artifacts and the clean-up all happen', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     // the model thinks (the stream pings) until the cancel reaches the call and aborts it
