@@ -281,9 +281,17 @@ const DEFS = {
   model: setting({
     name: 'KILN_MODEL',
     type: 'model spec',
-    default: 'the built-in default model',
+    default: "the repo's `.kiln/config` `model`, else the built-in default model",
     who: 'user',
-    doc: 'The model `kiln run` asks for when `--model` is not given.',
+    doc: "The model `kiln run` asks for when `--model` is not given; it comes before the repo's `.kiln/config` `model`.",
+    parse: text,
+  }),
+  reviewModel: setting({
+    name: 'KILN_REVIEW_MODEL',
+    type: 'model spec',
+    default: "the repo's `.kiln/config` `reviewModel`, else the run's model",
+    who: 'user',
+    doc: "The model of the independent review (`--review on` or `required`) when `--review-model` is not given; it comes before the repo's `.kiln/config` `reviewModel`.",
     parse: text,
   }),
   modelFirstByteMs: setting({
