@@ -465,6 +465,8 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     });
   });
 
+  // the turn waits out all its disk-full retries (DISK_FULL_RETRY_MS apart) before the run ends:
+  // most of the default limit, which a loaded machine then overruns
   it('a disk that stays full: the run still ends (never WorkflowExecutionFailed) and says where its artifacts are', async () => {
     await onSmallDisk('stays-full', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
@@ -486,7 +488,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         expect(err.cause?.type).toBe(RUN_NOT_ACHIEVED);
       }
     });
-  });
+  }, 180_000);
 
   it('a disk that fills as the verified tree is compared: the run waits, status says so, and space freed 30 s later ships the verified patch', async () => {
     await onSmallDisk('current-tree', { 'a.txt': 'hello\n' }, async (repo, fill) => {
