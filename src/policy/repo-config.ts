@@ -25,9 +25,9 @@ export const repoConfigSchema = z
     link: z.array(z.string().min(1)).default([]),
     /** tool clutter kept out of the patch, added to the defaults; `!name` drops a default (docs/clutter.md) */
     exclude: z.array(z.string().min(1)).default([]),
-    /** the coder's model for runs on this repo when `--model` names none (a provider:model name, never a script) */
+    /** the coder's model for runs on this repo when neither `--model` nor KILN_MODEL names one (a provider:model name, never a script) */
     model: z.string().trim().min(1).max(500).optional(),
-    /** the independent reviewer's model when review is on and `--review-model` names none */
+    /** the independent reviewer's model when review is on and neither `--review-model` nor KILN_REVIEW_MODEL names one */
     reviewModel: z.string().trim().min(1).max(500).optional(),
   })
   .strict();
