@@ -110,6 +110,12 @@ function addsB(): void {
   api.push(reply(use('finish', { summary: 'b.txt added' })));
 }
 
+/**
+ * A run's input here: nobody answers a run that waits for a person, so it ends blocked at once and
+ * the test fails on its state, rather than waiting the default 10 minutes past the test's limit.
+ */
+const runInput = (over: Parameters<typeof testInput>[0]) => testInput({ humanTimeoutMs: 1000, ...over });
+
 /** A first turn that only reads: with turns ahead, the turn after it is taken in the same activity. */
 const readsFirst = () => reply(use('read_file', { path: 'a.txt' }));
 
@@ -156,7 +162,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
       reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })),
       reply(use('finish', { summary: 'done' })),
     );
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state, readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').slice(-3000)).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('+bye');
@@ -180,7 +186,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const first = api.requests.length;
     api.push({ fault: 'spend_limit' });
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/spend limit/);
     expect(api.requests.length - first).toBe(1);
@@ -198,7 +204,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const first = api.requests.length;
     api.push(readsFirst(), fault);
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
     const seconds = (Date.now() - t0) / 1000;
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(why);
@@ -219,7 +225,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const first = api.requests.length;
     api.push(readsFirst(), { fault: 'rate_limit', retryAfterS: 3 }, { fault: 'server_error', status: 500 });
     addsB();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state).toBe('succeeded');
     const mine = api.requests.slice(first);
     expect(mine.map((q) => q.answer)).toEqual(['reply', 'rate_limit', 'server_error', 'reply', 'reply', 'reply']);
@@ -239,7 +245,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const dup = () => duplicateIdsReply({ name: 'read_file', input: { path: 'a.txt' } }, { name: 'read_file', input: { path: 'a.txt' } });
     api.push(readsFirst(), dup(), dup(), dup(), dup(), dup(), dup());
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, maxAttempts: 1 })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/model turn 2: the model sent 3 replies in a row that Kiln refused/);
     expect(api.requests.length - first).toBe(1 + 3);
@@ -251,7 +257,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const first = api.requests.length;
     api.push(readsFirst(), { fault: 'unreadable' }, { fault: 'stall' });
     addsB();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state).toBe('succeeded');
     const mine = api.requests.slice(first);
     expect(mine.map((q) => q.answer)).toEqual(['reply', 'unreadable', 'stall', 'reply', 'reply', 'reply']);
@@ -274,7 +280,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     try {
       const first = api.requests.length;
       const t0 = Date.now();
-      const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+      const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
       expect(r.state).toBe('blocked');
       expect(r.reason).toContain(KEY);
       expect(Date.now() - t0).toBeLessThan(15_000);
@@ -289,7 +295,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }
     const first = api.requests.length;
     api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['true'] })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['true'] })));
     expect(Date.now() - t0).toBeLessThan(30_000);
     const mine = api.requests.slice(first);
     // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
@@ -308,7 +314,7 @@ describe('cancellation', () => {
     const marker = `sleep 37.${Math.floor(Math.random() * 1000)}`;
     api.push(reply(use('run_command', { command: marker, reason: 'the check' })));
     // the check is quick: the baseline runs it before the first turn, and the sleep to cancel is the model's own command
-    const input = testInput({ repo, model: MODEL, checks: ['true'], heartbeatTimeoutMs: 30_000 });
+    const input = runInput({ repo, model: MODEL, checks: ['true'], heartbeatTimeoutMs: 30_000 });
     const handle = await t.start(input);
     const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
     const deadline = Date.now() + 30_000;
@@ -338,7 +344,7 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker, wire }) =>
     });
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     return { r, answer };
   }
 
@@ -371,7 +377,7 @@ describe.each(MODES)('cancellation during a model call, $mode', ({ worker, wire 
     const repo = repoWith({ 'a.txt': 'hello\n' });
     // the model thinks (the stream pings) until the cancel reaches the call and aborts it
     api.push({ fault: 'slow', ms: 60_000 });
-    const input = testInput({ repo, model: MODEL, checks: ['true'] });
+    const input = runInput({ repo, model: MODEL, checks: ['true'] });
     const asked = api.requests.length;
     const handle = await worker().start(input);
     const deadline = Date.now() + 30_000;
@@ -393,7 +399,7 @@ describe.each(MODES)('cancellation during a model call, $mode', ({ worker, wire 
     api.push({ fault: 'slow', ms: 2500, reply: reply(use('create_file', { path: 'b.txt', content: 'b\n' })) });
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const input = testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
+    const input = runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
     const result = await outcome(await worker().start(input));
     expect(result.state).toBe('succeeded');
     // the pings kept the stall guard (1.5 s idle) quiet through a 2.5 s think
@@ -456,7 +462,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
         reply(use('finish', { summary: 'done' })),
       );
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
       expect(r.state).toBe('succeeded');
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
       for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
@@ -474,7 +480,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         return reply(use('finish', { summary: 'done' }));
       });
       const asked = api.requests.length;
-      const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, maxAttempts: 1 }));
       const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
       expect(`${r.reason}`).toMatch(/disk/i);
@@ -494,7 +500,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     await onSmallDisk('current-tree', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       const filledAt = fillsAt('current-tree', fill);
       saysBye();
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 }));
       // what `kiln run` prints as it follows the run
       const printed: string[] = [];
       const following = follow(handle, { print: (l) => printed.push(l) });
@@ -537,7 +543,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: BYE, reason: 'the check' })) },
         reply(use('finish', { summary: 'done' })),
       );
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 }));
       const r = await outcome(handle);
       expect(filledAt, `the baseline never started (${r.state}: ${r.reason})`).toBeGreaterThan(0);
       expect(r.state, r.reason).toBe('succeeded');
@@ -558,7 +564,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     await onSmallDisk('finalize', { 'a.txt': 'hello\n', 'big.bin': randomBytes(6 * 1024 * 1024) }, async (repo, fill) => {
       atPoint.set('finalize', () => fillUp(fill));
       saysBye();
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 })));
       expect(r.state, r.reason).toBe('succeeded');
       expect(r.reason).toMatch(/the artifacts were written after the worktree was removed/);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
@@ -569,7 +575,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     await onSmallDisk('after-verify', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       const filledAt = fillsAt('current-tree', fill);
       saysBye();
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 })));
       console.log(`a disk that stays full: the run waited ${((Date.now() - filledAt()) / 1000).toFixed(1)} s, then: ${r.state}: ${r.reason}`);
       expect(r.state).toBe('blocked');
       expect(r.reason).toMatch(/currentTree failed: DiskFullError: the worker's disk is full/);
