@@ -292,9 +292,17 @@ const DEFS = {
   model: setting({
     name: 'KILN_MODEL',
     type: 'model spec',
-    default: 'the built-in default model',
+    default: "the repo's `.kiln/config` `model`, else the built-in default model",
     who: 'user',
-    doc: 'The model `kiln run` asks for when `--model` is not given.',
+    doc: "The model `kiln run` asks for when `--model` is not given; it comes before the repo's `.kiln/config` `model`.",
+    parse: text,
+  }),
+  reviewModel: setting({
+    name: 'KILN_REVIEW_MODEL',
+    type: 'model spec',
+    default: "the repo's `.kiln/config` `reviewModel`, else the run's model",
+    who: 'user',
+    doc: "The model of the independent review (`--review on` or `required`) when `--review-model` is not given; it comes before the repo's `.kiln/config` `reviewModel`.",
     parse: text,
   }),
   modelFirstByteMs: setting({
@@ -312,6 +320,22 @@ const DEFS = {
     who: 'operator',
     doc: 'A model stream silent for this long is given up and tried again.',
     parse: count(),
+  }),
+  openaiCompatibleUrls: setting({
+    name: 'KILN_OPENAI_COMPATIBLE_URLS',
+    type: 'URLs, `,`-separated',
+    default: 'none',
+    who: 'operator',
+    doc: 'Comma-separated base URLs of OpenAI-compatible servers this worker may call for `openai-compatible@URL:MODEL` models (e.g. `http://localhost:11434/v1`); a run naming any other URL is refused, so a run request cannot point the worker, or `OPENAI_COMPATIBLE_API_KEY`, at a host of its choosing.',
+    parse: raw.transform((v) => list(v, ',').map((u) => u.replace(/\/+$/, ''))),
+  }),
+  scriptedWire: setting({
+    name: 'KILN_SCRIPTED_WIRE',
+    type: '`openai`',
+    default: 'the Messages API',
+    who: 'operator, user',
+    doc: "`openai`: a scripted model is called over OpenAI's Chat Completions, through the OpenAI provider, instead of Anthropic's Messages API; the script and the run are the same.",
+    parse: raw.transform((v) => (v?.trim() === 'openai' ? ('openai' as const) : undefined)),
   }),
   turnsAheadMs: setting({
     name: 'KILN_TURNS_AHEAD_MS',

@@ -22,7 +22,7 @@ import { FAILURE_CONVERTER_PATH, codecStatus, kilnDataConverter, type KilnDataCo
 import { installMetricsRuntime, metricsStatus } from './temporal/metrics.js';
 import { startFleetGauges, type FleetGauges } from './temporal/fleet-gauges.js';
 import { buildIdOf, checkBuildId, deploymentNameFor, takeNewRuns, versioningUnsupported, type DeploymentVersion } from './temporal/deployment.js';
-import { settings as kilnSettings } from './settings.js';
+import { settings as kilnSettings, settingsFrom } from './settings.js';
 
 /**
  * The workflows beside this module, in its own form: dist/src/workflows/index.js when the worker
@@ -77,8 +77,14 @@ export function operatorStatus(o: OperatorConfig): string {
 export function modelStatus(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.ANTHROPIC_BASE_URL?.trim();
   const where = base ? ` at ${base}` : '';
-  if (env.ANTHROPIC_API_KEY?.trim()) return `model: ANTHROPIC_API_KEY set for this worker${where}; real models can run`;
-  return `model: ANTHROPIC_API_KEY is NOT set for this worker${where} — runs with a real model will be blocked at their first turn; set it in the environment that starts the worker (\`kiln dev\` / \`kiln worker\`). Scripted runs (--model scripted:FILE) work.`;
+  const compatible = settingsFrom(env).openaiCompatibleUrls ?? [];
+  const others = [
+    ...(env.OPENAI_API_KEY?.trim() ? ['OPENAI_API_KEY set (openai: models)'] : []),
+    ...(compatible.length ? [`openai-compatible servers: ${compatible.join(', ')}`] : []),
+  ];
+  const more = others.length ? `; ${others.join('; ')}` : '';
+  if (env.ANTHROPIC_API_KEY?.trim()) return `model: ANTHROPIC_API_KEY set for this worker${where}; real models can run${more}`;
+  return `model: ANTHROPIC_API_KEY is NOT set for this worker${where} — runs with a real model will be blocked at their first turn; set it in the environment that starts the worker (\`kiln dev\` / \`kiln worker\`). Scripted runs (--model scripted:FILE) work.${more}`;
 }
 
 /**

@@ -76,6 +76,26 @@ export function pythonModuleName(path: string): string | undefined {
   return stem === '__init__' ? basename(dirname(path)) : stem;
 }
 
+/** What the parser knows so far, shared by the steps that read one log. */
+interface Reading {
+  root: string;
+  isTest: (path: string) => boolean;
+  trace: CheckTrace;
+  cwd: Map<string, string | undefined>;
+  parent: Map<string, string>;
+  /** processes that read a test file themselves */
+  readTests: Set<string>;
+  /** inside path → access → the processes that made it; settled once the whole log is read */
+  seen: Map<string, Map<Access, Set<string>>>;
+  /**
+   * the calls of processes the log shows before the clone that made them returned: strace -f
+   * prints a child's first calls while its parent's clone is still "unfinished" whenever the
+   * child runs first (a loaded machine, a vfork). Held until the clone names the child, whose
+   * cwd is then its parent's; placed without a cwd only if no clone ever names it.
+   */
+  unborn: Map<string, string[]>;
+}
+
 /**
  * Reads a tracer log. `root` is the checkout as the traced processes saw it (the sandbox binds it
  * at its host path); relative paths are resolved against each process's cwd, followed through
@@ -84,22 +104,15 @@ export function pythonModuleName(path: string): string | undefined {
  */
 export async function readTrace(file: string, root: string, isTest: (path: string) => boolean = () => false): Promise<CheckTrace> {
   const trace: CheckTrace = { inside: new Map(), programs: new Map(), outsideModules: new Set(), runnerOnly: new Set(), unplaced: 0 };
-  const cwd = new Map<string, string | undefined>();
-  const parent = new Map<string, string>();
-  /** processes that read a test file themselves */
-  const readTests = new Set<string>();
-  /** inside path → access → the processes that made it; settled once the whole log is read */
-  const seen = new Map<string, Map<Access, Set<string>>>();
+  const r: Reading = { root, isTest, trace, cwd: new Map(), parent: new Map(), readTests: new Set(), seen: new Map(), unborn: new Map() };
   const pending = new Map<string, string>();
-  const cwdOf = (pid: string) => (cwd.has(pid) ? cwd.get(pid) : cwd.size === 0 ? root : undefined);
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const raw of lines) {
     let line = raw;
-    const unfinished = line.endsWith('<unfinished ...>');
     const m0 = /^(\d+)\s+/.exec(line);
     if (!m0) continue;
     const pid = m0[1]!;
-    if (unfinished) {
+    if (line.endsWith('<unfinished ...>')) {
       pending.set(pid, line.slice(0, -'<unfinished ...>'.length).trimEnd());
       continue;
     }
@@ -110,80 +123,109 @@ export async function readTrace(file: string, root: string, isTest: (path: strin
       if (!start) continue;
       line = `${start}${resumed[2]}`;
     }
-    const m = CALL.exec(line);
-    if (!m || !m[4]) continue;
-    const call = m[4];
-    const args = m[5]!;
-    const res = RESULT.exec(args);
-    const ret = res?.[1];
-    const ok = ret !== undefined && ret !== '?' && !ret.startsWith('-');
-    if (!cwd.has(pid) && cwd.size === 0) cwd.set(pid, root);
+    take(r, pid, line);
+  }
+  for (const [pid, held] of r.unborn) {
+    r.unborn.delete(pid);
+    r.cwd.set(pid, undefined);
+    for (const line of held) take(r, pid, line);
+  }
+  settleAccesses(trace, r.seen, r.parent, r.readTests);
+  return trace;
+}
 
-    if (call === 'clone' || call === 'clone3' || call === 'fork' || call === 'vfork') {
-      // inside the sandbox's PID namespace the return is that namespace's pid; strace adds its own
-      const child = /\/\* (\d+) in strace's PID NS \*\//.exec(args)?.[1] ?? ret;
-      if (ok && child && child !== '0') {
-        cwd.set(child, cwdOf(pid));
-        parent.set(child, pid);
-      }
-      continue;
-    }
-    if (call === 'chdir') {
-      const s = STRING.exec(args);
-      if (ok && s) {
-        const at = cwdOf(pid);
-        const p = unescape(s[1]!);
-        cwd.set(pid, isAbsolute(p) ? normalize(p) : at ? join(at, p) : undefined);
-      }
-      continue;
-    }
-    if (call === 'fchdir') {
-      if (ok) cwd.set(pid, undefined);
-      continue;
-    }
-    const spec = PATH_CALLS[call];
-    if (!spec) continue;
-    // the *at calls: a path relative to a directory fd other than the cwd cannot be placed
-    if (spec.at && !/^AT_FDCWD,/.test(args) && !/^\d+,\s*"\//.test(args)) {
-      trace.unplaced += 1;
-      continue;
-    }
-    const s = STRING.exec(args);
-    if (!s) continue;
-    const raw2 = unescape(s[1]!);
-    if (raw2 === '') continue;
-    const base = cwdOf(pid);
-    if (!isAbsolute(raw2) && base === undefined) {
-      trace.unplaced += 1;
-      continue;
-    }
-    const abs = isAbsolute(raw2) ? normalize(raw2) : join(base!, raw2);
-    const rel = relative(root, abs);
-    const inside = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-    let access: Access;
-    if (spec.kind === 'exec') access = ok ? 'exec' : 'exec-probe';
-    else if (spec.kind === 'open') access = !ok ? 'probe' : /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args) || call === 'creat' ? 'write' : 'read';
-    else access = 'probe';
-    if (access === 'read' && inside && isTest(rel)) readTests.add(pid);
-    if (access === 'exec') {
-      const name = basename(abs);
-      let set = trace.programs.get(name);
-      if (!set) trace.programs.set(name, (set = new Set()));
-      set.add(inside ? rel : abs);
-    }
-    if (inside) {
-      let byAccess = seen.get(rel);
-      if (!byAccess) seen.set(rel, (byAccess = new Map()));
-      let pids = byAccess.get(access);
-      if (!pids) byAccess.set(access, (pids = new Set()));
-      pids.add(pid);
-    } else if (access === 'read') {
-      const mod = pythonModuleName(abs);
-      if (mod) trace.outsideModules.add(mod);
+/** One whole call of `pid`; a process not known yet waits for the clone that makes it (Reading.unborn). */
+function take(r: Reading, pid: string, line: string): void {
+  if (!r.cwd.has(pid)) {
+    // the first process of the log starts in the checkout
+    if (r.cwd.size === 0) r.cwd.set(pid, r.root);
+    else {
+      const held = r.unborn.get(pid);
+      if (held) held.push(line);
+      else r.unborn.set(pid, [line]);
+      return;
     }
   }
-  settleAccesses(trace, seen, parent, readTests);
-  return trace;
+  const child = placeCall(r, pid, line);
+  const held = child !== undefined ? r.unborn.get(child) : undefined;
+  if (child === undefined || !held) return;
+  r.unborn.delete(child);
+  for (const l of held) take(r, child, l);
+}
+
+/** Records one call of a known process; a successful fork or clone returns the child it made. */
+function placeCall(r: Reading, pid: string, line: string): string | undefined {
+  const { trace, cwd, root } = r;
+  const m = CALL.exec(line);
+  if (!m || !m[4]) return undefined;
+  const call = m[4];
+  const args = m[5]!;
+  const res = RESULT.exec(args);
+  const ret = res?.[1];
+  const ok = ret !== undefined && ret !== '?' && !ret.startsWith('-');
+
+  if (call === 'clone' || call === 'clone3' || call === 'fork' || call === 'vfork') {
+    // inside the sandbox's PID namespace the return is that namespace's pid; strace adds its own
+    const child = /\/\* (\d+) in strace's PID NS \*\//.exec(args)?.[1] ?? ret;
+    if (!ok || !child || child === '0') return undefined;
+    cwd.set(child, cwd.get(pid));
+    r.parent.set(child, pid);
+    return child;
+  }
+  if (call === 'chdir') {
+    const s = STRING.exec(args);
+    if (ok && s) {
+      const at = cwd.get(pid);
+      const p = unescape(s[1]!);
+      cwd.set(pid, isAbsolute(p) ? normalize(p) : at ? join(at, p) : undefined);
+    }
+    return undefined;
+  }
+  if (call === 'fchdir') {
+    if (ok) cwd.set(pid, undefined);
+    return undefined;
+  }
+  const spec = PATH_CALLS[call];
+  if (!spec) return undefined;
+  // the *at calls: a path relative to a directory fd other than the cwd cannot be placed
+  if (spec.at && !/^AT_FDCWD,/.test(args) && !/^\d+,\s*"\//.test(args)) {
+    trace.unplaced += 1;
+    return undefined;
+  }
+  const s = STRING.exec(args);
+  if (!s) return undefined;
+  const raw = unescape(s[1]!);
+  if (raw === '') return undefined;
+  const base = cwd.get(pid);
+  if (!isAbsolute(raw) && base === undefined) {
+    trace.unplaced += 1;
+    return undefined;
+  }
+  const abs = isAbsolute(raw) ? normalize(raw) : join(base!, raw);
+  const rel = relative(root, abs);
+  const inside = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+  let access: Access;
+  if (spec.kind === 'exec') access = ok ? 'exec' : 'exec-probe';
+  else if (spec.kind === 'open') access = !ok ? 'probe' : /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args) || call === 'creat' ? 'write' : 'read';
+  else access = 'probe';
+  if (access === 'read' && inside && r.isTest(rel)) r.readTests.add(pid);
+  if (access === 'exec') {
+    const name = basename(abs);
+    let set = trace.programs.get(name);
+    if (!set) trace.programs.set(name, (set = new Set()));
+    set.add(inside ? rel : abs);
+  }
+  if (inside) {
+    let byAccess = r.seen.get(rel);
+    if (!byAccess) r.seen.set(rel, (byAccess = new Map()));
+    let pids = byAccess.get(access);
+    if (!pids) byAccess.set(access, (pids = new Set()));
+    pids.add(pid);
+  } else if (access === 'read') {
+    const mod = pythonModuleName(abs);
+    if (mod) trace.outsideModules.add(mod);
+  }
+  return undefined;
 }
 
 /** The accesses of each inside path, settled once the whole log is read: who made them (a runner or its tests) is known then. */

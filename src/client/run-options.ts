@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { loadRepoConfig } from '../policy/repo-config.js';
 // the modules themselves, not the packages' indexes: `kiln run` must not load the model SDK or
 // the shell parser just to check its options
-import { DEFAULT_MODEL, isScriptedSpec, parseModelSpec } from '../model/models.js';
+import { DEFAULT_MODEL, isScriptedSpec, ModelSpecError, parseModelSpec } from '../model/models.js';
 import { loadScript } from '../model/script.js';
 import { loadPolicyConfig } from '../policy/config.js';
 import type { RunInput } from '../shared/types.js';
@@ -83,16 +83,22 @@ export async function buildRunInput(f: RunFlags, env: NodeJS.ProcessEnv = proces
   if (!goal) throw new UsageError('--goal TEXT is required and must not be empty: say what the change should achieve');
   if (f.id !== undefined && !ID_RE.test(f.id)) throw new UsageError(`--id ${f.id}: use letters, digits, ".", "_" or "-" (at most 101 characters)`);
 
-  const model = await modelSpecOf(f.model ?? settingsFrom(env).model ?? DEFAULT_MODEL, '--model', env);
+  const config = await loadRepoConfig(repo);
+  const coder = chosenModel([f.model, '--model'], [settingsFrom(env).model, 'KILN_MODEL'], [config.model, '.kiln/config "model"']);
+  const model = await modelSpecOf(...(coder ?? [DEFAULT_MODEL, '--model']), env);
   const review = f.review ?? 'off';
   if (review !== 'off' && review !== 'on' && review !== 'required') throw new UsageError(`--review ${review}: use off (default), on or required`);
   if (f.reviewModel !== undefined && review === 'off') throw new UsageError('--review-model names the reviewer: add --review on or --review required');
-  const reviewModel = f.reviewModel === undefined ? undefined : await modelSpecOf(f.reviewModel, '--review-model', env);
+  const reviewer = chosenModel(
+    [f.reviewModel, '--review-model'],
+    [settingsFrom(env).reviewModel, 'KILN_REVIEW_MODEL'],
+    [config.reviewModel, '.kiln/config "reviewModel"'],
+  );
+  const reviewModel = review === 'off' || !reviewer ? undefined : await modelSpecOf(...reviewer, env);
   const attempts = f.attempts === undefined ? 1 : int(f.attempts, '--attempts', 1);
   if (attempts > 8) throw new UsageError(`--attempts ${f.attempts}: at most 8 attempts run at once`);
   if (f.attemptModel?.length && attempts < 2) throw new UsageError('--attempt-model names the models of parallel attempts: add --attempts N (2 or more)');
   const attemptModels = await Promise.all((f.attemptModel ?? []).map((m) => modelSpecOf(m, '--attempt-model', env)));
-  await loadRepoConfig(repo);
   await loadPolicyConfig(repo);
 
   const sandbox = f.sandbox ?? 'bwrap';
@@ -158,6 +164,15 @@ export function duration(v: string | undefined, flag: string, dflt: number): num
   return n;
 }
 
+/**
+ * A role's model and where it was named: the flag, else the user's environment, else the repo's
+ * `.kiln/config` (a repo suggests, its user decides); none named is the built-in default for the
+ * coder, the run's model for the reviewer.
+ */
+function chosenModel(...named: Array<[string | undefined, string]>): [string, string] | undefined {
+  return named.find((n): n is [string, string] => n[0] !== undefined);
+}
+
 /** A model flag's value as the worker gets it: a script's path made absolute (the worker may run elsewhere), an API model only with a key. */
 async function modelSpecOf(model: string, flag: string, env: NodeJS.ProcessEnv): Promise<string> {
   if (isScriptedSpec(model)) {
@@ -168,7 +183,18 @@ async function modelSpecOf(model: string, flag: string, env: NodeJS.ProcessEnv):
     }
     return model;
   }
-  if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
-    throw new UsageError(`${flag} ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use ${flag} scripted:FILE`);
+  // a model named by the repo or the environment is replaced offline with the flag
+  const offline = flag.startsWith('--') ? flag : '--model';
+  let parsed: ReturnType<typeof parseModelSpec>;
+  try {
+    parsed = parseModelSpec(model);
+  } catch (err) {
+    throw err instanceof ModelSpecError ? new UsageError(`${flag}: ${err.message}`) : err;
+  }
+  // an OpenAI-compatible server's key, if it takes one, and the worker's leave to call it are the worker's
+  if (parsed.kind === 'api' && parsed.provider === 'openai' && !env.OPENAI_API_KEY && !env.OPENAI_BASE_URL)
+    throw new UsageError(`${flag} ${model} needs OPENAI_API_KEY (or OPENAI_BASE_URL); offline, use ${offline} scripted:FILE`);
+  if (parsed.kind === 'api' && parsed.provider === 'anthropic' && !env.ANTHROPIC_API_KEY && !env.ANTHROPIC_BASE_URL)
+    throw new UsageError(`${flag} ${model} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); offline, use ${offline} scripted:FILE`);
   return model;
 }

@@ -67,7 +67,7 @@ function detail(err: APIError): string {
  * spend limit with 429 `rate_limit_error` and a message or error code naming it, so the text is
  * what tells it from a rate limit (measured: retrying it 8 times over 126 s only burns time).
  */
-const QUOTA = /spend[_ ]limit|enforced_spend_limit_reached|quota|billing|credit balance|insufficient[_ ]funds/i;
+export const QUOTA = /spend[_ ]limit|enforced_spend_limit_reached|quota|billing|credit balance|insufficient[_ ]funds/i;
 
 export function isQuotaError(err: APIError): boolean {
   const body = JSON.stringify((err as { error?: unknown }).error ?? '');
@@ -93,38 +93,66 @@ export function toModelError(err: unknown): unknown {
       cause: err,
     });
 
-  const status = err.status ?? 0;
-  const wait = retryAfterMs(err.headers);
+  if (err.status === 400 && err.type === (SCRIPT_ERROR_TYPE as string))
+    return new ModelError('script', detail(err), { retryable: false, status: 400, cause: err });
+  return statusError({
+    status: err.status ?? 0,
+    headers: err.headers,
+    detail: detail(err),
+    quota: isQuotaError(err),
+    keyName: 'ANTHROPIC_API_KEY',
+    cause: err,
+  });
+}
+
+/** What an API's error reply said, as each provider's SDK reads it. */
+export interface StatusReply {
+  status: number;
+  headers: Headers | undefined;
+  /** the API's own message, bounded */
+  detail: string;
+  /** the reply names a spend limit, quota or billing (see QUOTA) */
+  quota: boolean;
+  /** the variable that holds this provider's key, named in a 401's message */
+  keyName: string;
+  /** a provider whose overload is a 503, besides Anthropic's 529 */
+  overloadStatus?: number;
+  cause: unknown;
+}
+
+/** An API's error reply as a ModelError: the same classes whichever provider sent it. */
+export function statusError(r: StatusReply): ModelError {
+  const { status, detail: text } = r;
+  const wait = retryAfterMs(r.headers);
   // The API says outright whether a retry can help; that beats our reading of the status.
-  const shouldRetry = err.headers?.get('x-should-retry');
+  const shouldRetry = r.headers?.get('x-should-retry');
   const retryable = (fallback: boolean) => (shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : fallback);
   const make = (kind: ModelErrorKind, message: string, canRetry: boolean) =>
     new ModelError(kind, message, {
       retryable: retryable(canRetry),
       status,
-      cause: err,
+      cause: r.cause,
       ...(wait !== undefined ? { retryAfterMs: wait } : {}),
     });
 
-  if (status === 400 && err.type === (SCRIPT_ERROR_TYPE as string)) return new ModelError('script', detail(err), { retryable: false, status, cause: err });
-  if ((status === 429 || status === 402 || status === 403) && isQuotaError(err))
+  if ((status === 429 || status === 402 || status === 403) && r.quota)
     return new ModelError(
       'quota',
-      `the model API account is out of quota or over its spend limit (${status}): ${detail(err)}; raise the limit or wait for it to reset`,
+      `the model API account is out of quota or over its spend limit (${status}): ${text}; raise the limit or wait for it to reset`,
       {
         retryable: false,
         status,
-        cause: err,
+        cause: r.cause,
       },
     );
-  if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${detail(err)}`, true);
-  if (status === 529) return make('overloaded', `the model API is overloaded (529): ${detail(err)}`, true);
-  if (status === 408) return make('timeout', `the model API timed out the request (408): ${detail(err)}`, true);
-  if (status === 409) return make('server', `the model API reported a conflict (409): ${detail(err)}`, true);
-  if (status >= 500) return make('server', `the model API failed (${status}): ${detail(err)}`, true);
-  if (status === 401) return make('auth', `the model API rejected the credentials (401): ${detail(err)}; check ANTHROPIC_API_KEY`, false);
-  if (status === 402) return make('permission', `the model API wants payment (402): ${detail(err)}; check the account's billing`, false);
-  if (status === 403) return make('permission', `the API key may not do this (403): ${detail(err)}`, false);
-  if (status === 404) return make('not_found', `the model API does not know this model or endpoint (404): ${detail(err)}`, false);
-  return make('bad_request', `the model API refused the request (${status}): ${detail(err)}`, false);
+  if (status === 429) return make('rate_limit', `rate limited by the model API (429): ${text}`, true);
+  if (status === 529 || status === r.overloadStatus) return make('overloaded', `the model API is overloaded (${status}): ${text}`, true);
+  if (status === 408) return make('timeout', `the model API timed out the request (408): ${text}`, true);
+  if (status === 409) return make('server', `the model API reported a conflict (409): ${text}`, true);
+  if (status >= 500) return make('server', `the model API failed (${status}): ${text}`, true);
+  if (status === 401) return make('auth', `the model API rejected the credentials (401): ${text}; check ${r.keyName}`, false);
+  if (status === 402) return make('permission', `the model API wants payment (402): ${text}; check the account's billing`, false);
+  if (status === 403) return make('permission', `the API key may not do this (403): ${text}`, false);
+  if (status === 404) return make('not_found', `the model API does not know this model or endpoint (404): ${text}`, false);
+  return make('bad_request', `the model API refused the request (${status}): ${text}`, false);
 }

@@ -10,9 +10,21 @@
  */
 import http from 'node:http';
 import type Anthropic from '@anthropic-ai/sdk';
+import { OPENAI_PING, openAIChunks, openAIErrorBody, responsesEvents } from './fault-server-openai.js';
 
 export type FaultReplyBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown; /** sent as is: a cut or broken input */ rawInput?: string };
+  | { type: 'text'; text: string }
+  | {
+      type: 'tool_use';
+      /** null: the call is sent with no id (OpenAI-compatible servers that leave it out) */
+      id?: string | null;
+      name: string;
+      input: unknown;
+      /** sent as is: a cut or broken input */
+      rawInput?: string;
+      /** OpenAI mode: the index the call is sent at (servers that send parallel calls all at 0) */
+      index?: number;
+    };
 
 export interface FaultReply {
   content: FaultReplyBlock[];
@@ -206,7 +218,57 @@ function sseEvents(reply: FaultReply, msg: Anthropic.Message): string[] {
   return out;
 }
 
-export async function startFaultServer(opts: { port?: number } = {}): Promise<FaultServer> {
+/** Which API the server plays: Anthropic's Messages API, OpenAI's Chat Completions, or OpenAI's Responses API. */
+export type FaultWire = 'anthropic' | 'openai' | 'openai-responses';
+
+/** The same faults in OpenAI's shapes: its error bodies, its 503 for overload, its chunks or events (`render`) and keep-alives. */
+function answerOpenAI(res: http.ServerResponse, step: FaultStep, seq: number, recorded: RecordedRequest, render: typeof openAIChunks): void {
+  const model = String(recorded.body.model ?? 'model');
+  const sse = () => res.writeHead(200, { 'content-type': 'text/event-stream' });
+  if (!isFault(step)) {
+    const s = render(step, seq, model);
+    sse();
+    recorded.served = s.told;
+    return void res.end([...s.body, s.usage, s.done].join(''));
+  }
+  const failure = faultStatus(step.fault === 'overloaded' ? { fault: 'status', status: 503, message: 'The server is overloaded' } : step);
+  if (failure) {
+    const message = step.fault === 'spend_limit' ? 'You exceeded your current quota, please check your plan and billing details.' : failure.message;
+    res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+    return void res.end(openAIErrorBody(failure.status, step.fault === 'spend_limit' ? 'spend_limit' : failure.type, message));
+  }
+  if (step.fault === 'hang') return;
+  if (step.fault === 'malformed') {
+    sse();
+    return void res.end('data: {"id":"chatcmpl-broken",oops\n\n');
+  }
+  const reply = (step.fault === 'slow' || step.fault === 'unreadable' || step.fault === 'held' ? step.reply : undefined) ?? {
+    content: [{ type: 'text', text: 'a reply that never arrives whole' }],
+  };
+  const s = render(reply, seq, model);
+  sse();
+  // a stall sends the start of the stream; unreadable and held the whole reply but its usage (OpenAI tells it last)
+  if (step.fault === 'stall') return void res.write(s.body[0]);
+  if (step.fault === 'unreadable') return void res.end([...s.body, 'data: {"id":oops\n\n'].join(''));
+  const pinging = (first: string[]) => {
+    for (const c of first) res.write(c);
+    const ping = setInterval(() => res.write(OPENAI_PING), PING_EVERY_MS);
+    res.on('close', () => clearInterval(ping));
+    return ping;
+  };
+  if (step.fault === 'held') return void pinging(s.body);
+  if (step.fault !== 'slow') return;
+  const ping = pinging(s.body.slice(0, 1));
+  const done = setTimeout(() => {
+    if (!step.reply) return;
+    clearInterval(ping);
+    recorded.served = s.told;
+    res.end([...s.body.slice(1), s.usage, s.done].join(''));
+  }, step.ms);
+  res.on('close', () => clearTimeout(done));
+}
+
+export async function startFaultServer(opts: { port?: number; wire?: FaultWire } = {}): Promise<FaultServer> {
   const queue: FaultPlan[] = [];
   let fallback: FaultStep | undefined;
   const requests: RecordedRequest[] = [];
@@ -236,6 +298,8 @@ export async function startFaultServer(opts: { port?: number } = {}): Promise<Fa
       recorded.answer = !step ? 'empty' : isFault(step) ? step.fault : 'reply';
       open.add(res);
       res.on('close', () => open.delete(res));
+      if (step && opts.wire && opts.wire !== 'anthropic')
+        return answerOpenAI(res, step, ++seq, recorded, opts.wire === 'openai' ? openAIChunks : responsesEvents);
       if (!step) {
         res.writeHead(500, { 'content-type': 'application/json' });
         return res.end(errorBody('api_error', 'the fault server had no answer queued for this request'));

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { KilnInputError } from '../shared/errors.js';
 
 /**
  * The model a run uses unless told otherwise: the current Sonnet (Claude Sonnet 5.5,
@@ -12,13 +13,47 @@ export const SCRIPTED_MODEL = 'scripted';
 
 const SCRIPTED_PREFIX = 'scripted:';
 
-/** `scripted:/path/to/script.json` (the offline scripted server) or an Anthropic model id. */
+/**
+ * What a run names its model by: `scripted:/path/to/script.json` (the offline scripted server),
+ * `anthropic:claude-…` or a bare Anthropic id, `openai:gpt-…` (OpenAI's Responses API), or
+ * `openai-compatible@http://host:port/v1:model` (a server that speaks Chat Completions: vLLM,
+ * Ollama, LM Studio…).
+ */
 export type ModelSpec = string;
 
-export type ParsedModelSpec = { kind: 'scripted'; scriptPath: string } | { kind: 'api'; model: string };
+/** The model APIs Kiln speaks to; each is one module behind the ModelClient interface. */
+export type Provider = 'anthropic' | 'openai' | 'openai-compatible';
+
+export type ParsedModelSpec =
+  | { kind: 'scripted'; scriptPath: string }
+  | { kind: 'api'; provider: 'anthropic' | 'openai'; model: string }
+  | { kind: 'api'; provider: 'openai-compatible'; model: string; baseURL: string };
+
+/** A model name Kiln cannot read: says what the accepted forms are. */
+export class ModelSpecError extends KilnInputError {
+  override readonly name = 'ModelSpecError';
+}
+
+const FORMS = 'anthropic:MODEL, openai:MODEL, openai-compatible@http://host:port:MODEL or scripted:FILE';
+
+/** `http(s)://host[:port][/path]`, then `:` and the model (which may hold colons itself, as Ollama's `llama3.1:8b`). */
+const COMPATIBLE = /^(https?:\/\/(?:\[[0-9a-fA-F:.]+\]|[^/:@\s[\]]+)(?::\d{1,5})?(?:\/[^:\s]*)?):(.*)$/;
 
 export function isScriptedSpec(spec: ModelSpec): boolean {
   return spec.startsWith(SCRIPTED_PREFIX);
+}
+
+function compatibleSpec(spec: string, rest: string): ParsedModelSpec {
+  const m = COMPATIBLE.exec(rest);
+  if (!m)
+    throw new ModelSpecError(
+      `model ${JSON.stringify(spec)}: expected openai-compatible@http://host:port:MODEL (an http or https URL, then a colon and the model)`,
+    );
+  const model = m[2]!.trim();
+  // `http://host:8000` alone reads as host and model "8000": a port with no model after it
+  if (!model || (/^\d{1,5}$/.test(model) && !/:\d+(\/|$)/.test(m[1]!.replace(/^https?:\/\//, ''))))
+    throw new ModelSpecError(`model ${JSON.stringify(spec)} names a server but no model: openai-compatible@URL:MODEL`);
+  return { kind: 'api', provider: 'openai-compatible', baseURL: m[1]!.replace(/\/+$/, ''), model };
 }
 
 /** A relative script path is taken from `cwd`, so the server (which only sees absolute paths) finds it. */
@@ -26,10 +61,22 @@ export function parseModelSpec(spec: ModelSpec, cwd: string = process.cwd()): Pa
   const trimmed = spec.trim();
   if (isScriptedSpec(trimmed)) {
     const file = trimmed.slice(SCRIPTED_PREFIX.length).trim();
-    if (file === '') throw new TypeError('model spec "scripted:" needs a script file: scripted:path/to/script.json');
+    if (file === '') throw new ModelSpecError('model spec "scripted:" needs a script file: scripted:path/to/script.json');
     return { kind: 'scripted', scriptPath: path.resolve(cwd, file) };
   }
-  return { kind: 'api', model: trimmed === '' ? DEFAULT_MODEL : trimmed };
+  if (trimmed === '') return { kind: 'api', provider: 'anthropic', model: DEFAULT_MODEL };
+  if (trimmed.startsWith('openai-compatible@')) return compatibleSpec(trimmed, trimmed.slice('openai-compatible@'.length));
+  // a word and a colon names a provider; ids such as Bedrock's `anthropic.claude-…-v1:0` are not one
+  const prefix = /^([A-Za-z][A-Za-z-]*):(.*)$/.exec(trimmed);
+  if (!prefix) return { kind: 'api', provider: 'anthropic', model: trimmed };
+  const [, name, model] = prefix as unknown as [string, string, string];
+  if (name === 'anthropic' || name === 'openai') {
+    if (!model.trim()) throw new ModelSpecError(`model ${JSON.stringify(spec)} names no model after "${name}:"`);
+    return { kind: 'api', provider: name, model: model.trim() };
+  }
+  if (name === 'openai-compatible')
+    throw new ModelSpecError(`model ${JSON.stringify(spec)}: the server goes after an @: openai-compatible@http://host:port:MODEL`);
+  throw new ModelSpecError(`model ${JSON.stringify(spec)}: no provider named "${name}"; name a model as ${FORMS}`);
 }
 
 /**

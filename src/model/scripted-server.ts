@@ -5,7 +5,8 @@ import { SCRIPT_ERROR_TYPE } from './errors.js';
 import { PromptCacheLedger } from './prompt-cache.js';
 import { loadScript, ScriptError, type Script, type ScriptedErrorSpec } from './script.js';
 import { unmetExpectation } from './script-expect.js';
-import { scriptedMessage, withTurn } from './scripted-reply.js';
+import { scriptedMessage, withTurn, type ScriptedMessage } from './scripted-reply.js';
+import { chatChunksOf, ChatRequestSchema, messagesRequestOf } from './scripted-openai.js';
 import { MessagesRequestSchema, type MessagesRequest } from './scripted-request.js';
 import { describeIssues } from '../shared/zod-error.js';
 
@@ -95,6 +96,36 @@ function header(req: http.IncomingMessage, name: string): string | undefined {
   }
 }
 
+async function requestJson(req: http.IncomingMessage): Promise<unknown> {
+  const raw = await readBody(req);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new HttpFailure(400, 'invalid_request_error', 'request body is not valid JSON');
+  }
+}
+
+/** An error reply in the shape of the API the request came in on. */
+function failed(res: http.ServerResponse, wire: 'anthropic' | 'openai'): (err: unknown) => void {
+  return (err) => {
+    const f = err instanceof HttpFailure ? err : new HttpFailure(500, 'api_error', `scripted server failed: ${String(err)}`);
+    const body =
+      wire === 'openai'
+        ? { error: { type: f.type, message: f.message, code: null, param: null } }
+        : { type: 'error', error: { type: f.type, message: f.message } };
+    send(res, f.status, body, f.headers);
+  };
+}
+
+function sendChat(res: http.ServerResponse, message: ScriptedMessage, stream: boolean): void {
+  if (!stream)
+    return send(res, 400, {
+      error: { type: 'invalid_request_error', message: 'the Kiln scripted server answers Chat Completions streamed only: send stream: true' },
+    });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'x-kiln-scripted': 'true' });
+  res.end(chatChunksOf(message));
+}
+
 /**
  * The scripted, Anthropic-compatible model server: `POST /v1/messages` answers turn N of
  * a run with step N of the script named in the request headers (format: SCRIPT_FORMAT.md).
@@ -133,13 +164,7 @@ export async function startScriptedServer(
   }
 
   async function answer(req: http.IncomingMessage): Promise<unknown> {
-    const raw = await readBody(req);
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      throw new HttpFailure(400, 'invalid_request_error', 'request body is not valid JSON');
-    }
+    const json = await requestJson(req);
     const parsed = MessagesRequestSchema.safeParse(json);
     if (!parsed.success) {
       throw new HttpFailure(400, 'invalid_request_error', describeIssues(parsed.error, { input: json, root: 'body', max: 1 }));
@@ -147,7 +172,18 @@ export async function startScriptedServer(
     const body: MessagesRequest = parsed.data;
     if (body.stream === true)
       throw new HttpFailure(400, 'invalid_request_error', 'the Kiln scripted server does not stream: call messages.create without stream: true');
+    return reply(req, body);
+  }
 
+  /** A Chat Completions request: the same script, read through the Messages request it stands for. */
+  async function answerChat(req: http.IncomingMessage): Promise<{ message: ScriptedMessage; stream: boolean }> {
+    const json = await requestJson(req);
+    const parsed = ChatRequestSchema.safeParse(json);
+    if (!parsed.success) throw new HttpFailure(400, 'invalid_request_error', describeIssues(parsed.error, { input: json, root: 'body', max: 1 }));
+    return { message: await reply(req, messagesRequestOf(parsed.data)), stream: parsed.data.stream === true };
+  }
+
+  async function reply(req: http.IncomingMessage, body: MessagesRequest): Promise<ScriptedMessage> {
     const scriptPath = header(req, SCRIPT_HEADER);
     if (!scriptPath || !path.isAbsolute(scriptPath)) throw scriptFailure(`request has no ${SCRIPT_HEADER} header with an absolute script path`);
     const turnText = header(req, TURN_HEADER) ?? '';
@@ -186,20 +222,19 @@ export async function startScriptedServer(
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://scripted');
     if (req.method === 'GET' && url.pathname === '/health') return send(res, 200, { ok: true, scripted: true });
+    if (req.method === 'POST' && url.pathname === '/v1/chat/completions')
+      return void answerChat(req).then(({ message, stream }) => sendChat(res, message, stream), failed(res, 'openai'));
     if (req.method !== 'POST' || url.pathname !== '/v1/messages') {
       req.resume();
       return send(res, 404, {
         type: 'error',
-        error: { type: 'not_found_error', message: `the scripted server only serves POST /v1/messages, not ${req.method} ${url.pathname}` },
+        error: {
+          type: 'not_found_error',
+          message: `the scripted server only serves POST /v1/messages and /v1/chat/completions, not ${req.method} ${url.pathname}`,
+        },
       });
     }
-    answer(req).then(
-      (message) => send(res, 200, message),
-      (err: unknown) => {
-        const failure = err instanceof HttpFailure ? err : new HttpFailure(500, 'api_error', `scripted server failed: ${String(err)}`);
-        send(res, failure.status, { type: 'error', error: { type: failure.type, message: failure.message } }, failure.headers);
-      },
-    );
+    answer(req).then((message) => send(res, 200, message), failed(res, 'anthropic'));
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -25,6 +25,10 @@ export const repoConfigSchema = z
     link: z.array(z.string().min(1)).default([]),
     /** tool clutter kept out of the patch, added to the defaults; `!name` drops a default (docs/clutter.md) */
     exclude: z.array(z.string().min(1)).default([]),
+    /** the coder's model for runs on this repo when neither `--model` nor KILN_MODEL names one (a provider:model name, never a script) */
+    model: z.string().trim().min(1).max(500).optional(),
+    /** the independent reviewer's model when review is on and neither `--review-model` nor KILN_REVIEW_MODEL names one */
+    reviewModel: z.string().trim().min(1).max(500).optional(),
   })
   .strict();
 
@@ -36,6 +40,11 @@ export async function loadRepoConfig(repo: string): Promise<RepoConfig> {
     root: '(top level)',
     ifMissing: () => repoConfigSchema.parse({}),
   });
+  // a script is a file on the worker's host: a repo may not name one for whoever runs it
+  for (const key of ['model', 'reviewModel'] as const) {
+    if (config[key]?.startsWith('scripted:'))
+      throw new KilnConfigError(`${file}: ${key}: a repo's config names API models only; give a scripted model with --model`);
+  }
   for (const p of [...config.include, ...config.link]) {
     if (p.startsWith('/') || p.split('/').includes('..')) {
       throw new KilnConfigError(`${file}: include/link: "${p}" must be a path inside the repo`);

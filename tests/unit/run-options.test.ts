@@ -28,6 +28,49 @@ describe('run options', () => {
     await expect(buildRunInput({ repo, goal: 'g', model: 'scripted:/nope/missing.json' })).rejects.toThrow(/missing\.json/);
   });
 
+  it('--model and --review-model take provider:model names: a bad one or a missing key is said before anything starts', async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    await expect(buildRunInput({ repo, goal: 'g', model: 'gemini:gemini-3' }, {})).rejects.toThrow(
+      /--model: model "gemini:gemini-3": no provider named "gemini"/,
+    );
+    await expect(buildRunInput({ repo, goal: 'g', model: 'openai:gpt-5' }, {})).rejects.toThrow(/--model openai:gpt-5 needs OPENAI_API_KEY/);
+    expect(await buildRunInput({ repo, goal: 'g', model: 'openai:gpt-5' }, { OPENAI_API_KEY: 'sk-x' })).toMatchObject({ model: 'openai:gpt-5' });
+    const local = 'openai-compatible@http://localhost:11434/v1:llama3.1:8b';
+    expect(await buildRunInput({ repo, goal: 'g', model, review: 'on', reviewModel: local }, {})).toMatchObject({ model, reviewModel: local });
+  });
+
+  it("a model per role from the flag, else KILN_MODEL / KILN_REVIEW_MODEL, else the repo's .kiln/config, else the default (the reviewer: the run's model)", async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    mkdirSync(join(repo, '.kiln'));
+    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ model: 'openai:gpt-5', reviewModel: 'anthropic:claude-opus-4-1' }));
+    const keys = { OPENAI_API_KEY: 'sk-o', ANTHROPIC_API_KEY: 'sk-a' };
+    expect(await buildRunInput({ repo, goal: 'g', review: 'on' }, keys)).toMatchObject({ model: 'openai:gpt-5', reviewModel: 'anthropic:claude-opus-4-1' });
+    // review off: no reviewer, whatever the repo names
+    expect(await buildRunInput({ repo, goal: 'g' }, keys)).not.toHaveProperty('reviewModel');
+    const env = { ...keys, KILN_MODEL: 'anthropic:claude-sonnet-4-6', KILN_REVIEW_MODEL: 'openai:gpt-4.1' };
+    expect(await buildRunInput({ repo, goal: 'g', review: 'on' }, env)).toMatchObject({ model: 'anthropic:claude-sonnet-4-6', reviewModel: 'openai:gpt-4.1' });
+    expect(await buildRunInput({ repo, goal: 'g', model, review: 'on', reviewModel: model }, env)).toMatchObject({ model, reviewModel: model });
+    // where a model came from is where its error points
+    await expect(buildRunInput({ repo, goal: 'g' }, {})).rejects.toThrow(
+      /^\.kiln\/config "model" openai:gpt-5 needs OPENAI_API_KEY .*; offline, use --model scripted:FILE$/,
+    );
+    writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ model: 'gemini:gemini-3' }));
+    await expect(buildRunInput({ repo, goal: 'g' }, keys)).rejects.toThrow(/\.kiln\/config "model": model "gemini:gemini-3": no provider named "gemini"/);
+    const noConfig = repoWith({ 'a.txt': 'x' });
+    expect(await buildRunInput({ repo: noConfig, goal: 'g', review: 'on' }, keys)).not.toHaveProperty('reviewModel');
+  });
+
+  it("attack: a repo's .kiln/config may not name a scripted model (a file on the worker's host)", async () => {
+    const repo = repoWith({ 'a.txt': 'x' });
+    mkdirSync(join(repo, '.kiln'));
+    for (const key of ['model', 'reviewModel']) {
+      writeFileSync(join(repo, '.kiln', 'config'), JSON.stringify({ [key]: 'scripted:/etc/passwd' }));
+      await expect(buildRunInput({ repo, goal: 'g', model, review: 'on' }, {})).rejects.toThrow(
+        new RegExp(`\\.kiln/config: ${key}: a repo's config names API models only`),
+      );
+    }
+  });
+
   it('--review and --review-model: each bad combination names what to fix; a reviewer script is made absolute', async () => {
     const repo = repoWith({ 'a.txt': 'x' });
     expect(await buildRunInput({ repo, goal: 'g', model })).not.toHaveProperty('review');

@@ -12,15 +12,22 @@ import { testInput } from '../helpers/run-input.js';
 import { workflowTestEnv, type WorkflowTestEnv } from '../helpers/workflow-env.js';
 import { outcome } from '../../src/client/runs.js';
 import { ledger } from '../helpers/ledger.js';
+import { defaultDeps } from '../../src/activities/index.js';
 
 let t: WorkflowTestEnv;
 /** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
 let oneTurn: WorkflowTestEnv;
+/** a third worker whose scripted model speaks Chat Completions through the OpenAI provider (KILN_SCRIPTED_WIRE=openai) */
+let chatWire: WorkflowTestEnv;
 beforeAll(async () => {
   t = await workflowTestEnv('kiln-loop-tests', { env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
   oneTurn = await workflowTestEnv('kiln-loop-tests-one-turn', { env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
+  const chatEnv = { ...process.env, KILN_TURNS_AHEAD_MS: '1000', KILN_SCRIPTED_WIRE: 'openai' };
+  // the worker's own model clients, made from this environment as a worker started with it makes them
+  chatWire = await workflowTestEnv('kiln-loop-tests-openai', { env: chatEnv, model: defaultDeps(chatEnv).model }, { server: t.env });
 });
 afterAll(async () => {
+  await chatWire?.stop();
   await oneTurn?.stop();
   await t?.stop();
 });
@@ -44,7 +51,11 @@ function metrics(dir: string): Record<string, any> {
 }
 
 describe('the agent loop', () => {
-  it('exercises every tool; a bad edit match comes back as an error with what to fix', async () => {
+  // the same scripted run over both wire formats: the Messages API, and Chat Completions through the OpenAI provider
+  it.each([
+    ['the Messages API', () => t],
+    ['Chat Completions', () => chatWire],
+  ])('exercises every tool; a bad edit match comes back as an error with what to fix (scripted model, %s)', async (wire, worker) => {
     const s = script('every-tool', [
       {
         tool_use: [
@@ -88,7 +99,7 @@ describe('the agent loop', () => {
         ],
       },
     ]);
-    const h = await t.start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }));
+    const h = await worker().start(testInput({ repo: repo(), model: `scripted:${s}`, checks: [CHECK] }));
     const r = await outcome(h);
     expect(r.state).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
@@ -97,6 +108,13 @@ describe('the agent loop', () => {
     const st = await h.query(statusQuery);
     expect(st.plan.every((p) => p.status === 'done')).toBe(true);
     expect(st.touchedFiles.sort()).toEqual(['docs/greet.md', 'src/greet.js']);
+    // which wire answered shows in the ledger: Chat Completions reports cached tokens, never cache writes
+    const billed = ledger(r)
+      .filter((l) => l.event === 'billed')
+      .map((l) => l.usage as { cacheRead: number; cacheWrite: number });
+    expect(billed).toHaveLength(r.turns);
+    expect(billed.slice(1).every((u) => u.cacheRead > 0)).toBe(true);
+    expect(billed.every((u) => (wire === 'Chat Completions' ? u.cacheWrite === 0 : u.cacheWrite > 0))).toBe(true);
   });
 
   it('the stop gate bounces a finish before the checks ran since the last edit', async () => {

@@ -35,42 +35,86 @@ import { formatStatus } from '../../src/cli/actions/status.js';
 let t: WorkflowTestEnv;
 /** a second worker on t's server whose turn activity takes one turn each (KILN_TURNS_AHEAD_MS=0) */
 let oneTurn: WorkflowTestEnv;
+/** a worker like t for the runs that name an OpenAI model (the OpenAI provider's path) */
+let chat: WorkflowTestEnv;
+/** the fault server of the wire format under test (the Anthropic one unless a block sets it) */
 let api: FaultServer;
+let anthropicApi: FaultServer;
+/** Chat Completions (an OpenAI-compatible server), and OpenAI's Responses API */
+let openaiApi: FaultServer;
+let responsesApi: FaultServer;
+/** the model the runs under test name, and the variable holding its key */
+let MODEL = 'claude-sonnet-4-6';
+let KEY = 'ANTHROPIC_API_KEY';
 /** the worker's model environment: a test may take the key away */
 const modelEnv: NodeJS.ProcessEnv = {};
 /** what a test does when an activity reaches one of its test points (testing-hooks.ts), in place of a crash */
 const atPoint = new Map<CrashPoint, () => void>();
 
 beforeAll(async () => {
-  api = await startFaultServer();
-  Object.assign(modelEnv, { ANTHROPIC_API_KEY: 'sk-fault', ANTHROPIC_BASE_URL: api.url });
+  anthropicApi = await startFaultServer();
+  openaiApi = await startFaultServer({ wire: 'openai' });
+  responsesApi = await startFaultServer({ wire: 'openai-responses' });
+  Object.assign(modelEnv, {
+    ANTHROPIC_API_KEY: 'sk-fault',
+    ANTHROPIC_BASE_URL: anthropicApi.url,
+    OPENAI_API_KEY: 'sk-fault',
+    OPENAI_BASE_URL: responsesApi.url,
+    KILN_OPENAI_COMPATIBLE_URLS: openaiApi.url,
+  });
   const model = (spec: string, runId: string) => createModelClient({ spec, runId, env: modelEnv, stall: { firstByteMs: 1500, idleMs: 1500 } });
   const crash = (point: CrashPoint) => atPoint.get(point)?.();
   t = await workflowTestEnv('kiln-fault-tests', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } });
   oneTurn = await workflowTestEnv('kiln-fault-tests-one-turn', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '0' } }, { server: t.env });
+  chat = await workflowTestEnv('kiln-fault-tests-openai', { model, crash, env: { ...process.env, KILN_TURNS_AHEAD_MS: '1000' } }, { server: t.env });
 });
 beforeEach(() => {
+  useWire('anthropic');
   // a test that fails leaves nothing queued for the next; an empty queue ends a run at once
-  api.clear();
   atPoint.clear();
-  api.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
+  for (const server of [anthropicApi, openaiApi, responsesApi]) {
+    server.clear();
+    server.setDefault({ fault: 'status', status: 400, type: 'invalid_request_error', message: 'the test queued no more answers' });
+  }
 });
 afterAll(async () => {
+  await chat?.stop();
   await oneTurn?.stop();
   await t?.stop();
-  await api?.close();
+  await anthropicApi?.close();
+  await openaiApi?.close();
+  await responsesApi?.close();
 });
 
-const MODEL = 'claude-sonnet-4-6';
+type Wire = 'anthropic' | 'openai' | 'openai-responses';
+/** The fault server, model name and worker setting a run on this wire format needs: a key, or leave to call a compatible server. */
+function useWire(wire: Wire): void {
+  const pick = {
+    anthropic: [anthropicApi, 'claude-sonnet-4-6', 'ANTHROPIC_API_KEY'],
+    openai: [openaiApi, `openai-compatible@${openaiApi.url}:qwen3-coder`, 'KILN_OPENAI_COMPATIBLE_URLS'],
+    'openai-responses': [responsesApi, 'openai:gpt-4.1', 'OPENAI_API_KEY'],
+  } as const;
+  [api, MODEL, KEY] = pick[wire];
+}
 const use = (name: string, input: unknown, id?: string): FaultReply['content'][number] => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
 const reply = (...content: FaultReply['content']): FaultReply => ({ content });
-const lastUserText = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1)?.content ?? '');
+/** What Kiln said last: the last message's content, or on the Responses API the last input item's (a tool output's `output`). */
+const lastUserText = (r: RecordedRequest) => {
+  const last = ((r.body.input as unknown[] | undefined) ?? r.body.messages)?.at(-1) as { content?: unknown; output?: unknown } | undefined;
+  return JSON.stringify(last?.content ?? last?.output ?? '');
+};
 /** The last steps of a run that succeeds: the model adds b.txt, runs the check and finishes. */
 function addsB(): void {
   api.push(reply(use('create_file', { path: 'b.txt', content: 'b\n' })));
   api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
   api.push(reply(use('finish', { summary: 'b.txt added' })));
 }
+
+/**
+ * A run's input here: nobody answers a run that waits for a person, so it ends blocked at once and
+ * the test fails on its state, rather than waiting the default 10 minutes past the test's limit.
+ */
+const runInput = (over: Parameters<typeof testInput>[0]) => testInput({ humanTimeoutMs: 1000, ...over });
 
 /** A first turn that only reads: with turns ahead, the turn after it is taken in the same activity. */
 const readsFirst = () => reply(use('read_file', { path: 'a.txt' }));
@@ -82,12 +126,19 @@ const gaps = (reqs: RecordedRequest[]) => reqs.slice(1).map((q, i) => (q.at - re
  * Every fault of the model path, with the turn activity taking turns ahead (the default) and one
  * turn each: a fault costs the same model calls and the same waits either way.
  */
-const MODES = [
-  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t },
-  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn },
+const MODES: Array<{ mode: string; worker: () => WorkflowTestEnv; wire: Wire }> = [
+  { mode: 'turns ahead (KILN_TURNS_AHEAD_MS=1000, the default)', worker: () => t, wire: 'anthropic' },
+  { mode: 'one turn per activity (KILN_TURNS_AHEAD_MS=0)', worker: () => oneTurn, wire: 'anthropic' },
+  { mode: 'Chat Completions (an openai-compatible server), turns ahead', worker: () => chat, wire: 'openai' },
+  { mode: 'the Responses API (an openai: model), turns ahead', worker: () => chat, wire: 'openai-responses' },
 ];
 
-describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
+/** Neither wire format may carry an assistant message with nothing in it. */
+const hasContent = (m: { content?: unknown; tool_calls?: unknown[] }) =>
+  (Array.isArray(m.content) || typeof m.content === 'string' ? m.content.length : 0) + (m.tool_calls?.length ?? 0) > 0;
+
+describe.each(MODES)('faults from the model API, $mode', ({ mode, worker, wire }) => {
+  beforeEach(() => useWire(wire));
   it('duplicate tool_use ids and a call cut by max_tokens are refused, the model asked again, and nothing half-done ships', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     const first = api.requests.length;
@@ -111,7 +162,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
       reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })),
       reply(use('finish', { summary: 'done' })),
     );
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1, humanTimeoutMs: 1000 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state, readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8').slice(-3000)).toBe('succeeded');
     const patch = readFileSync(r.patchPath, 'utf8');
     expect(patch).toContain('+bye');
@@ -121,8 +172,8 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     expect(mine).toHaveLength(5);
     for (const req of mine) {
       // never an assistant message without content; never two results for one id
-      for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(m.content.length).toBeGreaterThan(0);
-      const ids = JSON.stringify(req.body.messages).match(/"tool_use_id":"[^"]+"/g) ?? [];
+      for (const m of req.body.messages ?? []) if (m.role === 'assistant') expect(hasContent(m)).toBe(true);
+      const ids = JSON.stringify(req.body.messages ?? req.body.input).match(/"tool_(?:use|call)_id":"[^"]+"|"function_call_output","call_id":"[^"]+"/g) ?? [];
       expect(new Set(ids).size).toBe(ids.length);
     }
     expect(readFileSync(join(r.artifactsDir, 'events.jsonl'), 'utf8')).toContain('refused_reply');
@@ -135,7 +186,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const first = api.requests.length;
     api.push({ fault: 'spend_limit' });
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/spend limit/);
     expect(api.requests.length - first).toBe(1);
@@ -153,7 +204,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const first = api.requests.length;
     api.push(readsFirst(), fault);
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
     const seconds = (Date.now() - t0) / 1000;
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(why);
@@ -174,7 +225,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const first = api.requests.length;
     api.push(readsFirst(), { fault: 'rate_limit', retryAfterS: 3 }, { fault: 'server_error', status: 500 });
     addsB();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state).toBe('succeeded');
     const mine = api.requests.slice(first);
     expect(mine.map((q) => q.answer)).toEqual(['reply', 'rate_limit', 'server_error', 'reply', 'reply', 'reply']);
@@ -194,7 +245,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const dup = () => duplicateIdsReply({ name: 'read_file', input: { path: 'a.txt' } }, { name: 'read_file', input: { path: 'a.txt' } });
     api.push(readsFirst(), dup(), dup(), dup(), dup(), dup(), dup());
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, maxAttempts: 1 })));
     expect(r.state).toBe('blocked');
     expect(r.reason).toMatch(/model turn 2: the model sent 3 replies in a row that Kiln refused/);
     expect(api.requests.length - first).toBe(1 + 3);
@@ -206,7 +257,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const first = api.requests.length;
     api.push(readsFirst(), { fault: 'unreadable' }, { fault: 'stall' });
     addsB();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     expect(r.state).toBe('succeeded');
     const mine = api.requests.slice(first);
     expect(mine.map((q) => q.answer)).toEqual(['reply', 'unreadable', 'stall', 'reply', 'reply', 'reply']);
@@ -222,20 +273,20 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     );
   });
 
-  it('a worker without ANTHROPIC_API_KEY blocks the run at once, saying what is missing', async () => {
+  it('a worker without the API key (for a compatible server: leave to call it) blocks the run at once, saying what is missing', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
-    const key = modelEnv.ANTHROPIC_API_KEY;
-    delete modelEnv.ANTHROPIC_API_KEY;
+    const key = modelEnv[KEY];
+    delete modelEnv[KEY];
     try {
       const first = api.requests.length;
       const t0 = Date.now();
-      const r = await outcome(await worker().start(testInput({ repo, model: MODEL })));
+      const r = await outcome(await worker().start(runInput({ repo, model: MODEL })));
       expect(r.state).toBe('blocked');
-      expect(r.reason).toContain('ANTHROPIC_API_KEY');
+      expect(r.reason).toContain(KEY);
       expect(Date.now() - t0).toBeLessThan(15_000);
       expect(api.requests.length).toBe(first);
     } finally {
-      modelEnv.ANTHROPIC_API_KEY = key;
+      modelEnv[KEY] = key;
     }
   });
 
@@ -244,7 +295,7 @@ describe.each(MODES)('faults from the model API, $mode', ({ mode, worker }) => {
     const first = api.requests.length;
     api.push({ fault: 'rate_limit', retryAfterS: 1 }, { fault: 'hang' }, reply(use('finish', { summary: 'nothing to change' })));
     const t0 = Date.now();
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['true'] })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['true'] })));
     expect(Date.now() - t0).toBeLessThan(30_000);
     const mine = api.requests.slice(first);
     // (a verifier that refuses an empty patch may ask for one more turn: that is the next call, not these)
@@ -263,7 +314,7 @@ describe('cancellation', () => {
     const marker = `sleep 37.${Math.floor(Math.random() * 1000)}`;
     api.push(reply(use('run_command', { command: marker, reason: 'the check' })));
     // the check is quick: the baseline runs it before the first turn, and the sleep to cancel is the model's own command
-    const input = testInput({ repo, model: MODEL, checks: ['true'], heartbeatTimeoutMs: 30_000 });
+    const input = runInput({ repo, model: MODEL, checks: ['true'], heartbeatTimeoutMs: 30_000 });
     const handle = await t.start(input);
     const running = () => spawnSync('pgrep', ['-f', marker]).status === 0;
     const deadline = Date.now() + 30_000;
@@ -282,7 +333,8 @@ describe('cancellation', () => {
   });
 });
 
-describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
+describe.each(MODES)('tool input that is not JSON, $mode', ({ worker, wire }) => {
+  beforeEach(() => useWire(wire));
   /** After the reply queued first, the model adds b.txt, runs the check and finishes; what Kiln answered that reply. */
   async function addsBAfter(repo: string): Promise<{ r: RunResult; answer: string }> {
     let answer = '';
@@ -292,7 +344,7 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
     });
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const r = await outcome(await worker().start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    const r = await outcome(await worker().start(runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
     return { r, answer };
   }
 
@@ -302,7 +354,8 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
     api.push(reply({ type: 'tool_use', name: 'create_file', input: {}, rawInput: '{"path": "b.txt", content: b}' }));
     const { r, answer } = await addsBAfter(repo);
     expect(r.state).toBe('succeeded');
-    expect(answer).toMatch(/is_error\\?":true/);
+    // Chat Completions has no is_error flag: the tool message says it
+    expect(answer).toMatch(wire === 'anthropic' ? /is_error\\?":true/ : /^"Error: The input/);
     expect(answer).toMatch(/create_file call is not valid JSON.*content: b/);
     expect(api.requests.length - asked).toBe(4);
   });
@@ -318,12 +371,13 @@ describe.each(MODES)('tool input that is not JSON, $mode', ({ worker }) => {
   });
 });
 
-describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => {
+describe.each(MODES)('cancellation during a model call, $mode', ({ worker, wire }) => {
+  beforeEach(() => useWire(wire));
   it('ends cancelled, not blocked: who cancelled, the artifacts and the clean-up all happen', async () => {
     const repo = repoWith({ 'a.txt': 'hello\n' });
     // the model thinks (the stream pings) until the cancel reaches the call and aborts it
     api.push({ fault: 'slow', ms: 60_000 });
-    const input = testInput({ repo, model: MODEL, checks: ['true'] });
+    const input = runInput({ repo, model: MODEL, checks: ['true'] });
     const asked = api.requests.length;
     const handle = await worker().start(input);
     const deadline = Date.now() + 30_000;
@@ -345,7 +399,7 @@ describe.each(MODES)('cancellation during a model call, $mode', ({ worker }) => 
     api.push({ fault: 'slow', ms: 2500, reply: reply(use('create_file', { path: 'b.txt', content: 'b\n' })) });
     api.push(reply(use('run_command', { command: 'test -f b.txt', reason: 'the check' })));
     api.push(reply(use('finish', { summary: 'b.txt added' })));
-    const input = testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
+    const input = runInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 });
     const result = await outcome(await worker().start(input));
     expect(result.state).toBe('succeeded');
     // the pings kept the stall guard (1.5 s idle) quiet through a 2.5 s think
@@ -408,7 +462,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         reply(use('run_command', { command: 'grep -q "the end" big.txt', reason: 'the check' })),
         reply(use('finish', { summary: 'done' })),
       );
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: ['grep -q "the end" big.txt'] })));
       expect(r.state).toBe('succeeded');
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+the end');
       for (const f of ['metrics.json', 'events.jsonl', 'model-calls.jsonl']) expect(existsSync(join(r.artifactsDir, f)), f).toBe(true);
@@ -417,6 +471,8 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     });
   });
 
+  // the turn waits out all its disk-full retries (DISK_FULL_RETRY_MS apart) before the run ends:
+  // most of the default limit, which a loaded machine then overruns
   it('a disk that stays full: the run still ends (never WorkflowExecutionFailed) and says where its artifacts are', async () => {
     await onSmallDisk('stays-full', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       api.push(reply(use('edit', { path: 'a.txt', old_string: 'hello', new_string: 'bye' })), () => {
@@ -424,7 +480,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         return reply(use('finish', { summary: 'done' }));
       });
       const asked = api.requests.length;
-      const handle = await t.start(testInput({ repo, model: MODEL, maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, maxAttempts: 1 }));
       const r = await outcome(handle);
       expect(['blocked', 'needs_human', 'succeeded']).toContain(r.state);
       expect(`${r.reason}`).toMatch(/disk/i);
@@ -438,13 +494,13 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         expect(err.cause?.type).toBe(RUN_NOT_ACHIEVED);
       }
     });
-  });
+  }, 180_000);
 
   it('a disk that fills as the verified tree is compared: the run waits, status says so, and space freed 30 s later ships the verified patch', async () => {
     await onSmallDisk('current-tree', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       const filledAt = fillsAt('current-tree', fill);
       saysBye();
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 }));
       // what `kiln run` prints as it follows the run
       const printed: string[] = [];
       const following = follow(handle, { print: (l) => printed.push(l) });
@@ -487,7 +543,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
         { fault: 'slow', ms: 40_000, reply: reply(use('run_command', { command: BYE, reason: 'the check' })) },
         reply(use('finish', { summary: 'done' })),
       );
-      const handle = await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 }));
+      const handle = await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 }));
       const r = await outcome(handle);
       expect(filledAt, `the baseline never started (${r.state}: ${r.reason})`).toBeGreaterThan(0);
       expect(r.state, r.reason).toBe('succeeded');
@@ -508,7 +564,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     await onSmallDisk('finalize', { 'a.txt': 'hello\n', 'big.bin': randomBytes(6 * 1024 * 1024) }, async (repo, fill) => {
       atPoint.set('finalize', () => fillUp(fill));
       saysBye();
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 })));
       expect(r.state, r.reason).toBe('succeeded');
       expect(r.reason).toMatch(/the artifacts were written after the worktree was removed/);
       expect(readFileSync(r.patchPath, 'utf8')).toContain('+bye');
@@ -519,7 +575,7 @@ describe.skipIf(!disk)(`a full disk (${disk ? '64 MB tmpfs' : 'skipped: needs ro
     await onSmallDisk('after-verify', { 'a.txt': 'hello\n' }, async (repo, fill) => {
       const filledAt = fillsAt('current-tree', fill);
       saysBye();
-      const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1, humanTimeoutMs: 1000 })));
+      const r = await outcome(await t.start(runInput({ repo, model: MODEL, checks: [BYE], maxAttempts: 1 })));
       console.log(`a disk that stays full: the run waited ${((Date.now() - filledAt()) / 1000).toFixed(1)} s, then: ${r.state}: ${r.reason}`);
       expect(r.state).toBe('blocked');
       expect(r.reason).toMatch(/currentTree failed: DiskFullError: the worker's disk is full/);

@@ -4,6 +4,7 @@
  * artifacts at the end. With ANTHROPIC_API_KEY set the real model does the work; otherwise the
  * scripted model does, and every line that shows the run says so.
  */
+import { settings } from '../../settings.js';
 import { git as runGit } from '../../git/run.js';
 import { cp, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,7 @@ export async function runDemo(o: { yes?: boolean; json?: boolean; keep?: boolean
   out(
     real
       ? `model: ${input.model} (real Anthropic API)`
-      : 'model: SCRIPTED (no ANTHROPIC_API_KEY): a scripted Anthropic-compatible server plays the model; the worktree, policy, sandbox, commands and tests are real',
+      : `model: SCRIPTED (no ANTHROPIC_API_KEY): a scripted ${settings().scriptedWire === 'openai' ? 'OpenAI-compatible (Chat Completions)' : 'Anthropic-compatible'} server plays the model; the worktree, policy, sandbox, commands and tests are real`,
   );
 
   const env = await startEmbedded({ dbFile: join(kilnHome(), 'demo', `${input.runId}.db`), worker: true, log: out });

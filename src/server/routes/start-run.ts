@@ -4,7 +4,7 @@
  */
 import { signRunStart } from '../../auth/attestation.js';
 import { buildRunInput, newRunId } from '../../client/run-options.js';
-import { DEFAULT_MODEL, isScriptedSpec } from '../../model/models.js';
+import { isScriptedSpec } from '../../model/models.js';
 import { ScriptError } from '../../model/script.js';
 import type { RunInput } from '../../shared/types.js';
 import type { RunInfo } from '../backend.js';
@@ -45,6 +45,7 @@ export function addStartRoute(api: Api, o: RouteOptions): void {
       if (existing) return replay(existing);
     }
     const input = await inputFor(req, runId);
+    refuseChosenModels(o, id, tenant, req, input);
     // the git top level may differ from the path given: it must be allowed too
     if (!repoAllowed(tenant, input.repo)) throw new HttpError(403, 'repo_not_allowed', `tenant ${id.tenant} may not start runs on ${input.repo}`, 'repo');
     // one start at a time, so two requests cannot both fit under a limit only one of them fits
@@ -72,17 +73,42 @@ function refuseOutsideTenant(o: RouteOptions, id: Identity, tenant: TenantConfig
       'repo',
     );
   }
-  if (req.model !== undefined && isScriptedSpec(req.model.trim()) && !o.allowScriptedModels) {
+  const named: Array<[string | undefined, string]> = [
+    [req.model, 'model'],
+    [req.reviewModel, 'reviewModel'],
+    ...(req.attemptModels ?? []).map((m): [string, string] => [m, 'attemptModels']),
+  ];
+  for (const [model, field] of named) if (model !== undefined) refuseModel(o, id, tenant, model.trim(), field);
+}
+
+/**
+ * A model the run would call, however it was named: one the request names, or one it leaves to
+ * the repo's `.kiln/config` or the server's environment (checked once the input is built).
+ */
+function refuseModel(o: RouteOptions, id: Identity, tenant: TenantConfig | undefined, model: string, field: string, from = ''): void {
+  if (isScriptedSpec(model) && !o.allowScriptedModels) {
     throw new HttpError(
       403,
       'model_not_allowed',
-      'scripted models are a development tool, and this server does not accept them: its operator enables them with `kiln serve --allow-scripted-model`',
-      'model',
+      `scripted models are a development tool, and this server does not accept them${from}: its operator enables them with \`kiln serve --allow-scripted-model\``,
+      field,
     );
   }
-  if (tenant?.models && !tenant.models.includes(req.model ?? DEFAULT_MODEL)) {
-    throw new HttpError(403, 'model_not_allowed', `tenant ${id.tenant} may use the models ${tenant.models.join(', ')}`, 'model');
+  if (tenant?.models && !tenant.models.includes(model)) {
+    throw new HttpError(
+      403,
+      'model_not_allowed',
+      `tenant ${id.tenant} may use the models ${tenant.models.join(', ')}${from ? `, not ${model}${from}` : ''}`,
+      field,
+    );
   }
+}
+
+/** The models the request left to be chosen elsewhere, as the built input chose them. */
+function refuseChosenModels(o: RouteOptions, id: Identity, tenant: TenantConfig | undefined, req: CreateRun, input: RunInput): void {
+  const from = " (named by the repo's .kiln/config or the server's environment)";
+  if (req.model === undefined) refuseModel(o, id, tenant, input.model, 'model', from);
+  if (req.reviewModel === undefined && input.reviewModel !== undefined) refuseModel(o, id, tenant, input.reviewModel, 'reviewModel', from);
 }
 
 /** The request as `kiln run`'s flags, checked the same way. */

@@ -90,6 +90,41 @@ describe('what the base reached is product code', () => {
     expect([...t.inside.keys()].sort()).toEqual(['pkg/lib.py', 'pkg/test_a.py']);
     expect(t.unplaced).toBe(0);
   });
+
+  // strace -f prints a child's first calls before its parent's clone returns whenever the child
+  // runs first, as bwrap's clone of the check's shell does now and then on a loaded machine
+  const childFirst = (check: string[]) => [
+    `24140 execve("/usr/bin/bwrap", ["/usr/bin/bwrap", "--chdir", "${ROOT}"], 0x7ffe /* 2 vars */) = 0`,
+    `24140 clone(child_stack=NULL, flags=CLONE_NEWNS|CLONE_NEWPID|SIGCHLD) = 24141`,
+    `24141 chdir("/") = 0`,
+    `24141 chdir("${ROOT}") = 0`,
+    `24141 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>`,
+    `24142 execve("/usr/bin/bash", ["/usr/bin/bash", "-c", "test -f b.txt"], 0x55b3 /* 17 vars */) = 0`,
+    ...check,
+    `24141 <... clone resumed>, child_tidptr=0x7f51) = 2 /* 24142 in strace's PID NS */`,
+  ];
+
+  it("a child whose calls the log shows before its parent's clone returns is placed in its parent's directory once the clone returns", async () => {
+    const base = await trace(childFirst([`24142 newfstatat(AT_FDCWD, "b.txt", 0x7ffc, 0) = -1 ENOENT (No such file or directory)`]));
+    expect([...base.inside.keys()]).toEqual(['b.txt']);
+    expect(base.unplaced).toBe(0);
+    // what `test -f b.txt` looked for on the base is product code: adding it earns the pass, no person needed
+    const verified = await trace(childFirst([`24142 newfstatat(AT_FDCWD, "b.txt", {st_mode=S_IFREG|0644, st_size=2, ...}, 0) = 0`]));
+    expect(classifyChanges([{ status: 'A', path: 'b.txt' }], base, verified)).toEqual([
+      { path: 'b.txt', class: 'product', how: 'looked for by the check on the base' },
+    ]);
+  });
+
+  it("such a child's own chdir is kept (the clone's return does not put it back in its parent's directory); one no clone names stays unplaced", async () => {
+    const t = await trace([
+      ...childFirst([`24142 chdir("sub") = 0`, `24142 openat(AT_FDCWD, "lib.py", O_RDONLY) = 3`]),
+      `24142 openat(AT_FDCWD, "test_x.py", O_RDONLY) = 4`,
+      `24999 openat(AT_FDCWD, "stray.py", O_RDONLY) = 5`,
+      `24999 openat(AT_FDCWD, "${ROOT}/abs.py", O_RDONLY) = 6`,
+    ]);
+    expect([...t.inside.keys()].sort()).toEqual(['abs.py', 'sub/lib.py', 'sub/test_x.py']);
+    expect(t.unplaced).toBe(1);
+  });
 });
 
 describe('harness: how the tests run, whatever the file is called', () => {

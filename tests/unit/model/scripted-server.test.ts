@@ -21,15 +21,19 @@ const FIX_SCRIPT = {
   ],
 };
 
-async function client(script: unknown, runId: string): Promise<ModelClient> {
-  return createModelClient({ spec: `scripted:${await scriptFile(script)}`, runId });
+type Wire = 'anthropic' | 'openai';
+
+async function clientOn(script: unknown, runId: string, scriptedWire: Wire = 'anthropic'): Promise<ModelClient> {
+  return createModelClient({ spec: `scripted:${await scriptFile(script)}`, runId, scriptedWire });
 }
 
 function toolUses(content: Anthropic.ContentBlock[]): Anthropic.ToolUseBlock[] {
   return content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 }
 
-describe('scripted server through the real SDK', () => {
+// the same scripts, over the Messages API and over Chat Completions through the OpenAI provider
+describe.each(['anthropic', 'openai'] as const)('scripted server through the real SDK, %s wire format', (wire) => {
+  const client = (script: unknown, runId: string) => clientOn(script, `${wire}-${runId}`, wire);
   it('answers a run turn by turn with Anthropic messages', async () => {
     const model = await client(FIX_SCRIPT, 'run-order');
     expect(model.scripted).toBe(true);
@@ -127,7 +131,7 @@ describe('scripted server through the real SDK', () => {
   it('counts injected errors per run, so a second run meets them afresh', async () => {
     const file = await scriptFile({ steps: [{ error: { status: 429 }, text: 'ok' }] });
     for (const runId of ['count-1', 'count-2']) {
-      const model = await createModelClient({ spec: `scripted:${file}`, runId });
+      const model = await createModelClient({ spec: `scripted:${file}`, runId: `${wire}-${runId}`, scriptedWire: wire });
       expect(await failure(model.create(firstRequest(), { turn: 1 }))).toMatchObject({ kind: 'rate_limit' });
       expect((await model.create(firstRequest(), { turn: 1 })).content).toMatchObject([{ text: 'ok' }]);
     }
@@ -171,6 +175,20 @@ describe('scripted server through the real SDK', () => {
     const err = await failure(model.create(firstRequest(), { turn: 4 }));
     expect(err).toMatchObject({ kind: 'script', retryable: false });
     expect(err.message).toContain('script fix revoked session step 4: the script ends after 3 steps');
+  });
+});
+
+describe('scripted server through the real SDK', () => {
+  const client = (script: unknown, runId: string) => clientOn(script, runId);
+  it('over Chat Completions, reports the prompt cached by the turn before as cached tokens, priced lower', async () => {
+    const model = await clientOn(FIX_SCRIPT, 'cache-openai', 'openai');
+    const req1 = firstRequest();
+    const r1 = await model.create(req1, { turn: 1 });
+    expect(r1.usage).toMatchObject({ cacheRead: 0, cacheWrite: 0 });
+    expect(r1.usage.input).toBeGreaterThan(500);
+    const r2 = await model.create(nextRequest(req1, r1.content, 'if (s.revokedAt) return null;'), { turn: 2 });
+    expect(r2.usage.cacheRead).toBeGreaterThan(4 * r2.usage.input);
+    expect(r2.costUsd).toBeLessThan(r1.costUsd);
   });
 
   it('reports cache writes on the first turn and mostly cache reads on the next', async () => {

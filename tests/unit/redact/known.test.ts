@@ -48,6 +48,17 @@ describe('known-value redaction', () => {
     expect(v.sort()).toEqual(['plain-looking-key-123', 'tok-value-4567']);
   });
 
+  it("masks each model provider's key by its value, in the forms a model or a command prints it", () => {
+    // keys with no shape the patterns know: only the known value can catch them
+    const env = { OPENAI_API_KEY: 'opaque-openai-value-8c1d', OPENAI_COMPATIBLE_API_KEY: 'local-vllm-token-77', ANTHROPIC_API_KEY: 'opaque-anthropic-3f9a' };
+    registerKnownSecrets(secretEnvValues(env));
+    for (const key of Object.values(env)) {
+      for (const form of [key, Buffer.from(key).toString('base64'), JSON.stringify(`Bearer ${key}`)]) {
+        expect(redact(`Authorization: ${form}`)).not.toContain(form.replace(/^"Bearer |"$/g, ''));
+      }
+    }
+  });
+
   it('PWD is the working directory, not a password: paths in outputs and logs stay readable', () => {
     // matched as "PWD" it masked every path under the worker's directory, stack traces included
     expect(secretEnvValues({ PWD: '/work/main', OLDPWD: '/home/someone/src', DB_PWD: 'hunter2-but-longer' })).toEqual(['hunter2-but-longer']);

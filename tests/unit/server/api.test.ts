@@ -1,7 +1,7 @@
 /** `kiln serve`'s routes in process over a fake run store: auth, roles, idempotency, limits, bad input, approvals, events. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyApproval, verifyRunStart } from '../../../src/auth/attestation.js';
 import { MAX_BODY_BYTES } from '../../../src/server/app.js';
 import { harness, SCRIPT } from './harness.js';
@@ -460,5 +460,27 @@ describe('models allowlist', () => {
     expect(r.status).toBe(403);
     expect(await json(r)).toMatchObject({ error: 'model_not_allowed', field: 'model' });
     expect((await h.call('POST', '/runs', h.t.acmeRunner, { repo: h.acmeRepo, goal: 'fix it', model: SCRIPT })).status).toBe(201);
+  });
+
+  it("attack: every role's model is held to the list, also one the request leaves to the repo's .kiln/config", async () => {
+    const h = harness({ acme: { models: [SCRIPT] } });
+    const start = (extra: Record<string, unknown>) => h.call('POST', '/runs', h.t.acmeRunner, { repo: h.acmeRepo, goal: 'fix it', ...extra });
+    let r = await start({ model: SCRIPT, review: 'on', reviewModel: 'scripted:/etc/passwd' });
+    expect(r.status).toBe(403);
+    expect(await json(r)).toMatchObject({ error: 'model_not_allowed', field: 'reviewModel' });
+    r = await start({ model: SCRIPT, attempts: 2, attemptModels: [SCRIPT, 'claude-opus-4-1'] });
+    expect(await json(r)).toMatchObject({ error: 'model_not_allowed', field: 'attemptModels' });
+    mkdirSync(join(h.acmeRepo, '.kiln'), { recursive: true });
+    writeFileSync(join(h.acmeRepo, '.kiln', 'config'), JSON.stringify({ model: 'claude-opus-4-1', reviewModel: 'claude-opus-4-1' }));
+    // the server could call the model: only the tenant's list stands in the way
+    vi.stubEnv('ANTHROPIC_API_KEY', 'sk-test');
+    onTestFinished(() => void vi.unstubAllEnvs());
+    r = await start({});
+    expect(r.status).toBe(403);
+    const body = await json(r);
+    expect(body).toMatchObject({ error: 'model_not_allowed', field: 'model' });
+    expect(String(body.message)).toMatch(/not claude-opus-4-1 \(named by the repo's \.kiln\/config/);
+    r = await start({ model: SCRIPT, review: 'on' });
+    expect(await json(r)).toMatchObject({ error: 'model_not_allowed', field: 'reviewModel' });
   });
 });
