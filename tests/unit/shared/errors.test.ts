@@ -98,11 +98,20 @@ describe('error classification', () => {
     const direct = files(join(ROOT, 'src')).flatMap((f) =>
       [...readFileSync(f, 'utf8').matchAll(/class (\w+) extends (?:Error|TypeError|RangeError)\b/g)].map((m) => m[1]),
     );
-    // HttpFailure, HttpError, LimitError and RequestError are HTTP responses in flight (the scripted
-    // model server, kiln serve, the codec server): each becomes a status and a JSON body, never leaves its server.
+    // HttpFailure, HttpError, LimitError, RequestError and Refusal are HTTP responses in flight (the scripted
+    // model server, kiln serve, the codec server, an MCP server's egress proxy): each becomes a status and a body, never leaves its server.
     // IllegalTransitionError is a bug in workflow code: a plain Error fails the workflow task
     // (the run waits for fixed code and replays) instead of failing the run.
     // ModelStallError is the abort reason a stalled stream is cut with; the SDK wraps it into a ModelError
-    expect(direct.sort()).toEqual(['HttpError', 'HttpFailure', 'IllegalTransitionError', 'KilnError', 'LimitError', 'ModelStallError', 'RequestError']);
+    expect(direct.sort()).toEqual([
+      'HttpError',
+      'HttpFailure',
+      'IllegalTransitionError',
+      'KilnError',
+      'LimitError',
+      'ModelStallError',
+      'Refusal',
+      'RequestError',
+    ]);
   });
 });
