@@ -1,6 +1,8 @@
 /** `kiln eval`: run an evaluation suite and score every run (actions/eval.ts). */
 import type { Command } from 'commander';
 import { collect } from '../program.js';
+// the type only: the action's module loads when the command runs
+import type { EvalFlags } from '../actions/eval.js';
 
 export function addEvalCommand(program: Command, out: (s: string) => void): void {
   program
@@ -16,21 +18,9 @@ export function addEvalCommand(program: Command, out: (s: string) => void): void
     .option('--review <mode>', 'the independent review of every run: on or required; the report judges the reviewer against the hidden checks')
     .option('--review-model <m>', "the reviewer's model for every run (with --review; default the run's): a model id, or scripted:FILE whose reviews answer it")
     .option('--json', 'make the last line one JSON object with totals and runs')
-    .action(
-      async (o: {
-        suite?: string;
-        repeat: string;
-        model?: string;
-        out?: string;
-        task?: string[];
-        attempts?: string;
-        review?: string;
-        reviewModel?: string;
-        json?: boolean;
-      }) => {
-        const { runEval } = await import('../actions/eval.js');
-        const ok = await runEval(o, out);
-        if (!ok) process.exitCode = 1;
-      },
-    );
+    .action(async (o: EvalFlags) => {
+      const { runEval } = await import('../actions/eval.js');
+      const ok = await runEval(o, out);
+      if (!ok) process.exitCode = 1;
+    });
 }
