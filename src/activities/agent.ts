@@ -31,10 +31,11 @@ import { firstContext } from './first-context.js';
 import { firstLook, knownWorktreeTree, lookAfterEditDone } from './snapshot.js';
 import type { AgentTurnInput, Checkpoint, AgentTurnResult, RunToolInput, RunToolResult, ToolCallView } from '../shared/contracts.js';
 import { runAhead, turnsAhead, turnsAheadMs } from './run-ahead.js';
-import { OverBudgetError, Settling } from './budget.js';
+import { OverBudgetError, Settling, temporalLedger } from './budget.js';
+import { CallLease } from './budget-lease.js';
 import type { ActivityDeps } from './deps.js';
 import { diskFullFailure, isDiskFull } from './disk.js';
-import { heartbeating } from './heartbeat.js';
+import { activityContext, heartbeating } from './heartbeat.js';
 import { appendEvent, appendJsonl, loadRun, readJsonKept, runDir, stateDir, writeJsonKept, writeWorkflowEvents, type RunRecord } from '../store/run-files.js';
 import { readySandbox } from './tool-command.js';
 import { callPath, readStoredResult, type StoredCall } from './tool-results.js';
@@ -58,11 +59,33 @@ export interface AgentDeps extends ActivityDeps {
 
 export async function agentTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
   const settling = new Settling();
-  const first = await takeTurn(deps, inp, settling);
-  const more = await turnsAhead(inp, first, (next) => takeTurn(deps, next, settling), turnsAheadMs(deps.env));
+  if (inp.ledger) settling.lease = turnLease(deps, inp, settling);
+  let first: AgentTurnResult;
+  let more: AgentTurnResult[];
+  try {
+    first = await takeTurn(deps, inp, settling);
+    more = await turnsAhead(inp, first, (next) => takeTurn(deps, next, settling), turnsAheadMs(deps.env));
+  } catch (err) {
+    settling.abandon();
+    throw err;
+  }
   // every reply of these turns is settled in the budget ledger before the workflow hears of them
   await settling.done();
   return more.length ? { ...first, more } : first;
+}
+
+/** The lease this activity's calls spend: one per activity attempt, so a retry never spends a dead attempt's. */
+function turnLease(deps: AgentDeps, inp: AgentTurnInput, settling: Settling): CallLease {
+  const info = activityContext()?.info;
+  const port = deps.ledger ?? temporalLedger();
+  const keyOf = (attempt: number) => `lease:${inp.runId}:${inp.attempt}:${info?.activityId ?? `turn-${inp.turn}`}:${attempt}`;
+  // a dead attempt's lease would hold its worst cases until the run ends; its billed replies are settled again below
+  for (let a = 1; a < (info?.attempt ?? 1); a++) settling.add(port.release(inp.ledger!, keyOf(a)));
+  return new CallLease(port, inp.ledger!, keyOf(info?.attempt ?? 1), {
+    runId: inp.runId,
+    repo: inp.repo,
+    ...(inp.ledger!.parent ? { parent: inp.ledger!.parent } : {}),
+  });
 }
 
 /** One model call and the calls of its reply that are the worker's to run. */

@@ -11,19 +11,23 @@ import { costUsd } from '../model/index.js';
 import {
   LEDGER_WORKFLOW_TYPE,
   ledgerWorkflowId,
+  type LeaseRequest,
   type OverBudget,
   type ReserveAnswer,
   type ReserveRequest,
   type SettleRequest,
 } from '../shared/budget-ledger.js';
 import type { LedgerRef } from '../shared/contracts.js';
-import { budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
+import { budgetLeaseUpdate, budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
 import type { Usage } from '../shared/types.js';
 import { KilnError } from '../shared/errors.js';
+import type { CallLease } from './budget-lease.js';
 
 /** What the activities ask of the ledger; tests pass one of their own in the activity deps. */
 export interface BudgetLedgerPort {
   reserve(ref: LedgerRef, req: ReserveRequest): Promise<ReserveAnswer>;
+  /** a grant to a lease (budget-lease.ts); absent: the port has no leases, every call reserves */
+  lease?(ref: LedgerRef, req: LeaseRequest): Promise<ReserveAnswer>;
   settle(ref: LedgerRef, s: SettleRequest): Promise<void>;
   release(ref: LedgerRef, key: string): Promise<void>;
 }
@@ -55,10 +59,14 @@ export function worstCase(model: string, inputTokens: number, maxTokens: number)
 export function temporalLedger(): BudgetLedgerPort {
   return {
     reserve: (ref, req) => send(ref, budgetReserveUpdate, req, `reserve:${req.key}`),
+    lease: (ref, req) => send(ref, budgetLeaseUpdate, req, leaseUpdateId(req)),
     settle: async (ref, s) => void (await send(ref, budgetSettleUpdate, s, `settle:${s.message}`)),
     release: (ref, key) => send(ref, budgetReleaseUpdate, key, `release:${key}`),
   };
 }
+
+/** The server answers an update ID once: the lease's asks must each have their own. */
+export const leaseUpdateId = (req: LeaseRequest): string => `lease:${req.key}:${req.grant}`;
 
 async function send<R, A>(ref: LedgerRef, def: UpdateDefinition<R, [A]>, arg: A, updateId: string): Promise<R> {
   const ctx = Context.current();
@@ -88,13 +96,22 @@ export class Settling {
   private readonly pending: Array<Promise<void>> = [];
   private failure: unknown;
 
+  /** the activity's lease its coder calls spend (budget-lease.ts); absent: each call reserves on its own */
+  lease?: CallLease;
+
   add(p: Promise<void>): void {
     // handled at once: a rejection nobody awaits yet must not end the worker
     this.pending.push(p.then(undefined, (err: unknown) => void (this.failure ??= err)));
   }
 
+  /** Every settle answered, and the lease given back (a settle that comes after it still counts). */
   async done(): Promise<void> {
-    await Promise.all(this.pending);
+    await Promise.all([...this.pending, this.lease?.end().catch((err: unknown) => void (this.failure ??= err))]);
     if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** The activity failed: what the lease holds goes back all the same (the run's end would release it too). */
+  abandon(): void {
+    void this.lease?.end().catch(() => undefined);
   }
 }

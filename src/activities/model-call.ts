@@ -10,6 +10,7 @@ import { ModelError, type BilledReply, type ModelClient, type ModelResult } from
 import type { ToolDefinition } from '../tools/index.js';
 import type { Usage } from '../shared/types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../shared/contracts.js';
+import { spendTokens, type SettleRequest } from '../shared/budget-ledger.js';
 import type { ActivityDeps } from './deps.js';
 import { OverBudgetError, temporalLedger, worstCase, type Settling } from './budget.js';
 import { estimateTokens } from '../shared/tokens.js';
@@ -160,37 +161,42 @@ interface CallCost {
   spent: () => { usage: Usage; costUsd: number };
 }
 
-/** A coder's call in the budget ledger: its worst case reserved, its bill settled, or let go unbilled. */
+/**
+ * A coder's call in the budget ledger: its worst case taken from the activity's lease (or reserved
+ * on its own where there is none), its bill settled, or let go unbilled.
+ */
 function turnBudget(deps: ActivityDeps, inp: AgentTurnInput, key: string, ledger: string, settling: Settling | undefined, cost: CallCost): CallBudget {
   const port = deps.ledger ?? temporalLedger();
   const ref = inp.ledger!;
+  const need = worstCase(cost.model, cost.inputTokens, cost.maxTokens);
+  let leased = false;
   return {
     async reserve() {
-      const answer = await port.reserve(ref, {
-        key,
-        runId: inp.runId,
-        repo: inp.repo,
-        ...parentOf(inp),
-        ...worstCase(cost.model, cost.inputTokens, cost.maxTokens),
-      });
+      const fromLease = await settling?.lease?.take(need);
+      leased = fromLease?.ok === true;
+      const answer = fromLease ?? (await port.reserve(ref, { key, runId: inp.runId, repo: inp.repo, ...parentOf(inp), ...need }));
       if (answer.ok) return;
       await appendJsonl(ledger, { at: new Date().toISOString(), call: key, event: 'over_budget', over: answer.over });
       const spent = cost.spent();
       throw new OverBudgetError(answer.over, spent.usage, spent.costUsd);
     },
     async settle(b) {
-      const settled = settleCall(deps, inp, key, b);
+      if (leased) settling!.lease!.billed(need, { tokens: spendTokens(b.usage), usd: b.costUsd });
+      const settled = settleCall(deps, inp, key, b, leased ? { key: settling!.lease!.key, frees: need } : undefined);
       if (settling) settling.add(settled);
       else await settled;
     },
-    release: () => port.release(ref, key),
+    async release() {
+      if (leased) settling!.lease!.giveBack(need);
+      else await port.release(ref, key);
+    },
   };
 }
 
 const parentOf = (inp: AgentTurnInput) => (inp.ledger?.parent ? { parent: inp.ledger.parent } : {});
 
 /** A billed reply settles its call's reservation with what it really cost. */
-export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
+export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply, lease?: SettleRequest['lease']): Promise<void> {
   if (!inp.ledger) return;
   await (deps.ledger ?? temporalLedger()).settle(inp.ledger, {
     key,
@@ -200,5 +206,6 @@ export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: s
     message: b.message,
     usage: b.usage,
     usd: b.costUsd,
+    ...(lease ? { lease } : {}),
   });
 }

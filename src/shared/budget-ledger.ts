@@ -61,6 +61,28 @@ export interface OverBudget {
 
 export type ReserveAnswer = { ok: true } | { ok: false; over: OverBudget };
 
+/**
+ * A grant to a lease: one hold (its key) that an activity's calls spend their worst cases from
+ * locally, so that a call whose worst case fits what the lease holds is sent without a trip to
+ * the ledger. Grants are numbered: the same grant asked again adds nothing.
+ */
+export interface LeaseRequest {
+  /** the lease's key; its hold is one reservation of the run */
+  key: string;
+  runId: string;
+  repo: string;
+  parent?: { runId: string; cap: Limit };
+  /** this ask's number, rising with each the lease makes (a refused one leaves a gap): the same number again adds nothing */
+  grant: number;
+  tokens: number;
+  usd: number;
+  /**
+   * Room that must be left in every limited scope after the grant: a lease asks ahead of need only
+   * far from a limit, so that near one every call is decided on its own, as a reservation is.
+   */
+  spare?: { tokens: number; usd: number };
+}
+
 /** A reply the API billed, settling its call's reservation. */
 export interface SettleRequest {
   key: string;
@@ -71,6 +93,8 @@ export interface SettleRequest {
   message: string;
   usage: Usage;
   usd: number;
+  /** a call that spent its worst case from a lease: that much of the lease's hold goes, not the whole of it */
+  lease?: { key: string; frees: { tokens: number; usd: number } };
 }
 
 export interface Reservation {
@@ -78,6 +102,8 @@ export interface Reservation {
   scopes: string[];
   tokens: number;
   usd: number;
+  /** a lease's: the grants it has been given so far */
+  grants?: number;
 }
 
 export interface LedgerState {
@@ -184,13 +210,41 @@ export function reserve(state: LedgerState, req: ReserveRequest, day: string): R
   return { ok: true };
 }
 
+/**
+ * Adds a grant to a lease when it fits every limit of its scopes with its spare room left; a grant
+ * asked again (a retried update) adds nothing. A refusal names the limit as a reservation's would.
+ */
+export function lease(state: LedgerState, req: LeaseRequest, day: string): ReserveAnswer {
+  const held = state.open[req.key];
+  if (held && (held.grants ?? 0) >= req.grant) return { ok: true };
+  if (req.parent && !state.limits.parents[req.parent.runId]) keepParent(state, req.parent.runId, req.parent.cap);
+  const scopes = held?.scopes ?? scopesOf(req, day);
+  const spare = req.spare ?? { tokens: 0, usd: 0 };
+  const over = overBudget(state, scopes, { tokens: req.tokens + spare.tokens, usd: req.usd + spare.usd });
+  if (over) return { ok: false, over };
+  const r = (state.open[req.key] ??= { runId: req.runId, scopes, tokens: 0, usd: 0 });
+  r.tokens += req.tokens;
+  r.usd = round6(r.usd + req.usd);
+  r.grants = req.grant;
+  return { ok: true };
+}
+
 /** Counts a billed reply against its call's scopes (a message once) and lets its reservation go. */
 export function settle(state: LedgerState, s: SettleRequest, day: string): { counted: boolean } {
-  const held = state.open[s.key];
-  delete state.open[s.key];
+  const leased = s.lease ? state.open[s.lease.key] : undefined;
+  const held = leased ?? state.open[s.key];
+  if (!leased) delete state.open[s.key];
   if (state.billed.includes(s.message)) return { counted: false };
   state.billed.push(s.message);
   if (state.billed.length > MAX_BILLED_IDS) state.billed.splice(0, state.billed.length - MAX_BILLED_IDS);
+  if (leased) {
+    // the call's worst case leaves the lease's hold once, with its message; a reply that cost more
+    // took the rest from the lease too (the activity's own count of it does the same), so a lease
+    // never lets out a call whose room an overrun has spent
+    const f = s.lease!.frees;
+    leased.tokens = Math.max(0, leased.tokens - Math.max(f.tokens, spendTokens(s.usage)));
+    leased.usd = Math.max(0, round6(leased.usd - Math.max(f.usd, s.usd)));
+  }
   const scopes = held?.scopes ?? scopesOf(s, day);
   for (const scope of scopes) {
     const u = (state.used[scope] ??= zero());
@@ -200,7 +254,8 @@ export function settle(state: LedgerState, s: SettleRequest, day: string): { cou
     u.cacheWrite += s.usage.cacheWrite;
     u.usd = round6(u.usd + s.usd);
   }
-  if (held && (spendTokens(s.usage) > held.tokens || s.usd > held.usd + 1e-9)) state.overruns += 1;
+  const reserved = s.lease && leased ? s.lease.frees : held;
+  if (reserved && (spendTokens(s.usage) > reserved.tokens || s.usd > reserved.usd + 1e-9)) state.overruns += 1;
   forgetOldDays(state, day);
   return { counted: true };
 }

@@ -4,7 +4,7 @@
  * and as Signals of the same name (for the Web UI and fire-and-forget senders).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { LedgerView, LimitChange, ReserveAnswer, ReserveRequest, SettleRequest } from './budget-ledger.js';
+import type { LeaseRequest, LedgerView, LimitChange, ReserveAnswer, ReserveRequest, SettleRequest } from './budget-ledger.js';
 import type { ApprovalDecision, CancelRequest, ChildSpend, HumanDecision, PreApproval, RunState, StartAttestation } from './types.js';
 
 export const statusQuery = defineQuery<RunState>('status');
@@ -32,6 +32,8 @@ export const childSpendSignal = defineSignal<[ChildSpend]>('childSpend');
 export const budgetReserveUpdate = defineUpdate<ReserveAnswer, [ReserveRequest]>('budgetReserve');
 export const budgetSettleUpdate = defineUpdate<{ counted: boolean }, [SettleRequest]>('budgetSettle');
 export const budgetReleaseUpdate = defineUpdate<void, [string]>('budgetRelease');
+/** A grant to an activity's lease, which its calls spend locally (src/activities/budget-lease.ts). */
+export const budgetLeaseUpdate = defineUpdate<ReserveAnswer, [LeaseRequest]>('budgetLease');
 /** A run that ended lets go what its killed calls still hold. */
 export const budgetReleaseRunSignal = defineSignal<[string]>('budgetReleaseRun');
 export const budgetLimitUpdate = defineUpdate<LedgerView, [LimitChange]>('budgetLimit');

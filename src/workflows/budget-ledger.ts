@@ -8,6 +8,7 @@
 import { allHandlersFinished, condition, continueAsNew, metricMeter, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import {
   emptyLedger,
+  lease,
   ledgerView,
   limitChangeProblem,
   release,
@@ -15,11 +16,20 @@ import {
   reserve,
   setLimit,
   settle,
+  type LeaseRequest,
   type LedgerState,
   type ReserveRequest,
   type SettleRequest,
 } from '../shared/budget-ledger.js';
-import { budgetLimitUpdate, budgetQuery, budgetReleaseRunSignal, budgetReleaseUpdate, budgetReserveUpdate, budgetSettleUpdate } from '../shared/messages.js';
+import {
+  budgetLeaseUpdate,
+  budgetLimitUpdate,
+  budgetQuery,
+  budgetReleaseRunSignal,
+  budgetReleaseUpdate,
+  budgetReserveUpdate,
+  budgetSettleUpdate,
+} from '../shared/messages.js';
 
 /** History events before the ledger continues as new (each call adds a few). */
 export const LEDGER_HISTORY_EVENTS = 4000;
@@ -41,6 +51,15 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
       return answer;
     },
     { validator: reserveProblem },
+  );
+  setHandler(
+    budgetLeaseUpdate,
+    (r) => {
+      const answer = lease(state, r, day());
+      showGauges(state, day(), r.repo);
+      return answer;
+    },
+    { validator: leaseProblem },
   );
   setHandler(
     budgetSettleUpdate,
@@ -93,11 +112,20 @@ function reserveProblem(r: ReserveRequest): void {
   if (!isCount(r.tokens) || !isCount(r.usd)) throw new Error('a reservation needs tokens and usd ≥ 0');
 }
 
+function leaseProblem(r: LeaseRequest): void {
+  reserveProblem(r);
+  if (!Number.isInteger(r.grant) || r.grant < 1) throw new Error('a lease grant needs its number (1, 2, …)');
+  if (r.spare !== undefined && !(r.spare && isCount(r.spare.tokens) && isCount(r.spare.usd))) throw new Error("a lease grant's spare needs tokens and usd ≥ 0");
+}
+
 function settleProblem(s: SettleRequest): void {
   if (!s || typeof s.key !== 'string' || typeof s.message !== 'string' || typeof s.repo !== 'string')
     throw new Error('a settlement needs key, message and repo');
   const u = s.usage;
   if (!u || ![u.input, u.output, u.cacheRead, u.cacheWrite, s.usd].every(isCount)) throw new Error('a settlement needs its usage and usd');
+  const l = s.lease;
+  if (l !== undefined && !(l && typeof l.key === 'string' && l.frees && isCount(l.frees.tokens) && isCount(l.frees.usd)))
+    throw new Error("a leased settlement needs the lease's key and what it frees");
 }
 
 // created on first use: the meter exists only inside a workflow context

@@ -70,6 +70,7 @@ describe('replay of recorded histories', () => {
         'fan-out-first-wins.json',
         'budget-park.json',
         'budget-ledger.json',
+        'budget-ledger-lease.json',
       ]),
     );
   });

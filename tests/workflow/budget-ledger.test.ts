@@ -164,4 +164,39 @@ describe('the budget ledger', () => {
     expect(parent.limit).toEqual({ tokens: 6000, usd: 100 });
     expect(parent.held.calls).toBe(0);
   });
+
+  it('far from every limit the calls spend a lease: no call reserves on its own, a grant covers several calls, every reply settles, and nothing stays held', async () => {
+    const repo = repoWith({ 'a.txt': 'one\n' });
+    await limit(repo, 10_000_000);
+    api.push(
+      reply('run_command', { command: 'cat a.txt', reason: 'look' }),
+      reply('run_command', { command: 'ls', reason: 'look' }),
+      reply('run_command', { command: 'wc -l a.txt', reason: 'look' }),
+      reply('create_file', { path: 'b.txt', content: 'b\n' }),
+      reply('run_command', { command: 'test -f b.txt', reason: 'the check' }),
+      reply('finish', { summary: 'done' }),
+    );
+    const ledger = t.env.client.workflow.getHandle(ledgerWorkflowId(DEFAULT_TENANT));
+    const updates = async () => {
+      const names: string[] = [];
+      for (const e of (await ledger.fetchHistory()).events ?? [])
+        if (e.workflowExecutionUpdateAcceptedEventAttributes) names.push(e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest!.input!.name!);
+      return names;
+    };
+    const before = (await updates()).length;
+    const served = api.requests.length;
+    const r = await outcome(await t.start(testInput({ repo, model: MODEL, checks: ['test -f b.txt'], maxAttempts: 1 })));
+    expect(r.state).toBe('succeeded');
+    const calls = api.requests.length - served;
+    expect(calls).toBe(6);
+    const mine = (await updates()).slice(before);
+    const count = (n: string) => mine.filter((m) => m === n).length;
+    expect(count('budgetReserve')).toBe(0);
+    expect(count('budgetSettle')).toBe(calls);
+    expect(count('budgetLease')).toBeGreaterThan(0);
+    expect(count('budgetLease')).toBeLessThan(calls);
+    const end = scopeOf(await budgetView(t.env.client, DEFAULT_TENANT), `repo:${repo}`)!;
+    expect({ input: end.used.input, output: end.used.output }).toEqual(servedTotal(api.requests.slice(served)));
+    expect(end.held.calls).toBe(0);
+  });
 });

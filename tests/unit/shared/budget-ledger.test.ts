@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   describeOver,
   emptyLedger,
+  lease,
   ledgerView,
   limitChangeProblem,
   MAX_BILLED_IDS,
@@ -126,5 +127,46 @@ describe('limit changes', () => {
     expect(limitChangeProblem({ scope: 'tenant', limit: {}, by: 'op' })).toMatch(/needs tokens or usd/);
     expect(limitChangeProblem({ scope: 'galaxy' as never, limit: null, by: 'op' })).toMatch(/scope must be/);
     expect(limitChangeProblem({ scope: 'tenant', limit: { usd: 5 }, by: 'op' })).toBeUndefined();
+  });
+});
+
+describe('lease', () => {
+  const grant = (n: number, tokens: number, spare?: number) => ({
+    key: 'L',
+    runId: 'r1',
+    repo: '/repo',
+    grant: n,
+    tokens,
+    usd: 0,
+    ...(spare ? { spare: { tokens: spare, usd: 0 } } : {}),
+  });
+
+  it('a grant asked again adds nothing; one that would leave less than its spare room is refused, the same without spare fits', () => {
+    const l = emptyLedger('acme');
+    setLimit(l, { scope: 'tenant', limit: { tokens: 1000 }, by: 'op' });
+    expect(lease(l, grant(1, 400), DAY)).toEqual({ ok: true });
+    expect(lease(l, grant(1, 400), DAY)).toEqual({ ok: true });
+    expect(scope(l, 'tenant').held).toEqual({ tokens: 400, usd: 0, calls: 1 });
+    expect(lease(l, grant(2, 300, 400), DAY)).toMatchObject({ ok: false, over: { scope: 'tenant', held: 400 } });
+    expect(lease(l, grant(2, 300), DAY)).toEqual({ ok: true });
+    expect(scope(l, 'tenant').held.tokens).toBe(700);
+  });
+
+  it("a leased reply frees its call's worst case from the lease once, and whatever it cost beyond it; the lease goes when released", () => {
+    const l = emptyLedger('acme');
+    expect(lease(l, grant(1, 1000), DAY).ok).toBe(true);
+    const s = { key: 'c1', runId: 'r1', repo: '/repo', message: 'm1', usage: usage(100, 50), usd: 0, lease: { key: 'L', frees: { tokens: 300, usd: 0 } } };
+    expect(settle(l, s, DAY)).toEqual({ counted: true });
+    expect(settle(l, s, DAY)).toEqual({ counted: false });
+    expect(scope(l, 'tenant')).toMatchObject({ used: { input: 100, output: 50 }, held: { tokens: 700, calls: 1 } });
+    // an overrun: 500 billed against a worst case of 300 leaves the lease 500 less
+    expect(settle(l, { ...s, message: 'm2', usage: usage(400, 100) }, DAY)).toEqual({ counted: true });
+    expect(scope(l, 'tenant').held.tokens).toBe(200);
+    expect(l.overruns).toBe(1);
+    release(l, 'L');
+    expect(scope(l, 'tenant').held.calls).toBe(0);
+    // a reply settled after its lease went still counts
+    expect(settle(l, { ...s, message: 'm3' }, DAY)).toEqual({ counted: true });
+    expect(scope(l, 'tenant').used.input).toBe(600);
   });
 });
