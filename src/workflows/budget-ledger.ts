@@ -70,9 +70,22 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
     },
     { validator: settleProblem },
   );
-  setHandler(budgetReleaseUpdate, (key) => release(state, key));
+  // a lease's remainder goes back after its calls settled: the held gauge must show it gone
+  const repoOf = (key: string) => state.open[key]?.scopes.find((s) => s.startsWith('repo:'))?.slice(5);
+  setHandler(budgetReleaseUpdate, (key) => {
+    const repo = repoOf(key);
+    release(state, key);
+    showGauges(state, day(), repo);
+  });
   setHandler(budgetReleaseRunSignal, (runId) => {
-    if (typeof runId === 'string') releaseRun(state, runId);
+    if (typeof runId !== 'string') return;
+    const repos = new Set(
+      Object.keys(state.open)
+        .filter((k) => state.open[k]!.runId === runId)
+        .map(repoOf),
+    );
+    releaseRun(state, runId);
+    for (const repo of repos) showGauges(state, day(), repo);
   });
   setHandler(
     budgetLimitUpdate,
