@@ -2,8 +2,8 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
@@ -48,9 +48,26 @@ export function stateDir(repo: string, runId: string): string {
   return join(runDir(repo, runId), 'state');
 }
 
+/**
+ * Run files up to this size are read and written with the synchronous calls. A file this small
+ * is in the page cache, and each call is a few µs on the event loop, where the promise API costs
+ * a trip through libuv's thread pool per call (open, read or write, close, rename, stat): a turn
+ * writes ~6 such files and reads as many, and measured here an atomic write took 0.3-0.4 ms
+ * through the pool against 0.12 ms synchronously. The bytes written, their order and the renames
+ * are the same either way. Larger files (a long conversation) keep the pool: a megabyte copied
+ * on the event loop would hold up every other run the worker hosts.
+ */
+export const SYNC_IO_MAX_BYTES = 64 * 1024;
+
+/** The file's text; ENOENT as the error when there is none. */
+async function readText(path: string, size?: number): Promise<string> {
+  const bytes = size ?? statSync(path).size;
+  return bytes <= SYNC_IO_MAX_BYTES ? readFileSync(path, 'utf8') : readFile(path, 'utf8');
+}
+
 export async function readJson<T>(path: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as T;
+    return JSON.parse(await readText(path)) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -78,7 +95,8 @@ function keep(path: string, st: Stats, value: unknown): void {
 export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   let st: Stats;
   try {
-    st = await stat(path);
+    // a stat reads no file data: synchronous at any size
+    st = statSync(path);
   } catch (err) {
     kept.delete(path);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -87,9 +105,15 @@ export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   const k = kept.get(path);
   if (k && k.ino === st.ino && k.size === st.size && k.mtimeMs === st.mtimeMs) return k.value as T;
   // a write between the stat and the read only makes the next stat miss
-  const value = await readJson<T>(path);
-  if (value === undefined) kept.delete(path);
-  else keep(path, st, value);
+  let value: T;
+  try {
+    value = JSON.parse(await readText(path, st.size)) as T;
+  } catch (err) {
+    kept.delete(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  keep(path, st, value);
   return value;
 }
 
@@ -102,7 +126,7 @@ function jsonText(value: unknown, pretty: boolean): string {
 export async function writeJsonKept(path: string, value: unknown, o: { pretty?: boolean } = {}): Promise<void> {
   kept.delete(path);
   await writeTextAtomic(path, jsonText(value, o.pretty ?? false));
-  keep(path, await stat(path), value);
+  keep(path, statSync(path), value);
 }
 
 /** Write then rename, so a crash never leaves half a file that a retry would trust. */
@@ -121,6 +145,26 @@ async function inDir(path: string, write: () => Promise<void>): Promise<void> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     await mkdir(dirname(path), { recursive: true });
     await write();
+  }
+}
+
+async function removeQuietly(path: string, sync: boolean): Promise<void> {
+  try {
+    if (sync) rmSync(path, { force: true });
+    else await rm(path, { force: true });
+  } catch {
+    // the write's own error is the one to report
+  }
+}
+
+/** inDir for a synchronous write. */
+function inDirSync(path: string, write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    write();
   }
 }
 
@@ -154,12 +198,19 @@ export async function writeJsonDurable(path: string, value: unknown): Promise<vo
 
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  // a UTF-8 character is at most 3 bytes: this bound holds for the bytes written
+  const sync = text.length * 3 <= SYNC_IO_MAX_BYTES;
   try {
-    await inDir(tmp, () => writeFile(tmp, text));
-    await rename(tmp, path);
+    if (sync) {
+      inDirSync(tmp, () => writeFileSync(tmp, text));
+      renameSync(tmp, path);
+    } else {
+      await inDir(tmp, () => writeFile(tmp, text));
+      await rename(tmp, path);
+    }
   } catch (err) {
     // a half-written temp file on a full disk keeps it full (measured: five left, one 544 KB)
-    await rm(tmp, { force: true }).catch(() => undefined);
+    await removeQuietly(tmp, sync);
     throw err;
   }
 }
