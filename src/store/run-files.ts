@@ -10,6 +10,7 @@ import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
 import { registerRunSecrets } from './secrets.js';
 import { appendKept } from './kept-appends.js';
+import { SYNC_IO_MAX_BYTES } from './sync-io.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { deepFreeze } from '../shared/freeze.js';
@@ -47,17 +48,6 @@ export function runDir(repo: string, runId: string): string {
 export function stateDir(repo: string, runId: string): string {
   return join(runDir(repo, runId), 'state');
 }
-
-/**
- * Run files up to this size are read and written with the synchronous calls. A file this small
- * is in the page cache, and each call is a few µs on the event loop, where the promise API costs
- * a trip through libuv's thread pool per call (open, read or write, close, rename, stat): a turn
- * writes ~6 such files and reads as many, and measured here an atomic write took 0.3-0.4 ms
- * through the pool against 0.12 ms synchronously. The bytes written, their order and the renames
- * are the same either way. Larger files (a long conversation) keep the pool: a megabyte copied
- * on the event loop would hold up every other run the worker hosts.
- */
-export const SYNC_IO_MAX_BYTES = 64 * 1024;
 
 /** The file's text; ENOENT as the error when there is none. */
 async function readText(path: string, size?: number): Promise<string> {

@@ -6,7 +6,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJson, readJsonKept, SYNC_IO_MAX_BYTES, writeJsonKept, writeTextAtomic } from '../../../src/store/run-files.js';
+import { readJson, readJsonKept, writeJsonKept, writeTextAtomic } from '../../../src/store/run-files.js';
+import { SYNC_IO_MAX_BYTES } from '../../../src/store/sync-io.js';
 
 describe('kept JSON files', () => {
   it('reuses the parsed value while the file is the one written, and reads what replaced it', async () => {
