@@ -3,14 +3,14 @@
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
 import { registerRunSecrets } from './secrets.js';
 import { appendKept } from './kept-appends.js';
-import { SYNC_IO_MAX_BYTES } from './sync-io.js';
+import { readRunText, SYNC_IO_MAX_BYTES } from './sync-io.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { deepFreeze } from '../shared/freeze.js';
@@ -49,15 +49,9 @@ export function stateDir(repo: string, runId: string): string {
   return join(runDir(repo, runId), 'state');
 }
 
-/** The file's text; ENOENT as the error when there is none. */
-async function readText(path: string, size?: number): Promise<string> {
-  const bytes = size ?? statSync(path).size;
-  return bytes <= SYNC_IO_MAX_BYTES ? readFileSync(path, 'utf8') : readFile(path, 'utf8');
-}
-
 export async function readJson<T>(path: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await readText(path)) as T;
+    return JSON.parse(await readRunText(path)) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -97,7 +91,7 @@ export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   // a write between the stat and the read only makes the next stat miss
   let value: T;
   try {
-    value = JSON.parse(await readText(path, st.size)) as T;
+    value = JSON.parse(await readRunText(path, st.size)) as T;
   } catch (err) {
     kept.delete(path);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -231,7 +225,7 @@ export async function appendJsonl(path: string, entry: Record<string, unknown>):
 export async function writeWorkflowEvents(repo: string, runId: string, lines: LogLine[] | undefined): Promise<void> {
   if (!lines?.length) return;
   const seqFile = join(stateDir(repo, runId), 'events.seq');
-  const last = Number((await readFile(seqFile, 'utf8').catch(() => '0')).trim()) || 0;
+  const last = Number((await readRunText(seqFile).catch(() => '0')).trim()) || 0;
   const fresh = lines.filter((l) => l.seq > last);
   if (!fresh.length) return;
   // one write for the lot: a turn hands several lines, each its own open/append/close before
