@@ -182,8 +182,8 @@ export async function writeJsonDurable(path: string, value: unknown): Promise<vo
 
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  // a UTF-8 character is at most 3 bytes: this bound holds for the bytes written
-  const sync = text.length * 3 <= SYNC_IO_MAX_BYTES;
+  // a string is never fewer UTF-8 bytes than characters: only a short one is measured
+  const sync = text.length <= SYNC_IO_MAX_BYTES && Buffer.byteLength(text) <= SYNC_IO_MAX_BYTES;
   try {
     if (sync) {
       inDirSync(tmp, () => writeFileSync(tmp, text));

@@ -48,6 +48,11 @@ describe('kept JSON files', () => {
     // synchronous: in place before anything else runs
     expect(readFileSync(small, 'utf8')).toBe('{"turn":1}');
     await writing;
+    // the bound is on bytes: 60,000 bytes of two-byte characters are small
+    const accented = join(dir, 'accented.json');
+    const accentedWrite = writeTextAtomic(accented, `"${'é'.repeat(30_000)}"`);
+    expect(readFileSync(accented, 'utf8')).toHaveLength(30_002);
+    await accentedWrite;
 
     const big = join(dir, 'conversation.json');
     const value = { messages: ['é'.repeat(SYNC_IO_MAX_BYTES)] };
@@ -62,6 +67,6 @@ describe('kept JSON files', () => {
     expect((await readJsonKept<typeof value>(big))!.messages[0]).toHaveLength(SYNC_IO_MAX_BYTES * 2);
     expect((await readJson<typeof value>(big))!.messages[0]).toHaveLength(SYNC_IO_MAX_BYTES * 2);
     expect(await readJson(join(dir, 'none.json'))).toBeUndefined();
-    expect(readdirSync(dir).sort()).toEqual(['conversation.json', 'small.json']);
+    expect(readdirSync(dir).sort()).toEqual(['accented.json', 'conversation.json', 'small.json']);
   });
 });
