@@ -4,11 +4,12 @@
  * files are not changes: they never reach the patch or the verified tree either.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { hardenedGit } from '../git/run.js';
 import { dropClutter, runExcludeList } from '../store/clutter.js';
 import { baseGitlinks, dropNested, inNestedRepo, stageWorktree } from '../store/nested-repos.js';
+import { readRunText } from '../store/sync-io.js';
 import { treeChanges } from './verify-tree.js';
 
 /** The worktree as a tree, with the paths it changes against the base when they were asked for. */
@@ -200,7 +201,7 @@ export async function rememberWorktreeTree(stateDir: string, tree: string, chang
  */
 export async function knownSnapshot(stateDir: string): Promise<{ tree: string; changed: string[] } | undefined> {
   // both at once; the memo counts only for the tree it names
-  const [tree, memoText] = await Promise.all([knownWorktreeTree(stateDir), readFile(join(stateDir, SEEN_CHANGED_FILE), 'utf8').catch(() => 'null')]);
+  const [tree, memoText] = await Promise.all([knownWorktreeTree(stateDir), readRunText(join(stateDir, SEEN_CHANGED_FILE)).catch(() => 'null')]);
   if (!tree) return undefined;
   const memo = JSON.parse(memoText) as { tree?: unknown; changed?: unknown } | null;
   return memo?.tree === tree && Array.isArray(memo.changed) && memo.changed.every((p) => typeof p === 'string')
@@ -242,7 +243,7 @@ export async function forgetWorktreeTreeForEdit(stateDir: string, path: string):
 export async function changedAtMost(stateDir: string): Promise<string[] | undefined> {
   let kept: { changed?: unknown } | null;
   try {
-    kept = JSON.parse(await readFile(join(stateDir, EDITED_FILE), 'utf8')) as { changed?: unknown } | null;
+    kept = JSON.parse(await readRunText(join(stateDir, EDITED_FILE))) as { changed?: unknown } | null;
   } catch {
     // none, or half a write (a crash): the next command looks
     return undefined;
@@ -282,7 +283,7 @@ export async function lookAfterEditDone(stateDir: string): Promise<void> {
 }
 
 export async function knownWorktreeTree(stateDir: string): Promise<string | undefined> {
-  const tree = (await readFile(join(stateDir, SEEN_FILE), 'utf8').catch(() => '')).trim();
+  const tree = (await readRunText(join(stateDir, SEEN_FILE)).catch(() => '')).trim();
   // half a write (a crash) is no tree: the checkpoint then looks for itself
   return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree) ? tree : undefined;
 }

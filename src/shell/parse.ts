@@ -662,8 +662,33 @@ function lineCol(src: string, index: number): string {
   return `${before.length}:${before[before.length - 1]!.length + 1}`;
 }
 
+/**
+ * Commands parsed lately, by their text and wrappers: a turn parses its command for the policy
+ * and again to see which checks it ran, and the checks themselves every turn. The parse is a
+ * function of the text alone; each caller gets its own copy. Failures are not kept (a parse cut
+ * by its time limit may pass another time).
+ */
+const parsed = new Map<string, ShellCommand[]>();
+const MAX_PARSED = 256;
+const MAX_PARSED_CHARS = 4096;
+
 /** Every simple command `src` runs, in the order bash would start them (substitutions first). */
 export async function parseShell(src: string, via: string[] = []): Promise<ShellCommand[]> {
+  if (src.length > MAX_PARSED_CHARS) return parseShellNow(src, via);
+  const key = JSON.stringify([src, via]);
+  let cmds = parsed.get(key);
+  if (cmds) {
+    // the most recently used last: the first is the one let go
+    parsed.delete(key);
+  } else {
+    cmds = await parseShellNow(src, via);
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+  }
+  parsed.set(key, cmds);
+  return structuredClone(cmds);
+}
+
+async function parseShellNow(src: string, via: string[]): Promise<ShellCommand[]> {
   const parser = await bashParser();
   const tree = parseBounded(parser, src);
   try {

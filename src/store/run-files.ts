@@ -2,14 +2,15 @@
  * The on-disk record of a run, under <repo>/.kiln/runs/<run>/. Activities keep what must survive a
  * crash here (the conversation, the tool journal) and write the artifacts people read.
  */
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../redact/index.js';
 import { artifactsDir } from '../shared/paths.js';
 import { registerRunSecrets } from './secrets.js';
 import { appendKept } from './kept-appends.js';
+import { readRunText, SYNC_IO_MAX_BYTES } from './sync-io.js';
 import type { ApprovalMode, LogLine, RunInput } from '../shared/types.js';
 import type { PolicyConfig } from '../policy/config.js';
 import { deepFreeze } from '../shared/freeze.js';
@@ -50,7 +51,7 @@ export function stateDir(repo: string, runId: string): string {
 
 export async function readJson<T>(path: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as T;
+    return JSON.parse(await readRunText(path)) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -78,7 +79,8 @@ function keep(path: string, st: Stats, value: unknown): void {
 export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   let st: Stats;
   try {
-    st = await stat(path);
+    // a stat reads no file data: synchronous at any size
+    st = statSync(path);
   } catch (err) {
     kept.delete(path);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -87,9 +89,15 @@ export async function readJsonKept<T>(path: string): Promise<T | undefined> {
   const k = kept.get(path);
   if (k && k.ino === st.ino && k.size === st.size && k.mtimeMs === st.mtimeMs) return k.value as T;
   // a write between the stat and the read only makes the next stat miss
-  const value = await readJson<T>(path);
-  if (value === undefined) kept.delete(path);
-  else keep(path, st, value);
+  let value: T;
+  try {
+    value = JSON.parse(await readRunText(path, st.size)) as T;
+  } catch (err) {
+    kept.delete(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  keep(path, st, value);
   return value;
 }
 
@@ -102,7 +110,7 @@ function jsonText(value: unknown, pretty: boolean): string {
 export async function writeJsonKept(path: string, value: unknown, o: { pretty?: boolean } = {}): Promise<void> {
   kept.delete(path);
   await writeTextAtomic(path, jsonText(value, o.pretty ?? false));
-  keep(path, await stat(path), value);
+  keep(path, statSync(path), value);
 }
 
 /** Write then rename, so a crash never leaves half a file that a retry would trust. */
@@ -121,6 +129,26 @@ async function inDir(path: string, write: () => Promise<void>): Promise<void> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     await mkdir(dirname(path), { recursive: true });
     await write();
+  }
+}
+
+async function removeQuietly(path: string, sync: boolean): Promise<void> {
+  try {
+    if (sync) rmSync(path, { force: true });
+    else await rm(path, { force: true });
+  } catch {
+    // the write's own error is the one to report
+  }
+}
+
+/** inDir for a synchronous write. */
+function inDirSync(path: string, write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    write();
   }
 }
 
@@ -154,12 +182,19 @@ export async function writeJsonDurable(path: string, value: unknown): Promise<vo
 
 export async function writeTextAtomic(path: string, text: string): Promise<void> {
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  // a string is never fewer UTF-8 bytes than characters: only a short one is measured
+  const sync = text.length <= SYNC_IO_MAX_BYTES && Buffer.byteLength(text) <= SYNC_IO_MAX_BYTES;
   try {
-    await inDir(tmp, () => writeFile(tmp, text));
-    await rename(tmp, path);
+    if (sync) {
+      inDirSync(tmp, () => writeFileSync(tmp, text));
+      renameSync(tmp, path);
+    } else {
+      await inDir(tmp, () => writeFile(tmp, text));
+      await rename(tmp, path);
+    }
   } catch (err) {
     // a half-written temp file on a full disk keeps it full (measured: five left, one 544 KB)
-    await rm(tmp, { force: true }).catch(() => undefined);
+    await removeQuietly(tmp, sync);
     throw err;
   }
 }
@@ -190,7 +225,7 @@ export async function appendJsonl(path: string, entry: Record<string, unknown>):
 export async function writeWorkflowEvents(repo: string, runId: string, lines: LogLine[] | undefined): Promise<void> {
   if (!lines?.length) return;
   const seqFile = join(stateDir(repo, runId), 'events.seq');
-  const last = Number((await readFile(seqFile, 'utf8').catch(() => '0')).trim()) || 0;
+  const last = Number((await readRunText(seqFile).catch(() => '0')).trim()) || 0;
   const fresh = lines.filter((l) => l.seq > last);
   if (!fresh.length) return;
   // one write for the lot: a turn hands several lines, each its own open/append/close before

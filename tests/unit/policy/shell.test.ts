@@ -14,6 +14,17 @@ describe('the shell parser (tree-sitter-bash, walked with an allowlist)', () => 
     expect(await bashParser()).toBe(a);
   });
 
+  it('parses a text once: later callers get equal copies of their own, per text and wrappers', async () => {
+    const first = await parseShell('npm test && git status > out.txt');
+    first[0]!.words[0]!.value = 'rm';
+    first.pop();
+    const again = await parseShell('npm test && git status > out.txt');
+    expect(again.map((c) => c.words.map((w) => w.value).join(' '))).toEqual(['npm test', 'git status']);
+    expect(again).not.toBe(await parseShell('npm test && git status > out.txt'));
+    expect((await parseShell('npm test', ['bash -c'])).map((c) => c.via)).toEqual([['bash -c']]);
+    expect((await parseShell('npm test')).map((c) => c.via)).toEqual([[]]);
+  });
+
   it('finds every program that runs: substitutions, array elements, subscripts, expansions, nested backticks', async () => {
     expect(await programs('x+=( $(curl a) )')).toEqual(['curl a']);
     expect(await programs('x=([0]=$(wget b))')).toEqual(['wget b']);

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendKept } from '../../../src/store/kept-appends.js';
+import { SYNC_IO_MAX_BYTES } from '../../../src/store/sync-io.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kiln-kept-appends-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,6 +29,18 @@ describe('appends through a kept fd', () => {
     await Promise.all(Array.from({ length: 200 }, (_, i) => appendKept(file, `${i}\n`)));
     expect(readFileSync(file, 'utf8')).toBe(Array.from({ length: 200 }, (_, i) => `${i}\n`).join(''));
     // one fd, kept open between lines: what spares each line its open and close
+    expect(fdsOn(file)).toBe(1);
+  });
+
+  test('a small line is written before the event loop turns; a large one goes through the pool, and the lines after it wait for it', async () => {
+    const file = join(dir, 'large.jsonl');
+    const big = `${'x'.repeat(SYNC_IO_MAX_BYTES)}\n`;
+    const writes = [appendKept(file, 'a\n'), appendKept(file, big), appendKept(file, 'b\n')];
+    expect(readFileSync(file, 'utf8')).toBe('a\n');
+    await Promise.all(writes);
+    expect(readFileSync(file, 'utf8')).toBe(`a\n${big}b\n`);
+    await appendKept(file, 'c\n');
+    expect(readFileSync(file, 'utf8')).toBe(`a\n${big}b\nc\n`);
     expect(fdsOn(file)).toBe(1);
   });
 
