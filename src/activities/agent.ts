@@ -58,7 +58,7 @@ export interface AgentDeps extends ActivityDeps {
 }
 
 export async function agentTurn(deps: AgentDeps, inp: AgentTurnInput): Promise<AgentTurnResult> {
-  const settling = new Settling();
+  const settling = new Settling(inp.ledger ? { port: deps.ledger ?? temporalLedger(), ref: inp.ledger } : undefined);
   if (inp.ledger) settling.lease = turnLease(deps, inp, settling);
   let first: AgentTurnResult;
   let more: AgentTurnResult[];
@@ -81,11 +81,8 @@ function turnLease(deps: AgentDeps, inp: AgentTurnInput, settling: Settling): Ca
   const keyOf = (attempt: number) => `lease:${inp.runId}:${inp.attempt}:${info?.activityId ?? `turn-${inp.turn}`}:${attempt}`;
   // a dead attempt's lease would hold its worst cases until the run ends; its billed replies are settled again below
   for (let a = 1; a < (info?.attempt ?? 1); a++) settling.add(port.release(inp.ledger!, keyOf(a)));
-  return new CallLease(port, inp.ledger!, keyOf(info?.attempt ?? 1), {
-    runId: inp.runId,
-    repo: inp.repo,
-    ...(inp.ledger!.parent ? { parent: inp.ledger!.parent } : {}),
-  });
+  const owner = { runId: inp.runId, repo: inp.repo, ...(inp.ledger!.parent ? { parent: inp.ledger!.parent } : {}) };
+  return new CallLease(port, inp.ledger!, keyOf(info?.attempt ?? 1), owner, settling);
 }
 
 /** One model call and the calls of its reply that are the worker's to run. */

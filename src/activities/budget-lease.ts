@@ -8,7 +8,7 @@
  * the lease; what the lease still holds goes back when the activity ends (or, if its worker dies,
  * when the run ends: the run's end releases every hold it left).
  */
-import type { LeaseRequest, Limit, OverBudget, ReserveAnswer } from '../shared/budget-ledger.js';
+import type { LeaseRequest, Limit, OverBudget, ReserveAnswer, SettleRequest } from '../shared/budget-ledger.js';
 import type { LedgerRef } from '../shared/contracts.js';
 import type { BudgetLedgerPort } from './budget.js';
 
@@ -46,6 +46,8 @@ export class CallLease {
     private readonly ref: LedgerRef,
     readonly key: string,
     private readonly owner: Owner,
+    /** the activity's billed replies not yet told: a grant carries them, so the ledger weighs it with them */
+    private readonly books?: { drain(): SettleRequest[]; resend(all: SettleRequest[]): void },
   ) {
     if (!port.lease) this.unsupported = true;
   }
@@ -116,13 +118,22 @@ export class CallLease {
 
   /** One grant; its amount joins the pool when the ledger gives it. */
   private async grant(amount: Amount, spare?: Amount): Promise<ReserveAnswer | undefined> {
-    const req: LeaseRequest = { key: this.key, ...this.owner, grant: ++this.asked, ...amount, ...(spare ? { spare } : {}) };
+    const settles = this.books?.drain() ?? [];
+    const req: LeaseRequest = {
+      key: this.key,
+      ...this.owner,
+      grant: ++this.asked,
+      ...amount,
+      ...(spare ? { spare } : {}),
+      ...(settles.length ? { settles } : {}),
+    };
     let answer: ReserveAnswer;
     try {
       answer = await this.port.lease!(this.ref, req);
     } catch {
       // a ledger of a build before leases has no handler for the grant: each call reserves as it did
       this.unsupported = true;
+      this.books?.resend(settles);
       return undefined;
     }
     if (answer.ok) {

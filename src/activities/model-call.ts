@@ -182,9 +182,9 @@ function turnBudget(deps: ActivityDeps, inp: AgentTurnInput, key: string, ledger
     },
     async settle(b) {
       if (leased) settling!.lease!.billed(need, { tokens: spendTokens(b.usage), usd: b.costUsd });
-      const settled = settleCall(deps, inp, key, b, leased ? { key: settling!.lease!.key, frees: need } : undefined);
-      if (settling) settling.add(settled);
-      else await settled;
+      const req = settleRequest(inp, key, b, leased ? { key: settling!.lease!.key, frees: need } : undefined);
+      if (settling) settling.settle(req);
+      else await port.settle(ref, req);
     },
     async release() {
       if (leased) settling!.lease!.giveBack(need);
@@ -196,16 +196,11 @@ function turnBudget(deps: ActivityDeps, inp: AgentTurnInput, key: string, ledger
 const parentOf = (inp: AgentTurnInput) => (inp.ledger?.parent ? { parent: inp.ledger.parent } : {});
 
 /** A billed reply settles its call's reservation with what it really cost. */
-export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply, lease?: SettleRequest['lease']): Promise<void> {
+export async function settleCall(deps: ActivityDeps, inp: AgentTurnInput, key: string, b: BilledReply): Promise<void> {
   if (!inp.ledger) return;
-  await (deps.ledger ?? temporalLedger()).settle(inp.ledger, {
-    key,
-    runId: inp.runId,
-    repo: inp.repo,
-    ...parentOf(inp),
-    message: b.message,
-    usage: b.usage,
-    usd: b.costUsd,
-    ...(lease ? { lease } : {}),
-  });
+  await (deps.ledger ?? temporalLedger()).settle(inp.ledger, settleRequest(inp, key, b));
+}
+
+function settleRequest(inp: AgentTurnInput, key: string, b: BilledReply, lease?: SettleRequest['lease']): SettleRequest {
+  return { key, runId: inp.runId, repo: inp.repo, ...parentOf(inp), message: b.message, usage: b.usage, usd: b.costUsd, ...(lease ? { lease } : {}) };
 }

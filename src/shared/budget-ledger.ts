@@ -81,6 +81,8 @@ export interface LeaseRequest {
    * far from a limit, so that near one every call is decided on its own, as a reservation is.
    */
   spare?: { tokens: number; usd: number };
+  /** the activity's billed replies not yet told, settled before the grant is weighed */
+  settles?: SettleRequest[];
 }
 
 /** A reply the API billed, settling its call's reservation. */
@@ -215,6 +217,7 @@ export function reserve(state: LedgerState, req: ReserveRequest, day: string): R
  * asked again (a retried update) adds nothing. A refusal names the limit as a reservation's would.
  */
 export function lease(state: LedgerState, req: LeaseRequest, day: string): ReserveAnswer {
+  for (const s of req.settles ?? []) settle(state, s, day);
   const held = state.open[req.key];
   if (held && (held.grants ?? 0) >= req.grant) return { ok: true };
   if (req.parent && !state.limits.parents[req.parent.runId]) keepParent(state, req.parent.runId, req.parent.cap);

@@ -34,6 +34,8 @@ export const budgetSettleUpdate = defineUpdate<{ counted: boolean }, [SettleRequ
 export const budgetReleaseUpdate = defineUpdate<void, [string]>('budgetRelease');
 /** A grant to an activity's lease, which its calls spend locally (src/activities/budget-lease.ts). */
 export const budgetLeaseUpdate = defineUpdate<ReserveAnswer, [LeaseRequest]>('budgetLease');
+/** An activity's billed replies told together (src/activities/budget.ts Settling). */
+export const budgetSettleManyUpdate = defineUpdate<{ counted: number }, [SettleRequest[]]>('budgetSettleMany');
 /** A run that ended lets go what its killed calls still hold. */
 export const budgetReleaseRunSignal = defineSignal<[string]>('budgetReleaseRun');
 export const budgetLimitUpdate = defineUpdate<LedgerView, [LimitChange]>('budgetLimit');

@@ -28,6 +28,7 @@ import {
   budgetReleaseRunSignal,
   budgetReleaseUpdate,
   budgetReserveUpdate,
+  budgetSettleManyUpdate,
   budgetSettleUpdate,
 } from '../shared/messages.js';
 
@@ -72,6 +73,20 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
   );
   // a lease's remainder goes back after its calls settled: the held gauge must show it gone
   const repoOf = (key: string) => state.open[key]?.scopes.find((s) => s.startsWith('repo:'))?.slice(5);
+  setHandler(
+    budgetSettleManyUpdate,
+    (all) => {
+      const counted = all.filter((s) => settle(state, s, day()).counted).length;
+      for (const repo of new Set(all.map((s) => s.repo))) showGauges(state, day(), repo);
+      return { counted };
+    },
+    {
+      validator: (all) => {
+        if (!Array.isArray(all)) throw new Error('settlements come as a list');
+        all.forEach(settleProblem);
+      },
+    },
+  );
   setHandler(budgetReleaseUpdate, (key) => {
     const repo = repoOf(key);
     release(state, key);
@@ -127,6 +142,8 @@ function reserveProblem(r: ReserveRequest): void {
 
 function leaseProblem(r: LeaseRequest): void {
   reserveProblem(r);
+  if (r.settles !== undefined && !Array.isArray(r.settles)) throw new Error("a lease grant's settles come as a list");
+  r.settles?.forEach(settleProblem);
   if (!Number.isInteger(r.grant) || r.grant < 1) throw new Error('a lease grant needs its number (1, 2, …)');
   if (r.spare !== undefined && !(r.spare && isCount(r.spare.tokens) && isCount(r.spare.usd))) throw new Error("a lease grant's spare needs tokens and usd ≥ 0");
 }

@@ -165,7 +165,7 @@ describe('the budget ledger', () => {
     expect(parent.held.calls).toBe(0);
   });
 
-  it('far from every limit the calls spend a lease: no call reserves on its own, a grant covers several calls, every reply settles, and nothing stays held', async () => {
+  it('far from every limit the calls spend a lease: no call reserves on its own, a grant covers several calls, replies are told together and every one counts, and nothing stays held', async () => {
     const repo = repoWith({ 'a.txt': 'one\n' });
     await limit(repo, 10_000_000);
     api.push(
@@ -192,7 +192,8 @@ describe('the budget ledger', () => {
     const mine = (await updates()).slice(before);
     const count = (n: string) => mine.filter((m) => m === n).length;
     expect(count('budgetReserve')).toBe(0);
-    expect(count('budgetSettle')).toBe(calls);
+    // the replies are told together, or with a grant: fewer updates than replies, and every one counted (below)
+    expect(count('budgetSettle') + count('budgetSettleMany')).toBeLessThan(calls);
     expect(count('budgetLease')).toBeGreaterThan(0);
     expect(count('budgetLease')).toBeLessThan(calls);
     const end = scopeOf(await budgetView(t.env.client, DEFAULT_TENANT), `repo:${repo}`)!;
