@@ -111,19 +111,34 @@ export interface DevServer {
 class CrashedBeforeReadyError extends KilnError {
   // a crash while starting (a panic on a fresh database under load) may not come again: worth one more start
   readonly retryable = true;
+  /**
+   * It lost a port it drew for itself (its HTTP API's): the CLI picks a free one and binds it
+   * later, and another program on a busy host can take it in between. The next start draws again.
+   */
+  get portRace(): boolean {
+    return /bind: address already in use/.test(this.message);
+  }
 }
+
+/** Starts after a lost port race beside the one start more any crash gets. */
+const PORT_RACE_STARTS = 3;
 
 /**
  * A start that crashed is tried once more: the server can exit 2 (a Go panic) on a fresh database
- * under load, and the next start on the same file is what a person would do.
+ * under load, and the next start on the same file is what a person would do. A start that lost a
+ * port it drew itself is tried again up to PORT_RACE_STARTS times, each drawing a new port.
  */
 export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
-  try {
-    return await startOnce(o);
-  } catch (err) {
-    if (!(err instanceof CrashedBeforeReadyError)) throw err;
-    o.log?.(`warning: ${err.message}; starting it once more`);
-    return startOnce(o);
+  let crashes = 0;
+  let races = 0;
+  for (;;) {
+    try {
+      return await startOnce(o);
+    } catch (err) {
+      if (!(err instanceof CrashedBeforeReadyError)) throw err;
+      if (err.portRace ? ++races > PORT_RACE_STARTS : ++crashes > 1) throw err;
+      o.log?.(`warning: ${err.message}; starting it once more`);
+    }
   }
 }
 
