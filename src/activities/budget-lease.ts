@@ -64,7 +64,9 @@ export class CallLease {
       if (!answer?.ok) return answer;
     }
     this.inFlight = plus(this.inFlight, need);
-    if (!covers(this.pool, need) && !this.nearLimit && !this.ahead) this.askAhead(need);
+    // asked while two calls' worth is left, so that it is back before the pool runs dry (a grant
+    // takes a round trip, a fast turn less)
+    if (!covers(this.pool, times(need, 2)) && !this.nearLimit && !this.ahead) this.askAhead(need);
     return { ok: true };
   }
 

@@ -89,6 +89,33 @@ describe('a call lease', () => {
     expect(await l.take({ tokens: 500, usd: 0 })).toEqual({ ok: true });
   });
 
+  it('asks for the next grant while two calls are left: with a grant slower than a turn, no call after the first waits on one', async () => {
+    const { port } = memoryLedger(limited({ tokens: 10_000_000 }));
+    // each grant comes back only after the call after the one that asked for it
+    const asked: Array<{ at: number; answer: () => void }> = [];
+    let call = 1;
+    const slow: BudgetLedgerPort = {
+      ...port,
+      lease: (r, q) => new Promise((res) => asked.push({ at: call, answer: () => res(port.lease!(r, q)) })),
+    };
+    const l = new CallLease(slow, REF, 'lease:r1', OWNER);
+    const need = { tokens: 1000, usd: 0 };
+    const tick = () => new Promise((res) => setImmediate(res));
+    for (; call <= 20; call++) {
+      let taken = false;
+      const p = l.take(need).then((a) => ((taken = true), a));
+      await tick();
+      if (call === 1) asked.shift()!.answer();
+      else expect(taken, `call ${call} waited on a grant`).toBe(true);
+      expect(await p).toEqual({ ok: true });
+      for (const a of asked.filter((x) => x.at < call)) {
+        asked.splice(asked.indexOf(a), 1);
+        a.answer();
+      }
+      await tick();
+    }
+  });
+
   it('a call that ended unbilled puts its worst case back: the next spends it without a trip', async () => {
     const state = limited({ tokens: 1000 });
     const { port, trips } = memoryLedger(state);
