@@ -8,7 +8,7 @@
  * the lease; what the lease still holds goes back when the activity ends (or, if its worker dies,
  * when the run ends: the run's end releases every hold it left).
  */
-import type { LeaseRequest, Limit, OverBudget, ReserveAnswer, SettleRequest } from '../shared/budget-ledger.js';
+import { round6, type LeaseRequest, type Limit, type OverBudget, type ReserveAnswer, type SettleRequest } from '../shared/budget-ledger.js';
 import type { LedgerRef } from '../shared/contracts.js';
 import type { BudgetLedgerPort } from './budget.js';
 
@@ -149,7 +149,7 @@ export class CallLease {
 /** The refusal said as the call's: all of its worst case needed, the lease's unspent part not counted as held by others. */
 function asTheCall(over: OverBudget, need: Amount, pool: Amount): OverBudget {
   const m = over.limit;
-  const round = (n: number) => (m === 'usd' ? Math.round(n * 1e6) / 1e6 : n);
+  const round = (n: number) => (m === 'usd' ? round6(n) : n);
   return { ...over, need: round(need[m]), held: round(Math.max(0, over.held - pool[m])) };
 }
 
@@ -158,4 +158,3 @@ const plus = (a: Amount, b: Amount): Amount => ({ tokens: a.tokens + b.tokens, u
 const minus = (a: Amount, b: Amount): Amount => ({ tokens: a.tokens - b.tokens, usd: round6(a.usd - b.usd) });
 const times = (a: Amount, n: number): Amount => ({ tokens: a.tokens * n, usd: round6(a.usd * n) });
 const atLeastZero = (a: Amount): Amount => ({ tokens: Math.max(0, a.tokens), usd: Math.max(0, a.usd) });
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -156,7 +156,7 @@ export const PARENTS_KEPT = 500;
 
 const zero = (): Spend => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, usd: 0 });
 export const spendTokens = (s: Usage): number => s.input + s.output + s.cacheRead + s.cacheWrite;
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+export const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 export function emptyLedger(tenant: string): LedgerState {
   return { tenant, limits: { repos: {}, parents: {} }, used: {}, open: {}, billed: [], overruns: 0 };

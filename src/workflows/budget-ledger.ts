@@ -44,33 +44,17 @@ export async function kilnBudget(input: LedgerInput): Promise<void> {
   const state = input.carry ?? emptyLedger(input.tenant);
   // the workflow's clock: the same day on replay
   const day = () => new Date().toISOString().slice(0, 10);
-  setHandler(
-    budgetReserveUpdate,
-    (r) => {
-      const answer = reserve(state, r, day());
-      showGauges(state, day(), r.repo);
+  // a change to a repo's scope shows in the gauges at once
+  const shown =
+    <A extends { repo: string }, R>(apply: (state: LedgerState, a: A, day: string) => R) =>
+    (a: A): R => {
+      const answer = apply(state, a, day());
+      showGauges(state, day(), a.repo);
       return answer;
-    },
-    { validator: reserveProblem },
-  );
-  setHandler(
-    budgetLeaseUpdate,
-    (r) => {
-      const answer = lease(state, r, day());
-      showGauges(state, day(), r.repo);
-      return answer;
-    },
-    { validator: leaseProblem },
-  );
-  setHandler(
-    budgetSettleUpdate,
-    (s) => {
-      const counted = settle(state, s, day());
-      showGauges(state, day(), s.repo);
-      return counted;
-    },
-    { validator: settleProblem },
-  );
+    };
+  setHandler(budgetReserveUpdate, shown(reserve), { validator: reserveProblem });
+  setHandler(budgetLeaseUpdate, shown(lease), { validator: leaseProblem });
+  setHandler(budgetSettleUpdate, shown(settle), { validator: settleProblem });
   // a lease's remainder goes back after its calls settled: the held gauge must show it gone
   const repoOf = (key: string) => state.open[key]?.scopes.find((s) => s.startsWith('repo:'))?.slice(5);
   setHandler(

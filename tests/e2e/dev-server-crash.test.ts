@@ -54,18 +54,18 @@ function processesNaming(dir: string): string[] {
     });
 }
 
+/** A server started through `binary` on a database in `dir`, with the warnings it said. */
+async function startThrough(dir: string, binary: string) {
+  const said: string[] = [];
+  const server = await startDevServer({ binary, dbFile: join(dir, 'temporal.db'), port: await freePort(), uiPort: await freePort(), log: (s) => said.push(s) });
+  return { server, said };
+}
+
 describe.skipIf(!binary)('a dev server that crashes', () => {
   it('while starting is started once more, and the warning carries the panic headline', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
     const fake = crashingServer(dir, 1);
-    const said: string[] = [];
-    const server = await startDevServer({
-      binary: fake.path,
-      dbFile: join(dir, 'temporal.db'),
-      port: await freePort(),
-      uiPort: await freePort(),
-      log: (s) => said.push(s),
-    });
+    const { server, said } = await startThrough(dir, fake.path);
     // a start that lost a port the server drew for itself (another test took it) is one more start, said as such
     const raced = () => said.filter((l) => /bind: address already in use/.test(l)).length;
     try {
@@ -87,14 +87,7 @@ describe.skipIf(!binary)('a dev server that crashes', () => {
   it('that lost a port it drew for itself to another program is started again, each time drawing anew, up to three times', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-crash-'));
     const fake = crashingServer(dir, 3, LOST_PORT, 1);
-    const said: string[] = [];
-    const server = await startDevServer({
-      binary: fake.path,
-      dbFile: join(dir, 'temporal.db'),
-      port: await freePort(),
-      uiPort: await freePort(),
-      log: (s) => said.push(s),
-    });
+    const { server, said } = await startThrough(dir, fake.path);
     try {
       expect(fake.starts()).toBeGreaterThanOrEqual(4);
       expect(said.slice(0, 3).every((l) => /exited \(1\) before it was ready: .*bind: address already in use.*starting it once more$/.test(l))).toBe(true);
